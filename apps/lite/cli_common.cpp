@@ -1,0 +1,101 @@
+#include "cli_common.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "lite/core/error.hpp"
+
+namespace lite::cli {
+
+void add_output_flags(CLI::App& app, OutputOptions& o) {
+  std::string names;
+  for (const auto& p : report::printers()) names += std::string(names.empty() ? "" : ", ") + p.name;
+  app.add_option("--format", o.format, "Output format: " + names)->group("Output");
+  app.add_flag("--json", o.json, "Same as --format json (complete result, environment, raw samples)")->group("Output");
+  app.add_flag("--csv", o.csv, "Same as --format csv")->group("Output");
+  app.add_flag("--markdown", o.markdown, "Same as --format markdown")->group("Output");
+  app.add_flag("-q,--quiet", o.quiet, "No progress bar")->group("Output");
+}
+
+report::Format resolve_format(const OutputOptions& o) {
+  if (o.json + o.csv + o.markdown > 1) throw UsageError("choose one of --json, --csv, --markdown");
+  if (o.json) return report::Format::json;
+  if (o.csv) return report::Format::csv;
+  if (o.markdown) return report::Format::markdown;
+  return report::parse_format(o.format);
+}
+
+namespace {
+
+class TerminalProgress final : public Progress {
+ public:
+  void begin(std::string_view phase, uint64_t total) override {
+    phase_ = phase;
+    total_ = total;
+    done_ = 0;
+    last_draw_ = {};
+    draw(true);
+  }
+  void advance(uint64_t steps) override {
+    done_ += steps;
+    draw(false);
+  }
+  void end() override {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+ private:
+  void draw(bool force) {
+    auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    if (total_ > 0) {
+      int width = 30;
+      double frac = std::min(1.0, double(done_) / double(total_));
+      int filled = static_cast<int>(frac * width);
+      std::fprintf(stderr, "\r\033[K%s [%s%s] %3.0f%% (%llu/%llu)", phase_.c_str(), std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), frac * 100, (unsigned long long)done_,
+                   (unsigned long long)total_);
+    } else {
+      std::fprintf(stderr, "\r\033[K%s ... %llu", phase_.c_str(), (unsigned long long)done_);
+    }
+    std::fflush(stderr);
+  }
+
+  std::string phase_;
+  uint64_t total_ = 0, done_ = 0;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+class SilentProgress final : public Progress {
+ public:
+  void begin(std::string_view, uint64_t) override {}
+  void advance(uint64_t) override {}
+  void end() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<Progress> make_progress(const OutputOptions& o) {
+  bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (terminal && !o.quiet && resolve_format(o) == report::Format::text) return std::make_unique<TerminalProgress>();
+  return std::make_unique<SilentProgress>();
+}
+
+void print_report(const report::Report& r, const OutputOptions& o) {
+  report::print(r, resolve_format(o), std::cout);
+  std::cout.flush();
+}
+
+int report_unavailable(const char* name, const char* plan) {
+  std::fprintf(stderr, "lite %s: not part of this build yet (%s); see README.md \"Subcommands\"\n", name, plan);
+  return exit_bad_input;
+}
+
+}  // namespace lite::cli

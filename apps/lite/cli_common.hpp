@@ -1,0 +1,35 @@
+#pragma once
+// Pieces every subcommand shares: output-format flags, the terminal progress bar, printing a report.
+#include <memory>
+#include <string>
+
+#include "lite/core/progress.hpp"
+#include "lite/core/report.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace lite::cli {
+
+struct OutputOptions {
+  std::string format = "text";
+  bool json = false, csv = false, markdown = false;
+  bool quiet = false;  // no progress bar
+};
+
+// --format NAME plus the shortcuts --json, --csv, --markdown, and --quiet.
+void add_output_flags(CLI::App& app, OutputOptions& options);
+report::Format resolve_format(const OutputOptions& options);
+
+// A progress bar on stderr when stderr is a terminal and the output is the text table; otherwise a
+// sink that prints nothing.
+std::unique_ptr<Progress> make_progress(const OutputOptions& options);
+
+// Prints the report to stdout in the chosen format.
+void print_report(const report::Report& report, const OutputOptions& options);
+
+// Subcommands that are planned but not part of this build: they say so and exit 2.
+int report_unavailable(const char* name, const char* plan);
+
+}  // namespace lite::cli

@@ -1,0 +1,14 @@
+// lite quantize: placeholder until the library side lands in this branch.
+#include <CLI/CLI.hpp>
+
+#include "cli_common.hpp"
+#include "command.hpp"
+
+namespace lite::cli {
+
+Runner setup_quantize(CLI::App& app) {
+  app.allow_extras();
+  return [] { return report_unavailable("quantize", "in progress"); };
+}
+
+}  // namespace lite::cli

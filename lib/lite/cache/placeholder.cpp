@@ -1,0 +1,1 @@
+// Replaced by the cache simulator's sources.

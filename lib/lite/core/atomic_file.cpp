@@ -1,0 +1,78 @@
+#include "lite/core/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "lite/core/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite {
+
+void check_output_path(const fs::path& output, const fs::path& input) {
+  if (output.empty()) throw UsageError("empty output path; pass -o FILE");
+  std::error_code ec;
+  if (fs::is_directory(output, ec))
+    throw InputError(output.string(), "is a directory", "pass a file name with -o");
+  fs::path parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw InputError(output.string(), "its folder does not exist", "create " + parent.string() + " first");
+  if (!input.empty() && fs::exists(output, ec) && fs::equivalent(output, input, ec))
+    throw InputError(output.string(), "output would overwrite the input model",
+                     "pass a different path with -o (lite never overwrites its input)");
+  if (!input.empty() && fs::weakly_canonical(output, ec) == fs::weakly_canonical(input, ec))
+    throw InputError(output.string(), "output would overwrite the input model",
+                     "pass a different path with -o (lite never overwrites its input)");
+}
+
+namespace {
+void fsync_path(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+}  // namespace
+
+void write_atomically(const fs::path& output, const std::function<void(const fs::path&)>& write) {
+  fs::path parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+  std::random_device rd;
+  fs::path temp = parent / ("." + output.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                            std::to_string(rd() % 1000000));
+  try {
+    write(temp);
+    fsync_path(temp);
+    std::error_code ec;
+    fs::rename(temp, output, ec);
+    if (ec) throw InputError(output.string(), "cannot move the finished file into place: " + ec.message());
+    fsync_path(parent);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw;
+  }
+}
+
+void write_file_atomically(const fs::path& output, const std::string& contents) {
+  write_atomically(output, [&](const fs::path& temp) {
+    std::ofstream out(temp, std::ios::binary);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.close();
+    if (!out) throw InputError(output.string(), "write failed (disk full or no permission?)");
+  });
+}
+
+fs::path derive_output_path(const fs::path& input, const std::string& tag) {
+  fs::path out = input;
+  std::string ext = input.extension().string();
+  if (ext.empty()) ext = ".pt";
+  out.replace_filename(input.stem().string() + "." + tag + ext);
+  return out;
+}
+
+}  // namespace lite

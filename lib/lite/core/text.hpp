@@ -1,0 +1,37 @@
+#pragma once
+// Small text helpers shared by every subcommand: "did you mean", byte sizes, number formatting.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lite {
+
+std::vector<std::string> split(std::string_view s, char sep);
+std::string trim(std::string_view s);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string to_lower(std::string_view s);
+
+// Number of code points in a UTF-8 string (the width a terminal gives it, for the text we print).
+size_t display_width(std::string_view s);
+
+// Levenshtein distance, used for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+// The known name closest to `name`, if it is close enough to be a likely typo.
+std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& known);
+// "unknown KIND 'NAME'; did you mean 'X'? known: a, b, c"
+std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known);
+
+// Parses "4096", "64KB", "1.5 GiB", "512MiB" into bytes. KB/MB/GB and KiB/MiB/GiB are all powers of
+// 1024 (as libCacheSim reads them). Returns nullopt if the text is not a size.
+std::optional<uint64_t> parse_byte_size(std::string_view text);
+
+// 1536 -> "1.5 KiB"
+std::string format_bytes(double bytes);
+// Milliseconds with 3 significant decimals that stay readable from microseconds to seconds.
+std::string format_ms(double ms);
+// 1234567 -> "1,234,567"
+std::string format_count(uint64_t n);
+
+}  // namespace lite

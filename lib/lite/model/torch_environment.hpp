@@ -1,0 +1,24 @@
+#pragma once
+// LibTorch facts and settings, behind a torch-free header so the CLI needs no torch includes.
+#include <string>
+#include <vector>
+
+#include "lite/core/environment.hpp"
+
+namespace lite {
+
+std::string libtorch_version();
+
+// Adds libtorch version, thread counts and the quantized engine to `env`.
+void add_torch_environment(Environment& env);
+
+// Quantized engines this libtorch supports, e.g. {"onednn", "qnnpack"}.
+std::vector<std::string> quantized_engines();
+// Selects the quantized engine by name; throws UsageError (with the known names) for an unknown one.
+void select_quantized_engine(const std::string& name);
+std::string current_quantized_engine();
+
+// Sets intra-op threads; 0 keeps libtorch's default. Throws UsageError for negative values.
+void set_intra_op_threads(int threads);
+
+}  // namespace lite

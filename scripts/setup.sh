@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything lite needs from Debian packages. Idempotent: when all packages are present it
+# only checks them (about a second). Needs root or sudo for the first run on a fresh machine.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libtorch-dev libopenblas0-pthread          # LibTorch (CPU) and a fast BLAS for it
+  libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
+  zlib1g-dev libzstd-dev zstd                # .gz idx files, .zst traces
+  dataset-fashion-mnist                      # the bundled model's data set
+  python3-torch python3-torchvision python3-numpy  # interop tests and fixture scripts only
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Debian's libtorch calls the system BLAS; without OpenBLAS selected, fp32 matmul runs on the
+# reference BLAS (~40x slower) and every latency figure is meaningless.
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || true)
+case "$blas" in
+  *openblas*) ;;
+  *) echo "setup: warning: libblas.so.3 resolves to '$blas', not OpenBLAS; run" \
+          "'update-alternatives --config libblas.so.3-x86_64-linux-gnu'" >&2 ;;
+esac

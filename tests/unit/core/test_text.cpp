@@ -1,0 +1,36 @@
+#include <doctest/doctest.h>
+
+#include "lite/core/text.hpp"
+
+using namespace lite;
+
+TEST_CASE("byte sizes use powers of 1024 for KB and KiB alike") {
+  CHECK(parse_byte_size("4096") == 4096u);
+  CHECK(parse_byte_size("64KB") == 65536u);
+  CHECK(parse_byte_size("64KiB") == 65536u);
+  CHECK(parse_byte_size("1.5 GiB") == 1610612736u);
+  CHECK(parse_byte_size("2mb") == 2097152u);
+  CHECK_FALSE(parse_byte_size("twelve").has_value());
+  CHECK_FALSE(parse_byte_size("12 parsecs").has_value());
+  CHECK_FALSE(parse_byte_size("-3").has_value());
+  CHECK_FALSE(parse_byte_size("").has_value());
+}
+
+TEST_CASE("did you mean") {
+  std::vector<std::string> known = {"lru", "fifo", "s3fifo", "sieve"};
+  CHECK(closest_match("s3fif", known) == std::optional<std::string>("s3fifo"));
+  CHECK(closest_match("LRU", known) == std::optional<std::string>("lru"));
+  CHECK_FALSE(closest_match("belady-with-prefetch", known).has_value());
+  auto msg = unknown_name_message("policy", "siev", known);
+  CHECK(msg == "unknown policy 'siev'; did you mean 'sieve'? known: lru, fifo, s3fifo, sieve");
+}
+
+TEST_CASE("formatting") {
+  CHECK(format_count(1234567) == "1,234,567");
+  CHECK(format_count(12) == "12");
+  CHECK(format_bytes(1536) == "1.50 KiB");
+  CHECK(format_bytes(100) == "100 B");
+  CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "", "c"});
+  CHECK(trim("  x y \n") == "x y");
+  CHECK(display_width("µs") == 2);
+}
