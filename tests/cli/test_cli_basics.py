@@ -1,0 +1,36 @@
+"""The CLI's own surface: help, version, unknown subcommands, planned subcommands."""
+import unittest
+
+from litetest import LiteTestCase, run_lite
+
+
+class CliBasics(LiteTestCase):
+    def test_help_lists_all_five_subcommands(self):
+        r = run_lite("--help")
+        self.assertEqual(r.returncode, 0)
+        for name in ["profile", "quantize", "prune", "distill", "cache-sim"]:
+            self.assertIn(name, r.stdout)
+
+    def test_version_names_lite_libtorch_and_build_type(self):
+        r = run_lite("--version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"lite \d+\.\d+\.\d+")
+        self.assertRegex(r.stdout, r"libtorch 1\.13")
+        self.assertIn("Release", r.stdout)
+
+    def test_unknown_subcommand_suggests_the_closest(self):
+        r = run_lite("quantise", "model.pt")
+        self.assert_bad_input(r, "quantise", "did you mean 'quantize'")
+
+    def test_planned_subcommands_say_so_and_exit_2(self):
+        for name in ["prune", "distill"]:
+            r = run_lite(name, "model.pt")
+            self.assert_bad_input(r, f"lite {name}", "not part of this build")
+
+    def test_no_subcommand_is_a_usage_error(self):
+        r = run_lite()
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
