@@ -1,0 +1,107 @@
+#include "lite/model/inputs.hpp"
+
+#include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite::model {
+
+torch::ScalarType scalar_type_of(const std::string& dtype) {
+  if (dtype == "float32") return torch::kFloat32;
+  if (dtype == "float16") return torch::kFloat16;
+  if (dtype == "bfloat16") return torch::kBFloat16;
+  if (dtype == "int64") return torch::kInt64;
+  if (dtype == "int32") return torch::kInt32;
+  if (dtype == "uint8") return torch::kUInt8;
+  throw UsageError(unknown_name_message("dtype", dtype, input_dtypes()));
+}
+
+namespace {
+std::string dtype_name(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat32: return "float32";
+    case torch::kFloat16: return "float16";
+    case torch::kBFloat16: return "bfloat16";
+    case torch::kInt64: return "int64";
+    case torch::kInt32: return "int32";
+    case torch::kUInt8: return "uint8";
+    default: return c10::toString(t);
+  }
+}
+
+torch::Tensor fit_batch(torch::Tensor x, int64_t batch) {
+  if (batch <= 0 || x.dim() == 0 || x.size(0) == batch) return x;
+  if (x.size(0) > batch) return x.narrow(0, 0, batch).contiguous();
+  // Repeat samples to reach the requested batch.
+  int64_t reps = (batch + x.size(0) - 1) / x.size(0);
+  std::vector<int64_t> rep(x.dim(), 1);
+  rep[0] = reps;
+  return x.repeat(rep).narrow(0, 0, batch).contiguous();
+}
+}  // namespace
+
+torch::Tensor random_input(const InputSpec& spec, uint64_t seed) {
+  auto gen = at::detail::createCPUGenerator(seed);
+  auto type = scalar_type_of(spec.dtype);
+  if (c10::isFloatingType(type))
+    return at::randn(spec.shape, gen, torch::TensorOptions().dtype(torch::kFloat32)).to(type);
+  return at::randint(0, 10, spec.shape, gen, torch::TensorOptions().dtype(type));
+}
+
+std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputOptions& o, const Dataset* data) {
+  std::vector<torch::Tensor> inputs;
+  if (!o.files.empty()) {
+    for (const auto& f : o.files) inputs.push_back(fit_batch(load_dataset(f).x, o.batch));
+    return inputs;
+  }
+  std::vector<InputSpec> specs = o.specs;
+  if (specs.empty()) specs = model.declared_inputs;
+  if (!specs.empty()) {
+    specs = with_batch(specs, o.batch);
+    for (size_t i = 0; i < specs.size(); ++i) inputs.push_back(random_input(specs[i], o.seed + i));
+    return inputs;
+  }
+  if (data) {
+    inputs.push_back(fit_batch(data->x, o.batch > 0 ? o.batch : 1));
+    return inputs;
+  }
+  throw InputError(model.path.string(), "the model carries no input shape",
+                   "pass --input SHAPE (e.g. --input 1x3x224x224, one per model input) or --input-file FILE");
+}
+
+std::vector<InputSpec> describe_inputs(const std::vector<torch::Tensor>& inputs) {
+  std::vector<InputSpec> specs;
+  for (const auto& t : inputs) specs.push_back({t.sizes().vec(), dtype_name(t.scalar_type())});
+  return specs;
+}
+
+c10::IValue run_forward(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs, const fs::path& model_path) {
+  std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+  try {
+    return module.forward(args);
+  } catch (const c10::Error& e) {
+    std::vector<std::string> shapes;
+    for (const auto& s : describe_inputs(inputs)) shapes.push_back(to_string(s));
+    throw InputError(model_path.string(),
+                     "forward failed on input " + join(shapes, ", ") + ": " + first_line(e.what_without_backtrace()),
+                     "pass --input with the shape and dtype the model expects");
+  }
+}
+
+torch::Tensor primary_output(const c10::IValue& out, const fs::path& model_path) {
+  if (out.isTensor()) return out.toTensor();
+  if (out.isTuple())
+    for (const auto& e : out.toTupleRef().elements())
+      if (e.isTensor()) return e.toTensor();
+  if (out.isList())
+    for (const auto& e : out.toListRef())
+      if (e.isTensor()) return e.toTensor();
+  if (out.isGenericDict())
+    for (const auto& item : out.toGenericDict())
+      if (item.value().isTensor()) return item.value().toTensor();
+  throw InputError(model_path.string(), "model output (" + out.tagKind() + ") holds no tensor",
+                   "lite compares models by their first tensor output");
+}
+
+}  // namespace lite::model

@@ -1,0 +1,133 @@
+#include "lite/model/load.hpp"
+
+#include <caffe2/serialize/inline_container.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include "lite/core/error.hpp"
+#include "lite/core/sha256.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite::model {
+
+namespace {
+
+const char* kRescript = "script or trace the model, then save it with torch.jit.save";
+
+std::string read_head(const fs::path& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string buf(n, '\0');
+  in.read(buf.data(), static_cast<std::streamsize>(n));
+  buf.resize(static_cast<size_t>(in.gcount()));
+  return buf;
+}
+
+// A zip archive ends with an End Of Central Directory record (signature PK\5\6) within the last
+// 64 KiB + 22 bytes; a file cut short by an interrupted copy has none.
+bool has_zip_end_record(const fs::path& path, uint64_t size) {
+  uint64_t tail = std::min<uint64_t>(size, 65536 + 22);
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(size - tail));
+  std::string buf(tail, '\0');
+  in.read(buf.data(), static_cast<std::streamsize>(tail));
+  static const char sig[4] = {'P', 'K', 5, 6};
+  for (size_t i = buf.size() >= 22 ? buf.size() - 22 + 1 : 0; i-- > 0;)
+    if (std::memcmp(buf.data() + i, sig, 4) == 0) return true;
+  return false;
+}
+
+std::string record_text(caffe2::serialize::PyTorchStreamReader& reader, const std::string& name) {
+  auto [data, size] = reader.getRecord(name);
+  return std::string(static_cast<const char*>(data.get()), size);
+}
+
+}  // namespace
+
+void check_torchscript_archive(const fs::path& path) {
+  std::error_code ec;
+  const std::string file = path.string();
+  if (!fs::exists(path, ec)) throw InputError(file, "no such file", "check the path");
+  if (fs::is_directory(path, ec)) throw InputError(file, "is a directory, not a model file", "pass the .pt file");
+  uint64_t size = fs::file_size(path, ec);
+  if (ec) throw InputError(file, "cannot read file: " + ec.message());
+  if (size == 0) throw InputError(file, "is empty", "re-export the model with torch.jit.save");
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw InputError(file, "cannot open file for reading", "check its permissions");
+
+  std::string head = read_head(path, 8);
+  if (head.rfind("PK\x03\x04", 0) != 0) {
+    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
+      throw InputError(file, "is a legacy (pre-1.6) torch.save pickle, not a TorchScript archive", kRescript);
+    if (path.extension() == ".onnx")
+      throw InputError(file, "is an ONNX model; lite reads TorchScript",
+                       "export a TorchScript model from the PyTorch source with torch.jit.script or torch.jit.trace");
+    throw InputError(file, "is not a TorchScript archive (no zip header)", "pass a file written by torch.jit.save");
+  }
+  if (!has_zip_end_record(path, size))
+    throw InputError(file, "archive is truncated (no zip central directory)",
+                     "copy the file again or re-save it with torch.jit.save");
+
+  std::vector<std::string> records;
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(file);
+    records = reader.getAllRecords();
+    bool has_code = false, has_constants = false, has_data = false;
+    for (const auto& r : records) {
+      has_code = has_code || r.rfind("code/", 0) == 0;
+      has_constants = has_constants || r == "constants.pkl";
+      has_data = has_data || r == "data.pkl";
+    }
+    if (has_data && !has_code && !has_constants) {
+      // torch.save output. A state_dict pickles collections.OrderedDict; a whole module pickles its class.
+      std::string pickle = record_text(reader, "data.pkl");
+      if (pickle.find("collections\nOrderedDict") != std::string::npos && pickle.find("torch.nn.modules") == std::string::npos)
+        throw InputError(file, "is a state_dict saved with torch.save, not a TorchScript model",
+                         std::string("load it into the model class in Python, ") + kRescript);
+      if (pickle.find("torch.nn.modules") != std::string::npos || pickle.find("__main__") != std::string::npos)
+        throw InputError(file, "is a pickled nn.Module saved with torch.save, not a TorchScript model", kRescript);
+      throw InputError(file, "was written by torch.save (tensors or Python objects), not torch.jit.save", kRescript);
+    }
+    if (!has_code)
+      throw InputError(file, "zip archive holds no TorchScript code (no code/ folder)", "pass a file written by torch.jit.save");
+  } catch (const c10::Error& e) {
+    throw InputError(file, "archive is damaged: " + first_line(e.what_without_backtrace()),
+                     "copy the file again or re-save it with torch.jit.save");
+  }
+}
+
+LoadedModel load_model(const fs::path& path) {
+  check_torchscript_archive(path);
+  LoadedModel m;
+  m.path = path;
+  m.file_bytes = fs::file_size(path);
+  m.sha256 = sha256_file(path);
+  torch::jit::ExtraFilesMap extra{{kProvenanceFile, ""}};
+  auto start = std::chrono::steady_clock::now();
+  try {
+    m.module = torch::jit::load(path.string(), torch::kCPU, extra);
+  } catch (const c10::Error& e) {
+    throw InputError(path.string(), "libtorch cannot load it: " + first_line(e.what_without_backtrace()),
+                     "re-export it with torch.jit.save from PyTorch <= 1.13 (this lite uses libtorch " TORCH_VERSION ")");
+  }
+  m.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  m.module.eval();
+  const std::string& meta = extra[kProvenanceFile];
+  if (!meta.empty()) {
+    m.provenance = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
+    if (m.provenance.is_discarded()) m.provenance = nullptr;
+    if (m.provenance.is_object() && m.provenance.contains("inputs")) {
+      try {
+        m.declared_inputs = m.provenance["inputs"].get<std::vector<InputSpec>>();
+      } catch (const nlohmann::json::exception&) {
+        m.declared_inputs.clear();  // an unreadable declaration is treated as none
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace lite::model
