@@ -93,6 +93,26 @@ void print_report(const report::Report& r, const OutputOptions& o) {
   std::cout.flush();
 }
 
+namespace {
+std::string g_command_line;
+
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+@%") ==
+                          std::string::npos)
+    return arg;
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+void remember_command_line(int argc, char** argv) {
+  g_command_line.clear();
+  for (int i = 0; i < argc; ++i) g_command_line += (i ? " " : "") + shell_quote(i == 0 ? "lite" : argv[i]);
+}
+
+const std::string& command_line() { return g_command_line; }
+
 int report_unavailable(const char* name, const char* plan) {
   std::fprintf(stderr, "lite %s: not part of this build yet (%s); see README.md \"Subcommands\"\n", name, plan);
   return exit_bad_input;

@@ -29,6 +29,10 @@ std::unique_ptr<Progress> make_progress(const OutputOptions& options);
 // Prints the report to stdout in the chosen format.
 void print_report(const report::Report& report, const OutputOptions& options);
 
+// The command line as typed (shell-quoted where needed), recorded in artifact provenance.
+void remember_command_line(int argc, char** argv);
+const std::string& command_line();
+
 // Subcommands that are planned but not part of this build: they say so and exit 2.
 int report_unavailable(const char* name, const char* plan);
 

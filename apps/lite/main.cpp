@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "cli_common.hpp"
 #include "command.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -41,6 +42,7 @@ std::string version_text() {
 int main(int argc, char** argv) {
   using namespace lite;
   install_interrupt_handler();
+  cli::remember_command_line(argc, argv);
 
   // An unknown first word gets a "did you mean" instead of CLI11's generic complaint.
   std::vector<std::string> names;

@@ -1,0 +1,125 @@
+#include "lite/profile/timing.hpp"
+
+#include <chrono>
+
+#include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
+#include "lite/model/inputs.hpp"
+
+namespace lite::profile {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+void check_options(const TimingOptions& o) {
+  if (o.warmup < 0) throw UsageError("--warmup must be >= 0");
+  if (o.iterations < 0) throw UsageError("--iterations must be >= 1");
+  if (o.iterations == 0 && !(o.duration_s > 0)) throw UsageError("--duration must be > 0 seconds");
+}
+
+// One timed call. The argument vector is built once by the caller so that nothing but forward is timed.
+inline double timed_forward(torch::jit::Module& m, std::vector<c10::IValue>& args) {
+  auto start = Clock::now();
+  auto out = m.forward(args);
+  double ms = ms_since(start);
+  (void)out;
+  return ms;
+}
+
+// Runs `step` warm-up + timed times; each call of step(timed) returns its latency.
+template <typename Step>
+void run_loop(const TimingOptions& o, Progress& progress, Step step) {
+  {
+    ProgressPhase phase(progress, "warm-up", static_cast<uint64_t>(o.warmup));
+    for (int i = 0; i < o.warmup; ++i) {
+      throw_if_interrupted();
+      step(false);
+      phase.advance();
+    }
+  }
+  // The bar counts iterations, or elapsed milliseconds in duration mode.
+  bool by_count = o.iterations > 0;
+  ProgressPhase phase(progress, "measuring",
+                      by_count ? static_cast<uint64_t>(o.iterations) : static_cast<uint64_t>(o.duration_s * 1000));
+  auto start = Clock::now();
+  uint64_t reported_ms = 0;
+  for (int64_t i = 0;; ++i) {
+    if (by_count) {
+      if (i >= o.iterations) break;
+    } else if (i >= o.min_iterations && ms_since(start) >= o.duration_s * 1000) {
+      break;
+    }
+    if ((i & 7) == 0) throw_if_interrupted();
+    step(true);
+    if (by_count) {
+      phase.advance();
+    } else if ((i & 7) == 0) {
+      auto elapsed = static_cast<uint64_t>(ms_since(start));
+      if (elapsed > reported_ms) phase.advance(elapsed - reported_ms);
+      reported_ms = elapsed;
+    }
+  }
+}
+
+std::vector<c10::IValue> as_args(const std::vector<torch::Tensor>& inputs) {
+  return std::vector<c10::IValue>(inputs.begin(), inputs.end());
+}
+}  // namespace
+
+LatencySamples time_forward(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
+                            const TimingOptions& o, const std::filesystem::path& model_path, Progress& progress) {
+  check_options(o);
+  torch::NoGradGuard no_grad;
+  // One checked call first: a wrong input shape becomes a one-line error instead of a crash mid-loop.
+  model::run_forward(module, inputs, model_path);
+  auto args = as_args(inputs);
+  LatencySamples s;
+  auto start = Clock::now();
+  bool timing_started = false;
+  run_loop(o, progress, [&](bool timed) {
+    if (timed && !timing_started) {
+      timing_started = true;
+      start = Clock::now();
+    }
+    double ms = timed_forward(module, args);
+    (timed ? s.ms : s.warmup_ms).push_back(ms);
+  });
+  s.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return s;
+}
+
+std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a, const std::filesystem::path& a_path,
+                                                           torch::jit::Module& b, const std::filesystem::path& b_path,
+                                                           const std::vector<torch::Tensor>& inputs,
+                                                           const TimingOptions& o, Progress& progress) {
+  check_options(o);
+  torch::NoGradGuard no_grad;
+  model::run_forward(a, inputs, a_path);
+  model::run_forward(b, inputs, b_path);
+  auto args = as_args(inputs);
+  LatencySamples sa, sb;
+  auto start = Clock::now();
+  bool timing_started = false;
+  int64_t pair = 0;
+  run_loop(o, progress, [&](bool timed) {
+    if (timed && !timing_started) {
+      timing_started = true;
+      start = Clock::now();
+    }
+    // Alternate which model goes first so neither always runs on a cache the other warmed.
+    bool a_first = (pair++ & 1) == 0;
+    double first = timed_forward(a_first ? a : b, args);
+    double second = timed_forward(a_first ? b : a, args);
+    double ta = a_first ? first : second, tb = a_first ? second : first;
+    (timed ? sa.ms : sa.warmup_ms).push_back(ta);
+    (timed ? sb.ms : sb.warmup_ms).push_back(tb);
+  });
+  sa.wall_s = sb.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return {sa, sb};
+}
+
+}  // namespace lite::profile
