@@ -1,14 +1,67 @@
-// lite profile: placeholder until the library side lands in this branch.
+// lite profile MODEL [MODEL_B]: flags -> ProfileOptions -> lite::profile::run -> report printer.
 #include <CLI/CLI.hpp>
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "lite/core/error.hpp"
+#include "lite/model/input_spec.hpp"
+#include "lite/profile/profile.hpp"
 
 namespace lite::cli {
 
 Runner setup_profile(CLI::App& app) {
-  app.allow_extras();
-  return [] { return report_unavailable("profile", "in progress"); };
+  struct State {
+    profile::ProfileOptions options;
+    std::vector<std::string> input_specs;
+    OutputOptions output;
+  };
+  auto s = std::make_shared<State>();
+  auto& o = s->options;
+  app.description(
+      "Measure a TorchScript model: cold start, steady-state latency percentiles, throughput, memory, per-op cost "
+      "(--ops), latency under Poisson load (--qps), accuracy (--eval). With two models, time them interleaved on the "
+      "same inputs and report B's speedup over A with a confidence interval and their output agreement.");
+  app.add_option("models", o.models, "MODEL.pt, or A.pt B.pt to compare")->required()->expected(1, 2);
+  app.add_option("--input", s->input_specs, "Input shape and dtype, e.g. 1x3x224x224 or 8x128:int64; repeat per input")
+      ->group("Inputs");
+  app.add_option("--input-file", o.input_files, "Input tensor file (torch.save tensor, .npy); repeat per input")
+      ->group("Inputs");
+  app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
+  app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs");
+  app.add_option("--warmup", o.timing.warmup, "Untimed warm-up iterations (default 20)")->group("Timing");
+  auto* iters = app.add_option("--iterations", o.timing.iterations, "Timed iterations (default: run for --duration)")
+                    ->group("Timing");
+  app.add_option("--duration", o.timing.duration_s, "Seconds of timed iterations when --iterations is not given (default 2)")
+      ->group("Timing")
+      ->excludes(iters);
+  app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)")->group("Timing");
+  app.add_option("--qengine", o.qengine, "Quantized engine for quantized models: onednn (default) or qnnpack")
+      ->group("Timing");
+  app.add_flag("--ops", o.ops, "Per-operator and per-module breakdown of self time")->group("Analysis");
+  app.add_option("--top", o.top, "Rows in the --ops tables (default 15)")->group("Analysis");
+  app.add_option("--op-iterations", o.op_iterations, "Forwards profiled with --ops (default 20)")->group("Analysis");
+  app.add_option("--trace", o.trace_file, "Write a Chrome trace of the --ops iterations (chrome://tracing, Perfetto)")
+      ->group("Analysis");
+  app.add_option("--eval", o.eval_file, "Data with labels for top-1 accuracy (torch.save dict, .npy, idx)")
+      ->group("Analysis");
+  app.add_option("--labels", o.labels_file, "Labels for --eval when they are a separate file (idx, .npy)")
+      ->group("Analysis");
+  app.add_option("--eval-batch", o.eval_batch, "Batch size for --eval (default 64)")->group("Analysis");
+  app.add_option("--qps", o.qps, "Load mode: offered request rates, e.g. --qps 100,200,400")
+      ->delimiter(',')
+      ->group("Load");
+  app.add_option("--requests", o.requests, "Requests per --qps rate")->group("Load");
+  add_output_flags(app, s->output);
+
+  return [s] {
+    auto& o = s->options;
+    for (const auto& text : s->input_specs) o.inputs.push_back(model::parse_input_spec(text));
+    o.command_line = command_line();
+    auto progress = make_progress(s->output);
+    auto result = profile::run(o, *progress);
+    print_report(profile::to_report(result), s->output);
+    return exit_ok;
+  };
 }
 
 }  // namespace lite::cli

@@ -8,15 +8,10 @@
 #include <vector>
 
 #include "lite/core/progress.hpp"
+#include "lite/profile/options.hpp"
 
 namespace lite::profile {
 
-struct TimingOptions {
-  int warmup = 20;          // untimed iterations first (the profiling executor specializes in the first 2)
-  int iterations = 0;       // timed iterations; 0 = run for `duration_s`
-  double duration_s = 2.0;  // used when iterations == 0
-  int min_iterations = 20;  // with a duration, never fewer than this
-};
 
 struct LatencySamples {
   std::vector<double> warmup_ms;  // the warm-up iterations, kept for drift diagnosis

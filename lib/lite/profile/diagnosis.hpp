@@ -1,0 +1,37 @@
+#pragma once
+// Diagnosis of a latency measurement: what a careful engineer checks before trusting the numbers.
+// Each finding says what was seen, the threshold it crossed, and what to try. Torch-free.
+#include <string>
+#include <vector>
+
+#include "lite/core/report.hpp"
+#include "lite/profile/options.hpp"
+
+namespace lite::profile {
+
+struct Thresholds {
+  double spike_robust_z = 3.5;      // (x - median) / (1.4826 MAD) above this is a spike
+  double spike_min_fraction = 0.01; // report spikes when at least this share of iterations...
+  double spike_max_ratio = 2.0;     // ...or when the worst one exceeds this multiple of the median
+  double drift_ratio = 1.10;        // first timed iterations this much slower than the rest: warm-up drift
+  double noisy_cv = 0.15;           // coefficient of variation above this: a noisy run
+  double shape_change_ratio = 3.0;  // first call at a new shape vs expected: re-specialization
+};
+
+struct HostLoad {
+  int cores = 0;
+  int intra_op_threads = 0;
+  int other_running_threads = 0;  // runnable threads of other processes seen during the run
+  std::string blas_library;       // the libblas this process mapped ("" when none)
+};
+
+std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::string& label,
+                                              const Thresholds& t = {});
+std::vector<report::Finding> diagnose_host(const HostLoad& load);
+
+// Runnable threads on the machine now (procs_running in /proc/stat), and the BLAS library mapped in
+// this process (from /proc/self/maps).
+int running_threads();
+std::string mapped_blas_library();
+
+}  // namespace lite::profile

@@ -1,0 +1,91 @@
+#include "lite/profile/load_test.hpp"
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
+
+namespace lite::profile {
+
+std::vector<double> poisson_arrivals_ms(double qps, int64_t n, uint64_t seed) {
+  if (!(qps > 0)) throw UsageError("--qps must be > 0 requests per second");
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(qps / 1000.0);  // per millisecond
+  std::vector<double> t;
+  t.reserve(static_cast<size_t>(n));
+  double now = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    now += gap(rng);
+    t.push_back(now);
+  }
+  return t;
+}
+
+LoadRun summarize_load(double offered_qps, const std::vector<double>& arrivals, const std::vector<double>& start,
+                       const std::vector<double>& finish) {
+  LoadRun r;
+  r.offered_qps = offered_qps;
+  r.requests = static_cast<int64_t>(arrivals.size());
+  if (arrivals.empty()) return r;
+  std::vector<double> latency, queue;
+  double busy = 0;
+  int64_t waited = 0;
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    latency.push_back(finish[i] - arrivals[i]);
+    queue.push_back(start[i] - arrivals[i]);
+    busy += finish[i] - start[i];
+    // Waiting more than 50 us means the worker was still busy with an earlier request.
+    if (start[i] - arrivals[i] > 0.05) ++waited;
+  }
+  double wall = finish.back() - arrivals.front();
+  r.achieved_qps = wall > 0 ? 1000.0 * double(arrivals.size()) / wall : 0;
+  r.utilization = wall > 0 ? busy / wall : 0;
+  r.waited_fraction = double(waited) / double(arrivals.size());
+  r.latency_ms = stats::summarize(latency);
+  r.queue_ms = stats::summarize(queue);
+  // Saturation: the worker cannot keep up, so the queue grows through the run. Compare the queueing
+  // delay of the last quarter with the first quarter.
+  size_t q = arrivals.size() / 4;
+  double first = 0, last = 0;
+  for (size_t i = 0; i < q; ++i) {
+    first += queue[i];
+    last += queue[arrivals.size() - 1 - i];
+  }
+  bool growing = q >= 5 && last > 4 * first + 1.0 * q;  // at least 1 ms more per request, and 4x
+  r.saturated = r.utilization > 0.95 || growing;
+  return r;
+}
+
+LoadRun run_load(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs, double qps, int64_t requests,
+                 uint64_t seed, Progress& progress) {
+  if (requests <= 0) throw UsageError("--requests must be >= 1 with --qps");
+  using Clock = std::chrono::steady_clock;
+  auto arrivals = poisson_arrivals_ms(qps, requests, seed);
+  std::vector<double> start(arrivals.size()), finish(arrivals.size());
+  std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+  torch::NoGradGuard no_grad;
+  ProgressPhase phase(progress, "load " + std::to_string(static_cast<int64_t>(qps)) + " req/s",
+                      static_cast<uint64_t>(requests));
+  auto origin = Clock::now();
+  auto ms_now = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - origin).count(); };
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    if ((i & 15) == 0) throw_if_interrupted();
+    double now = ms_now();
+    if (now < arrivals[i]) {
+      // Sleep until shortly before the arrival, then spin: sleep alone overshoots by ~60 us.
+      double slack = arrivals[i] - now - 0.2;
+      if (slack > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(slack));
+      while ((now = ms_now()) < arrivals[i]) {
+      }
+    }
+    start[i] = now;
+    module.forward(args);
+    finish[i] = ms_now();
+    phase.advance();
+  }
+  return summarize_load(qps, arrivals, start, finish);
+}
+
+}  // namespace lite::profile

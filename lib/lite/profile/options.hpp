@@ -1,0 +1,122 @@
+#pragma once
+// lite profile's options and result records. Torch-free: the CLI fills ProfileOptions from flags and
+// prints ProfileResult through report printers without seeing a torch header.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/report.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/model/facts.hpp"
+#include "lite/model/input_spec.hpp"
+#include "lite/profile/agreement.hpp"
+
+namespace lite::profile {
+
+struct TimingOptions {
+  int warmup = 20;          // untimed iterations first (the profiling executor specializes in the first 2)
+  int iterations = 0;       // timed iterations; 0 = run for `duration_s`
+  double duration_s = 2.0;  // used when iterations == 0
+  int min_iterations = 20;  // with a duration, never fewer than this
+};
+
+struct ProfileOptions {
+  std::vector<std::string> models;  // one model, or two for an A/B comparison (A = baseline)
+  std::vector<model::InputSpec> inputs;
+  std::vector<std::string> input_files;
+  int64_t batch = 0;  // overrides the leading dimension of every input; 0 keeps the shapes
+  TimingOptions timing;
+  int threads = 0;                    // intra-op threads; 0 = libtorch's default
+  std::string qengine = "onednn";     // quantized engine for quantized models
+  bool ops = false;                   // per-operator breakdown
+  int top = 15;                       // rows in the per-op tables
+  int op_iterations = 20;             // iterations profiled with operator callbacks
+  std::string trace_file;             // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
+  std::string eval_file, labels_file; // accuracy with labels
+  int64_t eval_batch = 64;
+  std::vector<double> qps;            // load mode: offered rates (requests/s), one run each
+  int64_t requests = 0;               // requests per load run
+  uint64_t seed = 1;                  // inputs and arrivals are seeded
+  std::string command_line;
+};
+
+// Per-operator totals over the profiled iterations, divided by their number (per-forward figures).
+struct OpStat {
+  std::string name;    // operator ("aten::conv2d") or module path ("features.0 (Conv2d)")
+  int64_t calls = 0;   // per forward
+  double self_ms = 0;  // per forward, excluding time in nested operators
+  double total_ms = 0; // per forward, including nested operators
+  double share = 0;    // self_ms / sum of self_ms
+};
+
+struct OpProfile {
+  int iterations = 0;
+  double forward_ms = 0;  // mean wall time of one profiled forward (callbacks add overhead)
+  std::vector<OpStat> by_op;
+  std::vector<OpStat> by_module;
+};
+
+struct LoadRun {
+  double offered_qps = 0;
+  double achieved_qps = 0;
+  int64_t requests = 0;
+  double utilization = 0;        // busy time / wall time of the worker
+  double waited_fraction = 0;    // requests that found the worker busy
+  stats::Summary latency_ms;     // arrival to completion, queueing included
+  stats::Summary queue_ms;       // arrival to start of service
+  bool saturated = false;        // worker busy > 95% of the time, or the queue kept growing
+};
+
+struct ShapeChangeCheck {
+  std::vector<int64_t> new_shape;
+  std::vector<double> first_calls_ms;  // first calls at the new shape
+  double expected_ms = 0;              // steady-state median scaled by the batch ratio
+};
+
+struct ModelProfile {
+  std::string path;
+  std::string sha256;
+  model::ModelFacts facts;
+  double load_ms = 0;
+  double first_inference_ms = 0;
+  stats::Summary latency_ms;
+  double throughput = 0;  // samples per second at the measured batch
+  std::vector<double> samples_ms, warmup_samples_ms;
+  uint64_t peak_rss_bytes = 0;
+  uint64_t rss_before_load_bytes = 0;
+  std::optional<Accuracy> accuracy;
+  std::optional<OpProfile> ops;
+  std::vector<LoadRun> load;
+  std::optional<ShapeChangeCheck> shape_change;
+  bool frozen = false;  // the forward graph holds no attribute reads (torch.jit.freeze was applied)
+};
+
+struct Comparison {
+  stats::Interval speedup;  // median(A) / median(B): > 1 means B is faster
+  Agreement agreement;      // B's outputs against A's
+  std::string agreement_data;  // what the agreement was measured on
+};
+
+struct ProfileResult {
+  std::vector<model::InputSpec> inputs;  // as fed (after --batch)
+  int64_t batch = 1;
+  int threads = 0;
+  TimingOptions timing;
+  std::vector<ModelProfile> models;
+  std::optional<Comparison> comparison;
+  std::vector<report::Finding> findings;
+  Environment environment;
+};
+
+void to_json(nlohmann::json& j, const TimingOptions& o);
+void to_json(nlohmann::json& j, const OpStat& o);
+void to_json(nlohmann::json& j, const OpProfile& o);
+void to_json(nlohmann::json& j, const LoadRun& r);
+void to_json(nlohmann::json& j, const ModelProfile& m);
+void to_json(nlohmann::json& j, const ProfileResult& r);
+void summary_to_json(nlohmann::json& j, const stats::Summary& s);
+
+}  // namespace lite::profile

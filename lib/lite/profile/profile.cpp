@@ -1,0 +1,229 @@
+#include "lite/profile/profile.hpp"
+
+#include <chrono>
+
+#include "lite/core/error.hpp"
+#include "lite/core/memory.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/facts_torch.hpp"
+#include "lite/model/inputs.hpp"
+#include "lite/model/load.hpp"
+#include "lite/model/torch_environment.hpp"
+#include "lite/profile/diagnosis.hpp"
+#include "lite/profile/evaluate.hpp"
+#include "lite/profile/load_test.hpp"
+#include "lite/profile/op_profiler.hpp"
+#include "lite/profile/timing.hpp"
+
+namespace lite::profile {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+void validate(const ProfileOptions& o) {
+  if (o.models.empty() || o.models.size() > 2)
+    throw UsageError("pass one model to profile, or two (A B) to compare");
+  if (o.batch < 0) throw UsageError("--batch must be >= 1");
+  if (o.threads < 0) throw UsageError("--threads must be >= 1");
+  if (o.top <= 0) throw UsageError("--top must be >= 1");
+  if (o.op_iterations <= 0) throw UsageError("--op-iterations must be >= 1");
+  if (!o.trace_file.empty() && !o.ops) throw UsageError("--trace needs --ops");
+  if (!o.qps.empty() && o.requests <= 0) throw UsageError("--qps needs --requests N (N >= 1)");
+  if (o.qps.empty() && o.requests > 0) throw UsageError("--requests needs --qps RATE");
+  for (double q : o.qps)
+    if (!(q > 0)) throw UsageError("--qps must be > 0 requests per second");
+  if (!o.labels_file.empty() && o.eval_file.empty()) throw UsageError("--labels needs --eval FILE");
+  if (o.eval_batch <= 0) throw UsageError("--eval-batch must be >= 1");
+}
+
+bool graph_is_frozen(torch::jit::Module& m) {
+  auto method = m.find_method("forward");
+  if (!method) return false;
+  for (auto* node : method->graph()->nodes())
+    if (node->kind() == c10::prim::GetAttr || node->kind() == c10::prim::CallMethod) return false;
+  return true;
+}
+
+struct Loaded {
+  model::LoadedModel model;
+  ModelProfile profile;
+};
+
+Loaded load_one(const std::string& path, Progress& progress) {
+  ProgressPhase phase(progress, "loading " + path, 0);
+  Loaded l;
+  l.profile.rss_before_load_bytes = current_rss_bytes();
+  l.model = model::load_model(path);
+  l.profile.path = path;
+  l.profile.sha256 = l.model.sha256;
+  l.profile.load_ms = l.model.load_ms;
+  l.profile.frozen = graph_is_frozen(l.model.module);
+  return l;
+}
+
+void first_inference(Loaded& l, const std::vector<torch::Tensor>& inputs) {
+  torch::NoGradGuard no_grad;
+  auto start = Clock::now();
+  model::run_forward(l.model.module, inputs, l.model.path);
+  l.profile.first_inference_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+void fill_latency(ModelProfile& p, LatencySamples s, int64_t batch) {
+  p.samples_ms = std::move(s.ms);
+  p.warmup_samples_ms = std::move(s.warmup_ms);
+  p.latency_ms = stats::summarize(p.samples_ms);
+  p.throughput = p.latency_ms.mean > 0 ? 1000.0 * double(batch) / p.latency_ms.mean : 0;
+}
+
+// Feeds one new input shape (batch + 1) a few times after the timed run: the first call shows whether
+// the executor re-specializes, which in production shows up as a spike on every new batch size.
+void check_shape_change(Loaded& l, const std::vector<torch::Tensor>& inputs, int64_t batch) {
+  if (inputs.empty() || inputs[0].dim() == 0) return;
+  ShapeChangeCheck c;
+  int64_t new_batch = batch + 1;
+  std::vector<torch::Tensor> changed;
+  for (const auto& t : inputs) {
+    if (t.dim() == 0) return;
+    std::vector<int64_t> rep(t.dim(), 1);
+    rep[0] = 2;
+    changed.push_back(t.repeat(rep).narrow(0, 0, new_batch).contiguous());
+  }
+  c.new_shape = changed[0].sizes().vec();
+  torch::NoGradGuard no_grad;
+  std::vector<c10::IValue> args(changed.begin(), changed.end());
+  for (int i = 0; i < 3; ++i) {
+    auto start = Clock::now();
+    try {
+      l.model.module.forward(args);
+    } catch (const c10::Error&) {
+      return;  // the model only accepts its fixed shape: nothing to diagnose
+    }
+    c.first_calls_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  c.expected_ms = l.profile.latency_ms.p50 * double(new_batch) / double(batch);
+  l.profile.shape_change = c;
+}
+
+void profile_ops(Loaded& l, const std::vector<torch::Tensor>& inputs, const ProfileOptions& o, bool write_trace,
+                 Progress& progress) {
+  torch::NoGradGuard no_grad;
+  std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+  ProgressPhase phase(progress, "per-op profile", static_cast<uint64_t>(o.op_iterations));
+  OpRecorder recorder(write_trace);
+  auto start = Clock::now();
+  for (int i = 0; i < o.op_iterations; ++i) {
+    l.model.module.forward(args);
+    phase.advance();
+  }
+  double forward_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / o.op_iterations;
+  l.profile.ops = recorder.summarize(o.op_iterations, forward_ms, o.top);
+  if (write_trace) recorder.write_chrome_trace(o.trace_file);
+}
+
+}  // namespace
+
+ProfileResult run(const ProfileOptions& o, Progress& progress) {
+  validate(o);
+  set_intra_op_threads(o.threads);
+  select_quantized_engine(o.qengine);
+
+  ProfileResult r;
+  r.timing = o.timing;
+  r.environment = host_environment();
+  add_torch_environment(r.environment);
+  r.threads = r.environment.intra_op_threads;
+  int running_before = running_threads();
+
+  std::optional<model::Dataset> eval;
+  if (!o.eval_file.empty())
+    eval = model::load_dataset(o.eval_file, o.labels_file.empty() ? std::nullopt
+                                                                   : std::optional<std::filesystem::path>(o.labels_file));
+
+  std::vector<Loaded> loaded;
+  reset_peak_rss();
+  loaded.push_back(load_one(o.models[0], progress));
+
+  model::InputOptions in;
+  in.specs = o.inputs;
+  for (const auto& f : o.input_files) in.files.push_back(f);
+  in.batch = o.batch;
+  in.seed = o.seed;
+  auto inputs = model::resolve_inputs(loaded[0].model, in, eval ? &*eval : nullptr);
+  r.inputs = model::describe_inputs(inputs);
+  r.batch = inputs.empty() || inputs[0].dim() == 0 ? 1 : inputs[0].size(0);
+
+  first_inference(loaded[0], inputs);
+  loaded[0].profile.peak_rss_bytes = peak_rss_bytes();
+  if (o.models.size() == 2) {
+    loaded.push_back(load_one(o.models[1], progress));
+    first_inference(loaded[1], inputs);
+    loaded[1].profile.peak_rss_bytes = peak_rss_bytes();
+  }
+
+  if (loaded.size() == 1) {
+    auto samples = time_forward(loaded[0].model.module, inputs, o.timing, loaded[0].model.path, progress);
+    fill_latency(loaded[0].profile, std::move(samples), r.batch);
+  } else {
+    auto [sa, sb] = time_interleaved(loaded[0].model.module, loaded[0].model.path, loaded[1].model.module,
+                                     loaded[1].model.path, inputs, o.timing, progress);
+    fill_latency(loaded[0].profile, std::move(sa), r.batch);
+    fill_latency(loaded[1].profile, std::move(sb), r.batch);
+  }
+  int running_after = running_threads();
+
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    auto& l = loaded[i];
+    l.profile.facts = model::measure_facts(l.model, inputs);
+    check_shape_change(l, inputs, r.batch);
+    if (o.ops) profile_ops(l, inputs, o, !o.trace_file.empty() && i == 0, progress);
+    for (double qps : o.qps) l.profile.load.push_back(run_load(l.model.module, inputs, qps, o.requests, o.seed, progress));
+    l.profile.peak_rss_bytes = std::max(l.profile.peak_rss_bytes, peak_rss_bytes());
+  }
+
+  // Accuracy and agreement on the same data: the eval set when given, else seeded random inputs.
+  std::vector<torch::Tensor> outputs;
+  model::Dataset agreement_data;
+  if (eval) {
+    agreement_data = *eval;
+  } else if (loaded.size() == 2 && !inputs.empty()) {
+    // 256 samples shaped like the first input, in batches of the profiled batch size.
+    auto spec = r.inputs[0];
+    spec.shape[0] = 256;
+    agreement_data.x = model::random_input(spec, o.seed + 1000);
+  }
+  if (eval || loaded.size() == 2) {
+    for (auto& l : loaded) {
+      auto out = predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch, l.model.path, progress);
+      if (eval && eval->has_labels()) l.profile.accuracy = top1_accuracy(out, *eval->y);
+      outputs.push_back(out);
+    }
+  }
+  if (loaded.size() == 2) {
+    Comparison c;
+    c.speedup = stats::bootstrap_median_ratio(loaded[0].profile.samples_ms, loaded[1].profile.samples_ms);
+    c.agreement = compare_outputs(outputs[0], outputs[1]);
+    c.agreement_data = eval ? o.eval_file + " (" + std::to_string(eval->size()) + " samples)"
+                            : "256 seeded random samples shaped like the input";
+    r.comparison = c;
+  }
+
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    std::string label = loaded.size() == 2 ? (i == 0 ? "A" : "B") : "";
+    auto f = diagnose_latency(loaded[i].profile, label);
+    r.findings.insert(r.findings.end(), f.begin(), f.end());
+  }
+  HostLoad host;
+  host.cores = r.environment.logical_cores;
+  host.intra_op_threads = r.threads;
+  // procs_running counts this process's own running thread too.
+  host.other_running_threads = std::max(0, std::max(running_before, running_after) - 1);
+  host.blas_library = mapped_blas_library();
+  auto hf = diagnose_host(host);
+  r.findings.insert(r.findings.begin(), hf.begin(), hf.end());
+
+  for (auto& l : loaded) r.models.push_back(std::move(l.profile));
+  return r;
+}
+
+}  // namespace lite::profile
