@@ -7,6 +7,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
+#include "lite/model/torch_errors.hpp"
 
 namespace fs = std::filesystem;
 
@@ -145,8 +146,8 @@ Dataset from_pickle(const fs::path& path, const std::vector<char>& bytes) {
   c10::IValue v;
   try {
     v = torch::pickle_load(bytes);
-  } catch (const c10::Error& e) {
-    std::string msg = first_line(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    std::string msg = torch_error_reason(e);
     if (msg.find("central directory") != std::string::npos)
       throw InputError(file, "is in the legacy torch.save format or truncated",
                        "re-save it with torch.save(obj, path) from PyTorch >= 1.6 (zip format)");

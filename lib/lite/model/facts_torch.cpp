@@ -62,7 +62,7 @@ struct TensorCollector {
       if (auto* getstate = obj->type()->findMethod("__getstate__")) {
         try {
           visit((*getstate)({v}), depth + 1);
-        } catch (const c10::Error&) {
+        } catch (const std::exception&) {
         }
       }
     }

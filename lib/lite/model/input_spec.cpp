@@ -1,6 +1,7 @@
 #include "lite/model/input_spec.hpp"
 
 #include <algorithm>
+#include <ostream>
 
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
@@ -50,6 +51,8 @@ std::vector<InputSpec> with_batch(std::vector<InputSpec> specs, int64_t batch) {
     if (!s.shape.empty()) s.shape[0] = batch;
   return specs;
 }
+
+std::ostream& operator<<(std::ostream& out, const InputSpec& s) { return out << to_string(s); }
 
 void to_json(nlohmann::json& j, const InputSpec& s) { j = nlohmann::json{{"shape", s.shape}, {"dtype", s.dtype}}; }
 

@@ -2,6 +2,7 @@
 // Input specifications: "--input 1x3x224x224:float32". Torch-free so the CLI can parse and validate
 // flags without torch headers.
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ InputSpec parse_input_spec(const std::string& text);
 std::string to_string(const InputSpec& spec);
 // Returns copies with the leading (batch) dimension replaced; batch <= 0 leaves them unchanged.
 std::vector<InputSpec> with_batch(std::vector<InputSpec> specs, int64_t batch);
+
+std::ostream& operator<<(std::ostream& out, const InputSpec& s);  // for test failure messages
 
 void to_json(nlohmann::json& j, const InputSpec& s);
 void from_json(const nlohmann::json& j, InputSpec& s);

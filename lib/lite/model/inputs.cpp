@@ -2,6 +2,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
+#include "lite/model/torch_errors.hpp"
 
 namespace fs = std::filesystem;
 
@@ -80,11 +81,10 @@ c10::IValue run_forward(torch::jit::Module& module, const std::vector<torch::Ten
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
   try {
     return module.forward(args);
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {
     std::vector<std::string> shapes;
     for (const auto& s : describe_inputs(inputs)) shapes.push_back(to_string(s));
-    throw InputError(model_path.string(),
-                     "forward failed on input " + join(shapes, ", ") + ": " + first_line(e.what_without_backtrace()),
+    throw InputError(model_path.string(), "forward failed on input " + join(shapes, ", ") + ": " + torch_error_reason(e),
                      "pass --input with the shape and dtype the model expects");
   }
 }

@@ -9,6 +9,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/sha256.hpp"
+#include "lite/model/torch_errors.hpp"
 
 namespace fs = std::filesystem;
 
@@ -43,6 +44,30 @@ bool has_zip_end_record(const fs::path& path, uint64_t size) {
 std::string record_text(caffe2::serialize::PyTorchStreamReader& reader, const std::string& name) {
   auto [data, size] = reader.getRecord(name);
   return std::string(static_cast<const char*>(data.get()), size);
+}
+
+// A model saved after torch.jit.optimize_for_inference holds MKLDNN weight constants that
+// torch.jit.save does not serialize (PyTorch 1.13): no PyTorch can load the file again.
+bool has_unserialized_mkldnn_constants(const fs::path& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path.string());
+    for (const auto& r : reader.getAllRecords())
+      if (r.rfind("code/", 0) == 0 && r.size() > 3 && r.compare(r.size() - 3, 3, ".py") == 0 &&
+          record_text(reader, r).find("ConstantMKLDNNTensor") != std::string::npos)
+        return true;
+  } catch (const c10::Error&) {
+  }
+  return false;
+}
+
+[[noreturn]] void throw_load_failure(const fs::path& path, const std::string& reason) {
+  if (has_unserialized_mkldnn_constants(path))
+    throw InputError(path.string(),
+                     "was saved after torch.jit.optimize_for_inference, whose MKLDNN weights torch.jit.save does not "
+                     "store, so no PyTorch can load it",
+                     "save the model after torch.jit.freeze only, and call optimize_for_inference after loading");
+  throw InputError(path.string(), "libtorch cannot load it: " + reason,
+                   "re-export it with torch.jit.save from PyTorch <= 1.13 (this lite uses libtorch " TORCH_VERSION ")");
 }
 
 }  // namespace
@@ -109,9 +134,8 @@ LoadedModel load_model(const fs::path& path) {
   auto start = std::chrono::steady_clock::now();
   try {
     m.module = torch::jit::load(path.string(), torch::kCPU, extra);
-  } catch (const c10::Error& e) {
-    throw InputError(path.string(), "libtorch cannot load it: " + first_line(e.what_without_backtrace()),
-                     "re-export it with torch.jit.save from PyTorch <= 1.13 (this lite uses libtorch " TORCH_VERSION ")");
+  } catch (const std::exception& e) {  // c10::Error, and the IR importer's own exception types
+    throw_load_failure(path, torch_error_reason(e));
   }
   m.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   m.module.eval();

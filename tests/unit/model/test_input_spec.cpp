@@ -1,0 +1,41 @@
+#include <doctest/doctest.h>
+
+#include "lite/core/error.hpp"
+#include "lite/model/input_spec.hpp"
+
+using namespace lite;
+using model::parse_input_spec;
+
+TEST_CASE("input specs parse shapes and dtypes") {
+  auto s = parse_input_spec("1x3x224x224");
+  CHECK(s.shape == std::vector<int64_t>{1, 3, 224, 224});
+  CHECK(s.dtype == "float32");
+  auto t = parse_input_spec("8x128:int64");
+  CHECK(t.shape == std::vector<int64_t>{8, 128});
+  CHECK(t.dtype == "int64");
+  CHECK(parse_input_spec("4X16:Float16").dtype == "float16");
+  CHECK(model::to_string(t) == "8x128:int64");
+  CHECK(model::to_string(s) == "1x3x224x224");
+  auto b = model::with_batch({s, t}, 32);
+  CHECK(b[0].shape[0] == 32);
+  CHECK(b[1].shape[0] == 32);
+  CHECK(model::with_batch({s}, 0)[0].shape[0] == 1);
+}
+
+TEST_CASE("bad input specs are usage errors that show the expected form") {
+  for (const char* bad : {"", "1x", "x3", "1xax3", "0x3", "1x-3", "1x3:float65"}) {
+    CAPTURE(bad);
+    try {
+      parse_input_spec(bad);
+      FAIL("expected a usage error");
+    } catch (const UsageError& e) {
+      std::string msg = e.what();
+      CHECK(msg.find("--input") != std::string::npos);
+    }
+  }
+  try {
+    parse_input_spec("1x3:flaot32");
+  } catch (const UsageError& e) {
+    CHECK(std::string(e.what()).find("did you mean 'float32'") != std::string::npos);
+  }
+}

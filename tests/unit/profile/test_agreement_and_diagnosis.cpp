@@ -1,0 +1,101 @@
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "lite/core/error.hpp"
+#include "lite/profile/diagnosis.hpp"
+#include "lite/profile/evaluate.hpp"
+
+using namespace lite;
+
+TEST_CASE("identical outputs agree perfectly") {
+  auto a = torch::randn({16, 10});
+  auto g = profile::compare_outputs(a, a.clone());
+  CHECK(g.samples == 16);
+  CHECK(g.max_abs_error == 0);
+  CHECK(g.top1_agreement == 1.0);
+  CHECK(g.kl_divergence == doctest::Approx(0).epsilon(1e-12));
+}
+
+TEST_CASE("agreement on a hand-computed pair") {
+  // Row 0: same argmax; row 1: argmax flips. Logits [0, ln 3] vs [0, 0]:
+  // KL(p || q) with p = (1/4, 3/4), q = (1/2, 1/2) = 1/4 ln(1/2) + 3/4 ln(3/2) = 0.130812...
+  auto ref = torch::tensor({{0.0, 1.0}, {0.0, std::log(3.0)}});
+  auto cand = torch::tensor({{0.0, 2.0}, {0.0, 0.0}});
+  auto g = profile::compare_outputs(ref, cand);
+  CHECK(g.max_abs_error == doctest::Approx(std::log(3.0)));
+  CHECK(g.top1_agreement == doctest::Approx(0.5));
+  double kl_row1 = 0.25 * std::log(0.5) + 0.75 * std::log(1.5);
+  double p0 = 1 / (1 + std::exp(1.0)), q0 = 1 / (1 + std::exp(2.0));
+  double kl_row0 = p0 * std::log(p0 / q0) + (1 - p0) * std::log((1 - p0) / (1 - q0));
+  CHECK(g.kl_divergence == doctest::Approx((kl_row0 + kl_row1) / 2));
+  CHECK_THROWS_AS(profile::compare_outputs(ref, torch::zeros({3, 2})), InputError);
+}
+
+TEST_CASE("top-1 accuracy") {
+  auto logits = torch::tensor({{0.1, 0.9}, {0.8, 0.2}, {0.3, 0.7}});
+  auto acc = profile::top1_accuracy(logits, torch::tensor({1, 1, 1}));
+  CHECK(acc.correct == 2);
+  CHECK(acc.total == 3);
+  CHECK(acc.percent() == doctest::Approx(66.6667));
+}
+
+namespace {
+profile::ModelProfile with_samples(std::vector<double> samples) {
+  profile::ModelProfile m;
+  m.samples_ms = std::move(samples);
+  m.latency_ms = stats::summarize(m.samples_ms);
+  m.warmup_samples_ms = std::vector<double>(20, 1.0);
+  m.frozen = true;
+  return m;
+}
+bool mentions(const std::vector<report::Finding>& f, const std::string& needle) {
+  for (const auto& x : f)
+    if (x.what.find(needle) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("a steady run has no findings") {
+  std::vector<double> s;
+  for (int i = 0; i < 200; ++i) s.push_back(1.0 + 0.01 * (i % 5));
+  CHECK(profile::diagnose_latency(with_samples(s), "").empty());
+}
+
+TEST_CASE("spikes, drift, noise and re-specialization are flagged with threshold and advice") {
+  std::vector<double> spiky;
+  for (int i = 0; i < 200; ++i) spiky.push_back(i % 40 == 0 ? 5.0 : 1.0 + 0.01 * (i % 5));
+  auto f = profile::diagnose_latency(with_samples(spiky), "A");
+  REQUIRE(mentions(f, "latency spikes"));
+  CHECK(f[0].what.rfind("A: ", 0) == 0);
+  CHECK_FALSE(f[0].threshold.empty());
+  CHECK_FALSE(f[0].advice.empty());
+
+  std::vector<double> drifting;
+  for (int i = 0; i < 200; ++i) drifting.push_back(i < 20 ? 1.5 : 1.0 + 0.01 * (i % 5));
+  CHECK(mentions(profile::diagnose_latency(with_samples(drifting), ""), "warm-up drift"));
+
+  std::vector<double> noisy;
+  for (int i = 0; i < 200; ++i) noisy.push_back(i % 2 ? 1.0 : 1.6);
+  CHECK(mentions(profile::diagnose_latency(with_samples(noisy), ""), "noisy run"));
+
+  std::vector<double> steady(100, 1.0);
+  auto m = with_samples(steady);
+  m.shape_change = profile::ShapeChangeCheck{{2, 1, 28, 28}, {9.0, 1.1, 1.0}, 2.0};
+  CHECK(mentions(profile::diagnose_latency(m, ""), "re-specializes"));
+  m.frozen = false;
+  CHECK(mentions(profile::diagnose_latency(m, ""), "not frozen"));
+}
+
+TEST_CASE("host diagnosis: oversubscription and the reference BLAS") {
+  profile::HostLoad h{2, 2, 1, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"};
+  auto f = profile::diagnose_host(h);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].what.find("oversubscription") != std::string::npos);
+  CHECK(f[0].advice.find("--threads 1") != std::string::npos);
+  CHECK(profile::diagnose_host({2, 1, 0, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"}).empty());
+  auto blas = profile::diagnose_host({2, 1, 0, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"});
+  REQUIRE(blas.size() == 1);
+  CHECK(blas[0].what.find("reference BLAS") != std::string::npos);
+}
