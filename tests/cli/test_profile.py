@@ -1,0 +1,184 @@
+"""lite profile end to end: the bundled model, a torchvision model scripted here, compare mode, and
+every bad-input path (exit 2, one line naming the file and the problem, nothing written)."""
+import json
+import pathlib
+import subprocess
+import unittest
+
+from litetest import DATA, PYTHON, LiteTestCase, run_lite, run_lite_json
+
+MODEL = DATA / "fmnist_cnn.pt"
+EVAL = DATA / "fmnist_eval.pt"
+QUICK = ["--warmup", "3", "--iterations", "30", "--threads", "1"]
+
+
+def python(code, cwd):
+    subprocess.run([PYTHON, "-c", code], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+class ProfileBundledModel(LiteTestCase):
+    def test_json_reports_every_documented_field(self):
+        doc = run_lite_json("profile", MODEL, *QUICK, "--eval", EVAL, "--ops", "--op-iterations", "3",
+                            "--qps", "300", "--requests", "30")
+        self.assertEqual(doc["schema_version"], 1)
+        self.assertEqual(doc["command"], "profile")
+        env = doc["environment"]
+        for key in ["cpu_model", "logical_cores", "intra_op_threads", "libtorch_version", "quantized_engine",
+                    "build_type", "lite_version"]:
+            self.assertIn(key, env)
+        self.assertEqual(env["intra_op_threads"], 1)
+        r = doc["result"]
+        self.assertEqual(r["model"]["path"], str(MODEL))
+        self.assertEqual(r["model"]["parameters"], 390858)
+        self.assertEqual(r["model"]["total_macs"], 7748608)
+        self.assertEqual(r["inputs"], [{"shape": [1, 1, 28, 28], "dtype": "float32"}])
+        for key in ["min", "mean", "std", "cv", "p50", "p90", "p95", "p99", "p999", "max"]:
+            self.assertIn(key, r["latency_ms"])
+        lat = r["latency_ms"]
+        self.assertLessEqual(lat["min"], lat["p50"])
+        self.assertLessEqual(lat["p50"], lat["p99"])
+        self.assertLessEqual(lat["p99"], lat["max"])
+        self.assertEqual(len(r["samples_ms"]), 30)
+        self.assertEqual(len(r["warmup_samples_ms"]), 3)
+        self.assertGreater(r["throughput_samples_per_s"], 0)
+        self.assertGreater(r["cold_start"]["load_ms"], 0)
+        self.assertGreater(r["cold_start"]["first_inference_ms"], 0)
+        self.assertGreater(r["memory"]["peak_rss_bytes"], 10 << 20)
+        self.assertAlmostEqual(r["accuracy"]["percent"], 93.3, delta=0.05)
+        ops = r["ops"]["by_op"]
+        self.assertTrue(any("conv" in o["name"] for o in ops))
+        self.assertAlmostEqual(sum(o["share"] for o in r["ops"]["by_op"]), 1.0, delta=0.35)
+        self.assertEqual(r["load"][0]["requests"], 30)
+        self.assertEqual([l["module"] for l in r["layers"]],
+                         ["features.0", "features.4", "features.8", "classifier.1", "classifier.4"])
+        self.assertIn("findings", doc)
+
+    def test_text_table_and_other_printers(self):
+        r = run_lite("profile", MODEL, *QUICK)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for needle in ["Latency (ms)", "p99.9", "throughput", "cold: first inference", "MACs per forward"]:
+            self.assertIn(needle, r.stdout)
+        self.assertEqual(r.stderr, "", "no progress output when stderr is not a terminal")
+        csv = run_lite("profile", MODEL, *QUICK, "--csv")
+        self.assertEqual(csv.returncode, 0)
+        self.assertIn("# Latency", csv.stdout)
+        md = run_lite("profile", MODEL, *QUICK, "--markdown")
+        self.assertIn("| p50 |", md.stdout)
+
+    def test_batch_and_threads(self):
+        doc = run_lite_json("profile", MODEL, "--batch", "16", "--threads", "2", "--warmup", "2", "--iterations", "5")
+        self.assertEqual(doc["result"]["inputs"][0]["shape"], [16, 1, 28, 28])
+        self.assertEqual(doc["environment"]["intra_op_threads"], 2)
+        self.assertEqual(doc["result"]["model"]["total_macs"], 16 * 7748608)
+
+    def test_duration_mode(self):
+        doc = run_lite_json("profile", MODEL, "--warmup", "2", "--duration", "0.3")
+        self.assertGreaterEqual(len(doc["result"]["samples_ms"]), 20)
+
+    def test_chrome_trace(self):
+        trace = self.tmp / "trace.json"
+        r = run_lite("profile", MODEL, *QUICK, "--ops", "--op-iterations", "2", "--trace", trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events = json.loads(trace.read_text())["traceEvents"]
+        self.assertTrue(any(e["name"] == "aten::conv2d" and e["ph"] == "X" for e in events))
+
+    def test_input_file(self):
+        python(f"import torch; torch.save(torch.zeros(4, 1, 28, 28), 'x.pt')", self.tmp)
+        doc = run_lite_json("profile", MODEL, "--input-file", self.tmp / "x.pt", "--warmup", "1", "--iterations", "3")
+        self.assertEqual(doc["result"]["inputs"][0]["shape"], [4, 1, 28, 28])
+
+
+class ProfileCompare(LiteTestCase):
+    def test_frozen_model_is_faster_and_agrees(self):
+        frozen = self.tmp / "frozen.pt"
+        python(f"import torch; m = torch.jit.load('{MODEL}').eval(); torch.jit.freeze(m).save('{frozen}')", self.tmp)
+        doc = run_lite_json("profile", MODEL, frozen, "--warmup", "20", "--iterations", "400", "--threads", "1",
+                            "--batch", "16", "--eval", EVAL)
+        r = doc["result"]
+        self.assertEqual(len(r["models"]), 2)
+        self.assertFalse(r["models"][0]["model"]["frozen"])
+        self.assertTrue(r["models"][1]["model"]["frozen"])
+        c = r["comparison"]
+        self.assertLessEqual(c["speedup_ci_low"], c["speedup_b_over_a"])
+        self.assertLessEqual(c["speedup_b_over_a"], c["speedup_ci_high"])
+        self.assertGreater(c["speedup_b_over_a"], 1.0, "freezing folds batch norm: B must be faster")
+        self.assertLess(c["agreement"]["max_abs_error"], 1e-3)
+        self.assertEqual(c["agreement"]["top1_agreement"], 1.0)
+        self.assertLess(c["agreement"]["kl_divergence"], 1e-6)
+        self.assertEqual(r["models"][0]["accuracy"]["correct"], r["models"][1]["accuracy"]["correct"])
+        text = run_lite("profile", MODEL, frozen, *QUICK)
+        self.assertIn("speedup (median A / median B)", text.stdout)
+
+
+class ProfileTorchvision(LiteTestCase):
+    def test_scripted_mobilenet_v2(self):
+        path = self.tmp / "mobilenet_v2.pt"
+        python("import torch, torchvision; torch.manual_seed(0); "
+               "m = torchvision.models.mobilenet_v2(num_classes=10).eval(); "
+               f"torch.jit.script(m).save('{path}')", self.tmp)
+        # No declared shape: the model needs --input.
+        r = run_lite("profile", path, "--iterations", "3")
+        self.assert_bad_input(r, str(path), "no input shape", "--input")
+        doc = run_lite_json("profile", path, "--input", "1x3x96x96", "--warmup", "2", "--iterations", "5")
+        res = doc["result"]
+        self.assertEqual(res["inputs"][0]["shape"], [1, 3, 96, 96])
+        self.assertEqual(len([l for l in res["layers"] if "conv" in l["op"]]), 52)
+        self.assertGreater(res["model"]["total_macs"], 50_000_000)
+
+
+class ProfileBadInput(LiteTestCase):
+    def bad(self, *args):
+        before = sorted(p.name for p in self.tmp.iterdir())
+        r = run_lite("profile", *args)
+        self.assert_no_new_files(self.tmp, before)
+        return r
+
+    def test_missing_file(self):
+        self.assert_bad_input(self.bad(self.tmp / "nope.pt"), "nope.pt", "no such file")
+
+    def test_not_an_archive(self):
+        f = self.tmp / "notes.pt"
+        f.write_text("this is not a model")
+        self.assert_bad_input(self.bad(f), str(f), "not a TorchScript archive")
+
+    def test_truncated_archive(self):
+        f = self.tmp / "cut.pt"
+        data = MODEL.read_bytes()
+        f.write_bytes(data[: len(data) // 3])
+        self.assert_bad_input(self.bad(f), str(f), "truncated")
+
+    def test_state_dict(self):
+        python("import torch; m = torch.nn.Linear(4, 2); torch.save(m.state_dict(), 'sd.pt')", self.tmp)
+        self.assert_bad_input(self.bad(self.tmp / "sd.pt"), "sd.pt", "state_dict", "torch.jit.save")
+
+    def test_pickled_module(self):
+        python("import torch; torch.save(torch.nn.Sequential(torch.nn.Linear(4, 2)), 'mod.pt')", self.tmp)
+        self.assert_bad_input(self.bad(self.tmp / "mod.pt"), "mod.pt", "pickled nn.Module", "script or trace")
+
+    def test_optimize_for_inference_file(self):
+        python(f"import torch; m = torch.jit.load('{MODEL}').eval(); "
+               "torch.jit.optimize_for_inference(torch.jit.freeze(m)).save('opt.pt')", self.tmp)
+        self.assert_bad_input(self.bad(self.tmp / "opt.pt"), "opt.pt", "optimize_for_inference", "torch.jit.freeze")
+
+    def test_wrong_input_shape(self):
+        self.assert_bad_input(self.bad(MODEL, "--input", "1x3x28x28", "--iterations", "3"),
+                              str(MODEL), "forward failed on input 1x3x28x28", "channels")
+
+    def test_bad_input_spec(self):
+        self.assert_bad_input(self.bad(MODEL, "--input", "1x3xfoo"), "--input", "1x3xfoo")
+
+    def test_bad_eval_file(self):
+        f = self.tmp / "eval.bin"
+        f.write_bytes(b"\x00\x01garbage")
+        self.assert_bad_input(self.bad(MODEL, "--eval", f, "--iterations", "3"), str(f), "unknown data format")
+
+    def test_flag_combinations(self):
+        self.assert_bad_input(self.bad(MODEL, "--trace", self.tmp / "t.json"), "--trace needs --ops")
+        self.assert_bad_input(self.bad(MODEL, "--qps", "100"), "--requests")
+        self.assert_bad_input(self.bad(MODEL, "--qengine", "fbgem"), "unknown quantized engine 'fbgem'", "onednn")
+        self.assert_bad_input(self.bad(MODEL, MODEL, MODEL), "lite profile")
+        self.assert_bad_input(self.bad(MODEL, "--iterations", "5", "--duration", "1"), "excludes")
+
+
+if __name__ == "__main__":
+    unittest.main()
