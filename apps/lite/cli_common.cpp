@@ -73,19 +73,12 @@ class TerminalProgress final : public Progress {
   std::chrono::steady_clock::time_point last_draw_;
 };
 
-class SilentProgress final : public Progress {
- public:
-  void begin(std::string_view, uint64_t) override {}
-  void advance(uint64_t) override {}
-  void end() override {}
-};
-
 }  // namespace
 
 std::unique_ptr<Progress> make_progress(const OutputOptions& o) {
   bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal && !o.quiet && resolve_format(o) == report::Format::text) return std::make_unique<TerminalProgress>();
-  return std::make_unique<SilentProgress>();
+  return std::make_unique<NullProgress>();
 }
 
 void print_report(const report::Report& r, const OutputOptions& o) {

@@ -2,17 +2,8 @@
 
 namespace lite {
 
-namespace {
-class NoProgress final : public Progress {
- public:
-  void begin(std::string_view, uint64_t) override {}
-  void advance(uint64_t) override {}
-  void end() override {}
-};
-}  // namespace
-
 Progress& no_progress() {
-  static NoProgress sink;
+  static NullProgress sink;
   return sink;
 }
 

@@ -15,7 +15,15 @@ class Progress {
   virtual void end() = 0;
 };
 
-// A sink that ignores everything; the default for library callers.
+// A sink that ignores everything.
+class NullProgress final : public Progress {
+ public:
+  void begin(std::string_view, uint64_t) override {}
+  void advance(uint64_t) override {}
+  void end() override {}
+};
+
+// A shared NullProgress; the default for library callers.
 Progress& no_progress();
 
 // Scoped phase: begin on construction, end on destruction (also when an exception unwinds).
