@@ -1,0 +1,307 @@
+// One-pass LRU miss-ratio curve with SHARDS sampling; see mrc_internal.hpp for the algorithm.
+#include <algorithm>
+#include <cmath>
+
+#include "lite/cache/mrc_internal.hpp"
+
+namespace lite::cache::detail {
+
+namespace {
+constexpr uint32_t kMinPositions = 1u << 16;
+constexpr double kTwo64 = 18446744073709551616.0;
+
+uint64_t threshold_for(double rate) {
+  if (rate >= 1.0) return UINT64_MAX;
+  return static_cast<uint64_t>(rate * kTwo64);
+}
+}  // namespace
+
+LruProfiler::LruProfiler(bool bytes, std::vector<uint64_t> query_sizes, double sample_rate, uint64_t max_objects)
+    : bytes_(bytes),
+      rate_(max_objects ? 1.0 : sample_rate),
+      threshold_(max_objects ? UINT64_MAX : threshold_for(sample_rate)),
+      max_objects_(max_objects),
+      table_(1 << 14),
+      queries_(std::move(query_sizes)) {
+  cap_ = kMinPositions;
+  owner_.assign(cap_, kNil);
+  if (bytes_) {
+    tree_.assign(cap_ + 1, 0);
+    for (int k = 0; k <= 32 * 50; ++k) edges_.push_back(static_cast<uint64_t>(std::floor(std::pow(2.0, k / 32.0))));
+    for (uint64_t q : queries_) edges_.push_back(q);
+    std::sort(edges_.begin(), edges_.end());
+    edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+    hist_req_.assign(edges_.size() + 1, 0);  // last bin: beyond every edge
+    hist_bytes_.assign(edges_.size() + 1, 0);
+  } else {
+    bits_.assign(cap_ / 64, 0);
+    word_tree_.assign(cap_ / 64 + 1, 0);
+    hist_req_.assign(2, 0);
+    hist_bytes_.assign(2, 0);
+  }
+}
+
+// ---- positions ----------------------------------------------------------------------------------
+
+uint64_t LruProfiler::weight_after(uint32_t pos) const {
+  uint64_t prefix = 0;
+  if (bytes_) {
+    for (size_t i = pos + 1; i > 0; i -= i & (~i + 1)) prefix += tree_[i];
+  } else {
+    const uint32_t word = pos >> 6;
+    for (size_t i = word; i > 0; i -= i & (~i + 1)) prefix += word_tree_[i];
+    const uint32_t bit = pos & 63;
+    const uint64_t mask = bit == 63 ? ~uint64_t(0) : ((uint64_t(1) << (bit + 1)) - 1);
+    prefix += static_cast<uint64_t>(__builtin_popcountll(bits_[word] & mask));
+  }
+  return total_weight_ - prefix;
+}
+
+void LruProfiler::add_weight(uint32_t pos, int64_t w) {
+  total_weight_ += static_cast<uint64_t>(w);
+  if (bytes_) {
+    for (size_t i = pos + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += static_cast<uint64_t>(w);
+  } else {
+    const uint32_t word = pos >> 6;
+    bits_[word] ^= uint64_t(1) << (pos & 63);
+    for (size_t i = word + 1; i < word_tree_.size(); i += i & (~i + 1)) word_tree_[i] += static_cast<uint32_t>(w);
+  }
+}
+
+void LruProfiler::compact() {
+  const size_t live = table_.size();
+  uint32_t new_cap = kMinPositions;
+  while (new_cap < live * 4) new_cap <<= 1;
+  std::vector<uint32_t> owner(new_cap, kNil);
+  uint32_t next = 0;
+  for (uint32_t p = 0; p < now_; ++p) {
+    const uint32_t n = owner_[p];
+    if (n == kNil) continue;
+    table_[n].pos = next;
+    owner[next++] = n;
+  }
+  owner_.swap(owner);
+  cap_ = new_cap;
+  now_ = next;
+  // rebuild the trees in O(n)
+  if (bytes_) {
+    tree_.assign(cap_ + 1, 0);
+    for (uint32_t p = 0; p < now_; ++p) tree_[p + 1] = table_[owner_[p]].size;
+    for (size_t i = 1; i < tree_.size(); ++i) {
+      size_t j = i + (i & (~i + 1));
+      if (j < tree_.size()) tree_[j] += tree_[i];
+    }
+  } else {
+    bits_.assign(cap_ / 64, 0);
+    for (uint32_t p = 0; p < now_; ++p) bits_[p >> 6] |= uint64_t(1) << (p & 63);
+    word_tree_.assign(cap_ / 64 + 1, 0);
+    for (size_t w = 0; w < bits_.size(); ++w) word_tree_[w + 1] = static_cast<uint32_t>(__builtin_popcountll(bits_[w]));
+    for (size_t i = 1; i < word_tree_.size(); ++i) {
+      size_t j = i + (i & (~i + 1));
+      if (j < word_tree_.size()) word_tree_[j] += word_tree_[i];
+    }
+  }
+}
+
+// ---- sampling -----------------------------------------------------------------------------------
+
+void LruProfiler::drop_largest_hash() {
+  const auto [hash, n] = by_hash_.top();
+  by_hash_.pop();
+  add_weight(table_[n].pos, -static_cast<int64_t>(bytes_ ? table_[n].size : 1));
+  owner_[table_[n].pos] = kNil;
+  table_.erase(n);
+  const double old_rate = rate_;
+  threshold_ = hash;  // keep iff hash < threshold
+  rate_ = static_cast<double>(threshold_) / kTwo64;
+  // Rescale what was counted at the old rate (lazily: new counts are worth more instead).
+  scale_ *= rate_ / old_rate;
+}
+
+// ---- histogram ----------------------------------------------------------------------------------
+
+size_t LruProfiler::bin_of(double distance) const {
+  const double d = std::ceil(distance);
+  if (d >= 1.8e19) return edges_.size();
+  const uint64_t v = static_cast<uint64_t>(d);
+  return static_cast<size_t>(std::lower_bound(edges_.begin(), edges_.end(), v) - edges_.begin());
+}
+
+void LruProfiler::record(double distance, uint32_t request_size) {
+  const double w = 1.0 / scale_;
+  if (bytes_) {
+    const size_t b = bin_of(distance);
+    hist_req_[b] += w;
+    hist_bytes_[b] += w * request_size;
+  } else {
+    double r = std::llround(distance);
+    size_t idx = r < 1 ? 1 : static_cast<size_t>(r);
+    if (idx >= hist_req_.size()) {
+      size_t n = std::max(idx + 1, hist_req_.size() * 2);
+      hist_req_.resize(n, 0);
+      hist_bytes_.resize(n, 0);
+    }
+    hist_req_[idx] += w;
+    hist_bytes_[idx] += w * request_size;
+  }
+}
+
+void LruProfiler::access(uint64_t key, uint64_t hash, uint32_t size) {
+  if (hash >= threshold_ && threshold_ != UINT64_MAX) return;
+  ++n_seen_;
+  const double w = 1.0 / scale_;
+  sampled_req_ += w;
+  sampled_bytes_ += w * size;
+  if (size > max_object_size_) max_object_size_ = size;
+  const uint32_t weight = bytes_ ? size : 1;
+  uint32_t n = table_.find(key, hash);
+  if (n == kNil) {
+    cold_req_ += w;
+    cold_bytes_ += w * size;
+    if (now_ == cap_) compact();
+    n = table_.insert(key, hash);
+    auto& node = table_[n];
+    node.hash = hash;
+    node.pos = now_;
+    node.size = size;
+    owner_[now_] = n;
+    add_weight(now_, weight);
+    ++now_;
+    if (max_objects_) {
+      by_hash_.push({hash, n});
+      if (table_.size() > max_objects_) drop_largest_hash();
+    }
+    return;
+  }
+  const uint32_t stored = bytes_ ? table_[n].size : 1;
+  const double distance = static_cast<double>(weight_after(table_[n].pos) + stored);
+  record(distance / rate_, size);
+  if (bytes_ && size != table_[n].size) sizes_vary_ = true;
+  if (now_ == cap_) compact();
+  auto& node = table_[n];
+  add_weight(node.pos, -static_cast<int64_t>(stored));
+  owner_[node.pos] = kNil;
+  node.pos = now_;
+  node.size = size;
+  owner_[now_] = n;
+  add_weight(now_, weight);
+  ++now_;
+}
+
+void LruProfiler::run(const Batch& b) {
+  for (size_t i = 0; i < b.n; ++i) {
+    if (i + 8 < b.n) table_.prefetch(b.hash[i + 8]);
+    access(b.key[i], b.hash[i], b.size[i]);
+  }
+}
+
+size_t LruProfiler::memory_bytes() const {
+  return table_.memory_bytes() + owner_.capacity() * 4 + bits_.capacity() * 8 + word_tree_.capacity() * 4 +
+         tree_.capacity() * 8 + hist_req_.capacity() * 16 + edges_.capacity() * 8;
+}
+
+// ---- results ------------------------------------------------------------------------------------
+
+MrcCurve LruProfiler::finish(uint64_t total_requests, std::optional<double> target_hit_ratio) const {
+  // everything in full-trace units: counts * scale_
+  std::vector<double> hr(hist_req_.size()), hb(hist_bytes_.size());
+  for (size_t i = 0; i < hr.size(); ++i) hr[i] = hist_req_[i] * scale_;
+  for (size_t i = 0; i < hb.size(); ++i) hb[i] = hist_bytes_[i] * scale_;
+  double total = sampled_req_ * scale_;
+  double total_bytes = sampled_bytes_ * scale_;
+  if (total_requests && max_objects_ == 0 && rate_ < 1.0) {
+    // SHARDS_adj: the first bucket absorbs the difference between expected and sampled requests
+    const double expected = double(total_requests) * rate_;
+    const double diff = expected - total;
+    hr[bytes_ ? 0 : 1] += diff;
+    hb[bytes_ ? 0 : 1] += diff * (total > 0 ? total_bytes / total : 1.0);
+    total_bytes += diff * (total > 0 ? total_bytes / total : 1.0);
+    total = expected;
+  }
+  // cumulative hits
+  std::vector<double> ch(hr.size()), cb(hb.size());
+  double a = 0, c = 0;
+  for (size_t i = 0; i < hr.size(); ++i) {
+    a += hr[i];
+    c += hb[i];
+    ch[i] = a;
+    cb[i] = c;
+  }
+  auto point = [&](uint64_t size, size_t idx) {
+    MrcPoint p;
+    p.size = size;
+    p.miss_ratio = total > 0 ? std::clamp(1.0 - ch[idx] / total, 0.0, 1.0) : 0.0;
+    p.byte_miss_ratio = total_bytes > 0 ? std::clamp(1.0 - cb[idx] / total_bytes, 0.0, 1.0) : 0.0;
+    return p;
+  };
+
+  MrcCurve curve;
+  curve.bytes = bytes_;
+  curve.n_req = static_cast<uint64_t>(std::llround(total));
+  curve.sizes_vary = sizes_vary_;
+  curve.exact_from_size = bytes_ ? max_object_size_ : 1;
+  if (bytes_) {
+    // the last edge that any distance reached, plus one beyond
+    size_t last = 0;
+    for (size_t i = 0; i < edges_.size(); ++i)
+      if (hr[i] != 0) last = i;
+    last = std::min(last + 1, edges_.size() - 1);
+    for (size_t i = 0; i <= last; ++i) curve.points.push_back(point(edges_[i], i));
+    for (uint64_t q : queries_) {
+      size_t idx = static_cast<size_t>(std::lower_bound(edges_.begin(), edges_.end(), q) - edges_.begin());
+      curve.at_sizes.push_back(point(q, idx));
+    }
+    if (target_hit_ratio && total > 0) {
+      for (size_t i = 0; i < edges_.size(); ++i)
+        if (ch[i] / total >= *target_hit_ratio - 1e-12) {
+          curve.smallest_size_for_target = edges_[i];
+          break;
+        }
+    }
+  } else {
+    size_t max_d = 1;
+    for (size_t i = hr.size(); i-- > 1;)
+      if (hr[i] != 0) {
+        max_d = i;
+        break;
+      }
+    // dense points: every size up to 4096, then log-spaced
+    std::vector<uint64_t> sizes;
+    if (max_d <= 4096) {
+      for (uint64_t s = 1; s <= max_d; ++s) sizes.push_back(s);
+    } else {
+      for (int k = 0; k < 4096; ++k) {
+        uint64_t s = static_cast<uint64_t>(std::llround(std::pow(double(max_d), k / 4095.0)));
+        if (sizes.empty() || s > sizes.back()) sizes.push_back(s);
+      }
+    }
+    for (uint64_t s : sizes) curve.points.push_back(point(s, std::min<size_t>(s, ch.size() - 1)));
+    for (uint64_t q : queries_) curve.at_sizes.push_back(point(q, std::min<size_t>(q, ch.size() - 1)));
+    if (target_hit_ratio && total > 0) {
+      for (size_t i = 1; i < ch.size(); ++i)
+        if (ch[i] / total >= *target_hit_ratio - 1e-12) {
+          curve.smallest_size_for_target = i;
+          break;
+        }
+    }
+  }
+  return curve;
+}
+
+std::vector<Counters> LruProfiler::counters_at_queries(uint64_t total_requests) const {
+  MrcCurve c = finish(total_requests, std::nullopt);
+  std::vector<Counters> out;
+  const double total = sampled_req_ * scale_;
+  const double total_bytes = sampled_bytes_ * scale_;
+  for (const auto& p : c.at_sizes) {
+    Counters k;
+    k.n_req = static_cast<uint64_t>(std::llround(total));
+    k.n_req_byte = static_cast<uint64_t>(std::llround(total_bytes));
+    k.n_miss = static_cast<uint64_t>(std::llround(p.miss_ratio * total));
+    k.n_miss_byte = static_cast<uint64_t>(std::llround(p.byte_miss_ratio * total_bytes));
+    out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace lite::cache::detail
