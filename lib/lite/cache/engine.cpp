@@ -589,7 +589,8 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   // ---- results
   result.trace.path = name;
   result.trace.n_req_total = reader->stats().n_read;
-  result.trace.n_req = simulated_requests;
+  // requests the (sampled) simulators saw; without a reader-level filter each simulator sampled itself
+  result.trace.n_req = sampling && !reader_filter && !slots.empty() ? slots.front().sim->counters.n_req : simulated_requests;
   result.trace.n_skipped_zero_size = reader->stats().n_skipped_zero_size;
   result.trace.n_bad_lines_skipped = reader->stats().n_bad_lines;
   if (result.trace.n_bad_lines_skipped)

@@ -25,6 +25,7 @@ LruProfiler::LruProfiler(bool bytes, std::vector<uint64_t> query_sizes, double s
       queries_(std::move(query_sizes)) {
   cap_ = kMinPositions;
   owner_.assign(cap_, kNil);
+  bits_.assign(cap_ / 64, 0);
   if (bytes_) {
     tree_.assign(cap_ + 1, 0);
     for (int k = 0; k <= 32 * 50; ++k) edges_.push_back(static_cast<uint64_t>(std::floor(std::pow(2.0, k / 32.0))));
@@ -34,10 +35,8 @@ LruProfiler::LruProfiler(bool bytes, std::vector<uint64_t> query_sizes, double s
     hist_req_.assign(edges_.size() + 1, 0);  // last bin: beyond every edge
     hist_bytes_.assign(edges_.size() + 1, 0);
   } else {
-    bits_.assign(cap_ / 64, 0);
     word_tree_.assign(cap_ / 64 + 1, 0);
     hist_req_.assign(2, 0);
-    hist_bytes_.assign(2, 0);
   }
 }
 
@@ -59,30 +58,34 @@ uint64_t LruProfiler::weight_after(uint32_t pos) const {
 
 void LruProfiler::add_weight(uint32_t pos, int64_t w) {
   total_weight_ += static_cast<uint64_t>(w);
+  const uint32_t word = pos >> 6;
+  bits_[word] ^= uint64_t(1) << (pos & 63);
   if (bytes_) {
     for (size_t i = pos + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += static_cast<uint64_t>(w);
   } else {
-    const uint32_t word = pos >> 6;
-    bits_[word] ^= uint64_t(1) << (pos & 63);
     for (size_t i = word + 1; i < word_tree_.size(); i += i & (~i + 1)) word_tree_[i] += static_cast<uint32_t>(w);
   }
 }
 
 void LruProfiler::compact() {
+  // Live positions move down, in order, so owner_ compacts in place; arrays only grow.
   const size_t live = table_.size();
-  uint32_t new_cap = kMinPositions;
+  uint32_t new_cap = std::max<uint32_t>(cap_, kMinPositions);
   while (new_cap < live * 4) new_cap <<= 1;
-  std::vector<uint32_t> owner(new_cap, kNil);
   uint32_t next = 0;
-  for (uint32_t p = 0; p < now_; ++p) {
-    const uint32_t n = owner_[p];
-    if (n == kNil) continue;
-    table_[n].pos = next;
-    owner[next++] = n;
-  }
-  owner_.swap(owner);
+  for (size_t w = 0; w < bits_.size(); ++w)
+    for (uint64_t word = bits_[w]; word != 0; word &= word - 1) {
+      const uint32_t p = static_cast<uint32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(word)));
+      const uint32_t n = owner_[p];
+      table_[n].pos = next;
+      owner_[next++] = n;
+    }
+  if (new_cap != cap_) owner_.resize(new_cap, kNil);
   cap_ = new_cap;
   now_ = next;
+  bits_.assign(cap_ / 64, 0);
+  for (uint32_t w = 0; w < now_ / 64; ++w) bits_[w] = ~uint64_t(0);
+  if (now_ % 64) bits_[now_ / 64] = (uint64_t(1) << (now_ % 64)) - 1;
   // rebuild the trees in O(n)
   if (bytes_) {
     tree_.assign(cap_ + 1, 0);
@@ -92,8 +95,6 @@ void LruProfiler::compact() {
       if (j < tree_.size()) tree_[j] += tree_[i];
     }
   } else {
-    bits_.assign(cap_ / 64, 0);
-    for (uint32_t p = 0; p < now_; ++p) bits_[p >> 6] |= uint64_t(1) << (p & 63);
     word_tree_.assign(cap_ / 64 + 1, 0);
     for (size_t w = 0; w < bits_.size(); ++w) word_tree_[w + 1] = static_cast<uint32_t>(__builtin_popcountll(bits_[w]));
     for (size_t i = 1; i < word_tree_.size(); ++i) {
@@ -109,7 +110,6 @@ void LruProfiler::drop_largest_hash() {
   const auto [hash, n] = by_hash_.top();
   by_hash_.pop();
   add_weight(table_[n].pos, -static_cast<int64_t>(bytes_ ? table_[n].size : 1));
-  owner_[table_[n].pos] = kNil;
   table_.erase(n);
   const double old_rate = rate_;
   threshold_ = hash;  // keep iff hash < threshold
@@ -134,20 +134,15 @@ void LruProfiler::record(double distance, uint32_t request_size) {
     hist_req_[b] += w;
     hist_bytes_[b] += w * request_size;
   } else {
-    double r = std::llround(distance);
-    size_t idx = r < 1 ? 1 : static_cast<size_t>(r);
-    if (idx >= hist_req_.size()) {
-      size_t n = std::max(idx + 1, hist_req_.size() * 2);
-      hist_req_.resize(n, 0);
-      hist_bytes_.resize(n, 0);
-    }
+    const double r = std::round(distance);
+    const size_t idx = r < 1 ? 1 : static_cast<size_t>(r);
+    if (idx >= hist_req_.size()) hist_req_.resize(std::max(idx + 1, hist_req_.size() * 2), 0);
     hist_req_[idx] += w;
-    hist_bytes_[idx] += w * request_size;
   }
 }
 
-void LruProfiler::access(uint64_t key, uint64_t hash, uint32_t size) {
-  if (hash >= threshold_ && threshold_ != UINT64_MAX) return;
+double LruProfiler::access(uint64_t key, uint64_t hash, uint32_t size) {
+  if (hash >= threshold_ && threshold_ != UINT64_MAX) return 0;
   ++n_seen_;
   const double w = 1.0 / scale_;
   sampled_req_ += w;
@@ -171,27 +166,48 @@ void LruProfiler::access(uint64_t key, uint64_t hash, uint32_t size) {
       by_hash_.push({hash, n});
       if (table_.size() > max_objects_) drop_largest_hash();
     }
-    return;
+    return 0;
   }
   const uint32_t stored = bytes_ ? table_[n].size : 1;
-  const double distance = static_cast<double>(weight_after(table_[n].pos) + stored);
-  record(distance / rate_, size);
+  const double distance = static_cast<double>(weight_after(table_[n].pos) + stored) / rate_;
   if (bytes_ && size != table_[n].size) sizes_vary_ = true;
   if (now_ == cap_) compact();
   auto& node = table_[n];
   add_weight(node.pos, -static_cast<int64_t>(stored));
-  owner_[node.pos] = kNil;
   node.pos = now_;
   node.size = size;
   owner_[now_] = n;
   add_weight(now_, weight);
   ++now_;
+  return distance;
 }
 
 void LruProfiler::run(const Batch& b) {
+  const bool deferred = !bytes_ && max_objects_ == 0;  // the weight of a count stays 1/scale_ = 1
+  if (deferred) pending_.clear();
   for (size_t i = 0; i < b.n; ++i) {
-    if (i + 8 < b.n) table_.prefetch(b.hash[i + 8]);
-    access(b.key[i], b.hash[i], b.size[i]);
+    if (i + 16 < b.n) table_.prefetch(b.hash[i + 16]);
+    if (i + 8 < b.n) table_.prefetch_node(b.hash[i + 8]);
+    const double d = access(b.key[i], b.hash[i], b.size[i]);
+    if (d <= 0) continue;
+    if (!deferred) {
+      record(d, b.size[i]);
+      continue;
+    }
+    const double r = std::round(d);
+    pending_.push_back(r < 1 ? 1u : static_cast<uint32_t>(std::min(r, 4e9)));
+  }
+  if (!deferred) return;
+  // Object mode: the histogram is as large as the working set, so its updates are random misses;
+  // a separate loop with prefetching overlaps them.
+  uint32_t top = 0;
+  for (uint32_t idx : pending_) top = std::max(top, idx);
+  if (top >= hist_req_.size()) hist_req_.resize(std::max<size_t>(top + 1, hist_req_.size() * 2), 0);
+  const size_t n = pending_.size();
+  double* h = hist_req_.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 16 < n) __builtin_prefetch(h + pending_[i + 16], 1);
+    h[pending_[i]] += 1.0;
   }
 }
 
@@ -204,9 +220,9 @@ size_t LruProfiler::memory_bytes() const {
 
 MrcCurve LruProfiler::finish(uint64_t total_requests, std::optional<double> target_hit_ratio) const {
   // everything in full-trace units: counts * scale_
-  std::vector<double> hr(hist_req_.size()), hb(hist_bytes_.size());
+  std::vector<double> hr(hist_req_.size()), hb(hist_req_.size());
   for (size_t i = 0; i < hr.size(); ++i) hr[i] = hist_req_[i] * scale_;
-  for (size_t i = 0; i < hb.size(); ++i) hb[i] = hist_bytes_[i] * scale_;
+  for (size_t i = 0; i < hb.size(); ++i) hb[i] = (bytes_ ? hist_bytes_[i] : hist_req_[i]) * scale_;
   double total = sampled_req_ * scale_;
   double total_bytes = sampled_bytes_ * scale_;
   if (total_requests && max_objects_ == 0 && rate_ < 1.0) {

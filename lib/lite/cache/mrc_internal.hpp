@@ -47,7 +47,8 @@ class LruProfiler {
     uint32_t pos = 0;
     uint32_t size = 0;
   };
-  void access(uint64_t key, uint64_t hash, uint32_t size);
+  // Returns the request's scaled stack distance, 0 for a first access or a key not sampled.
+  double access(uint64_t key, uint64_t hash, uint32_t size);
   void record(double distance, uint32_t request_size);
   uint64_t weight_after(uint32_t pos) const;  // sum of weights at positions > pos
   void add_weight(uint32_t pos, int64_t w);
@@ -62,14 +63,14 @@ class LruProfiler {
   ObjectTable<Node> table_;
   // positions
   uint32_t now_ = 0, cap_ = 0;
-  std::vector<uint32_t> owner_;      // position -> node (kNil = free)
-  std::vector<uint64_t> bits_;       // object mode: occupied positions
-  std::vector<uint32_t> word_tree_;  // object mode: Fenwick over popcounts of 64-position words
-  std::vector<uint64_t> tree_;       // byte mode: Fenwick over sizes
+  BigVector<uint32_t> owner_;      // position -> node that took it (stale once the bit is clear)
+  BigVector<uint64_t> bits_;       // live positions
+  BigVector<uint32_t> word_tree_;  // object mode: Fenwick over popcounts of 64-position words
+  BigVector<uint64_t> tree_;       // byte mode: Fenwick over sizes
   uint64_t total_weight_ = 0;
   // histogram: object mode indexed by distance; byte mode by bin over edges_
   std::vector<uint64_t> edges_;
-  std::vector<double> hist_req_, hist_bytes_;
+  BigVector<double> hist_req_, hist_bytes_;  // object mode: hist_bytes_ unused (every size is 1)
   double cold_req_ = 0, cold_bytes_ = 0;
   double sampled_req_ = 0, sampled_bytes_ = 0;
   double scale_ = 1.0;  // stored counts * scale_ = full-trace counts (fixed-size SHARDS lowers it)
@@ -78,6 +79,7 @@ class LruProfiler {
   bool sizes_vary_ = false;
   std::vector<uint64_t> queries_;
   std::priority_queue<std::pair<uint64_t, uint32_t>> by_hash_;  // fixed-size SHARDS
+  std::vector<uint32_t> pending_;  // object mode: histogram slots of this batch, updated in a second loop
 };
 
 }  // namespace lite::cache::detail

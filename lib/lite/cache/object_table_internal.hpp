@@ -7,14 +7,52 @@
 // slots (hash fingerprint + node index, linear probing, backward-shift deletion, no tombstones) and
 // list moves touch only the nodes involved. Memory is ~8 bytes per slot at <= 5/8 load plus the node
 // itself (24-32 bytes), and grows with the objects the simulated cache holds, never with trace length.
+#include <sys/mman.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <utility>
 #include <vector>
 
 namespace lite::cache::detail {
 
 constexpr uint32_t kNil = 0xffffffffu;
+
+// Large tables are touched at random, so with 4 KiB pages nearly every access is also a TLB miss.
+// Allocations of 2 MiB or more are 2 MiB-aligned and marked for transparent huge pages (Linux's
+// default THP mode is "madvise"); smaller ones come from the ordinary heap.
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  static constexpr size_t kHuge = size_t(2) << 20;
+  HugePageAllocator() = default;
+  template <class U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kHuge) {
+      void* p = std::malloc(bytes ? bytes : 1);
+      if (!p) throw std::bad_alloc();
+      return static_cast<T*>(p);
+    }
+    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, rounded);
+    if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const HugePageAllocator<U>&) const { return false; }
+};
+template <class T>
+using BigVector = std::vector<T, HugePageAllocator<T>>;
 
 // murmur3's 64-bit finalizer: a bijection, so distinct keys keep distinct hashes. Computed once per
 // request by the engine; the low 32 bits pick a slot, the high bits drive SHARDS sampling.
@@ -95,6 +133,19 @@ class ObjectTable {
   }
 
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[static_cast<uint32_t>(hash) & mask_]); }
+  // Second stage: when the home slot (prefetched earlier) holds this hash, prefetch its node too.
+  void prefetch_node(uint64_t hash) const {
+    const uint32_t h32 = static_cast<uint32_t>(hash);
+    size_t i = h32 & mask_;
+    for (int k = 0; k < 4; ++k, i = (i + 1) & mask_) {
+      const uint64_t s = slots_[i];
+      if (s == 0) return;
+      if (static_cast<uint32_t>(s >> 32) == h32) {
+        __builtin_prefetch(&nodes_[static_cast<uint32_t>(s) - 1]);
+        return;
+      }
+    }
+  }
 
   Node& operator[](uint32_t n) { return nodes_[n]; }
   const Node& operator[](uint32_t n) const { return nodes_[n]; }
@@ -112,7 +163,7 @@ class ObjectTable {
   }
 
   void grow() {
-    std::vector<uint64_t> old;
+    BigVector<uint64_t> old;
     old.swap(slots_);
     slots_.assign(old.size() * 2, 0);
     mask_ = slots_.size() - 1;
@@ -120,9 +171,9 @@ class ObjectTable {
       if (s != 0) place(static_cast<uint32_t>(s >> 32), static_cast<uint32_t>(s) - 1);
   }
 
-  std::vector<uint64_t> slots_;  // (hash32 << 32) | (node + 1); 0 = empty
+  BigVector<uint64_t> slots_;  // (hash32 << 32) | (node + 1); 0 = empty
   size_t mask_ = 0;
-  std::vector<Node> nodes_;
+  BigVector<Node> nodes_;
   std::vector<uint32_t> free_;
   size_t live_ = 0;
 };
