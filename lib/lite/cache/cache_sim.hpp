@@ -129,8 +129,9 @@ struct SimRecord {
   uint64_t size = 0;       // objects or bytes as requested (unscaled)
   uint64_t simulated_size = 0;  // size given to the simulator (scaled by the sampling rate)
   std::string size_text;   // as the user wrote it, or the auto fraction
-  Counters counters;
+  Counters counters;             // with sampling: full-trace estimates (sampled misses / rate, exact totals)
   bool sampled = false;
+  std::optional<Counters> sampled_counters;  // what the sampled simulator counted
   std::optional<LatencyFigures> latency;                             // one cost model
   std::vector<std::pair<std::string, LatencyFigures>> variants;      // --miss-latency-from
   // --sample-check: the same simulation on the full trace
@@ -143,7 +144,7 @@ struct TraceSummary {
   std::string path, format;
   uint64_t n_req = 0;            // requests simulated (after skipping and sampling)
   uint64_t n_req_total = 0;      // requests read from the trace (after skipping)
-  uint64_t n_req_byte = 0;
+  uint64_t n_req_byte = 0;       // bytes of the requests read (in object mode: requests)
   uint64_t n_skipped_zero_size = 0;
   uint64_t n_bad_lines_skipped = 0;
   std::optional<uint64_t> n_obj;              // unique objects, when a pass computed it
@@ -203,6 +204,7 @@ struct CacheSimResult {
   std::string cost_model;           // "", "constant", "cost column", "profiles"
   int threads = 1;
   int passes = 1;
+  size_t simulations = 0;           // policy x size simulators run (twice that with --sample-check)
   double seconds = 0;
   double requests_per_second = 0;
 };

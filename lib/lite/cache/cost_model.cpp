@@ -18,10 +18,10 @@ namespace {
 
 // Inverse CDF of a distribution given as (value, count) steps in ascending order.
 template <class Steps>
-double quantile_of_steps(const Steps& steps, uint64_t total, double q) {
-  if (total == 0) return 0;
-  const double rank = std::max(1.0, std::ceil(q * double(total) - 1e-9));
-  uint64_t seen = 0;
+double quantile_of_steps(const Steps& steps, double total, double q) {
+  if (total <= 0) return 0;
+  const double rank = std::max(1.0, std::ceil(q * total - 1e-9));
+  double seen = 0;
   double last = 0;
   for (const auto& [value, count] : steps) {
     seen += count;
@@ -38,30 +38,30 @@ LatencyFigures latency_constant(const Counters& c, double hit_ms, double miss_ms
   if (c.n_req == 0) return f;
   const uint64_t hits = c.n_req - c.n_miss;
   f.mean_ms = (double(hits) * hit_ms + double(c.n_miss) * miss_ms) / double(c.n_req);
-  std::vector<std::pair<double, uint64_t>> steps = {{hit_ms, hits}, {miss_ms, c.n_miss}};
+  std::vector<std::pair<double, double>> steps = {{hit_ms, double(hits)}, {miss_ms, double(c.n_miss)}};
   if (miss_ms < hit_ms) std::swap(steps[0], steps[1]);
-  f.p50_ms = quantile_of_steps(steps, c.n_req, 0.50);
-  f.p99_ms = quantile_of_steps(steps, c.n_req, 0.99);
+  f.p50_ms = quantile_of_steps(steps, double(c.n_req), 0.50);
+  f.p99_ms = quantile_of_steps(steps, double(c.n_req), 0.99);
   return f;
 }
 
-LatencyFigures latency_from_costs(const Counters& c, double hit_ms, const MissCostStats& misses) {
+LatencyFigures latency_from_costs(const Counters& c, double hit_ms, const MissCostStats& misses, double scale) {
   LatencyFigures f;
   if (c.n_req == 0) return f;
-  const uint64_t hits = c.n_req - c.n_miss;
-  f.mean_ms = (double(hits) * hit_ms + misses.sum()) / double(c.n_req);
-  std::vector<std::pair<double, uint64_t>> steps;
+  const double hits = double(c.n_req - c.n_miss);
+  f.mean_ms = (hits * hit_ms + misses.sum() * scale) / double(c.n_req);
+  std::vector<std::pair<double, double>> steps;
   bool hit_placed = hits == 0;
   misses.for_each([&](double value, uint64_t count) {
     if (!hit_placed && hit_ms <= value) {
       steps.emplace_back(hit_ms, hits);
       hit_placed = true;
     }
-    steps.emplace_back(value, count);
+    steps.emplace_back(value, double(count) * scale);
   });
   if (!hit_placed) steps.emplace_back(hit_ms, hits);
-  f.p50_ms = quantile_of_steps(steps, c.n_req, 0.50);
-  f.p99_ms = quantile_of_steps(steps, c.n_req, 0.99);
+  f.p50_ms = quantile_of_steps(steps, double(c.n_req), 0.50);
+  f.p99_ms = quantile_of_steps(steps, double(c.n_req), 0.99);
   return f;
 }
 

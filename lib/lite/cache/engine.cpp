@@ -263,10 +263,12 @@ struct BatchPrep {
   NextStream* next = nullptr;
   uint64_t threshold = UINT64_MAX;  // reader-level sampling
   uint64_t total = 0;               // requests before sampling
+  uint64_t total_bytes = 0;
 
   void apply(Batch& b) {
     if (next) next->fill(b.next.data(), b.n);
     total += b.n;
+    for (size_t i = 0; i < b.n; ++i) total_bytes += b.size[i];
     if (threshold == UINT64_MAX) {
       for (size_t i = 0; i < b.n; ++i) b.hash[i] = hash_key(b.key[i]);
       return;
@@ -589,6 +591,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   // ---- results
   result.trace.path = name;
   result.trace.n_req_total = reader->stats().n_read;
+  result.trace.n_req_byte = prep.total_bytes;
   // requests the (sampled) simulators saw; without a reader-level filter each simulator sampled itself
   result.trace.n_req = sampling && !reader_filter && !slots.empty() ? slots.front().sim->counters.n_req : simulated_requests;
   result.trace.n_skipped_zero_size = reader->stats().n_skipped_zero_size;
@@ -614,9 +617,24 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
     r.simulated_size = sampling ? std::max<uint64_t>(1, static_cast<uint64_t>(double(r.size) * rate)) : r.size;
     r.counters = slot.sim->counters;
     r.sampled = sampling;
+    double scale = 1.0;
+    if (sampling) {
+      // SHARDS estimate in full-trace units: the totals are known exactly, the misses scale by 1/R
+      // (requests of hot keys the sample happened to miss count as hits, as SHARDS_adj assumes)
+      r.sampled_counters = r.counters;
+      scale = 1.0 / rate;
+      Counters est;
+      est.n_req = result.trace.n_req_total;
+      est.n_req_byte = result.trace.n_req_byte;
+      est.n_miss = std::min<uint64_t>(est.n_req, static_cast<uint64_t>(std::llround(double(r.counters.n_miss) * scale)));
+      est.n_miss_byte =
+          std::min<uint64_t>(est.n_req_byte, static_cast<uint64_t>(std::llround(double(r.counters.n_miss_byte) * scale)));
+      r.counters = est;
+    }
     r.memory_bytes = slot.sim->memory_bytes();
     if (result.cost_model == "constant") r.latency = latency_constant(r.counters, opt.hit_latency_ms, *opt.miss_latency_ms);
-    else if (result.cost_model == "cost column") r.latency = latency_from_costs(r.counters, opt.hit_latency_ms, slot.sim->miss_cost);
+    else if (result.cost_model == "cost column")
+      r.latency = latency_from_costs(r.counters, opt.hit_latency_ms, slot.sim->miss_cost, scale);
     else if (result.cost_model == "profiles")
       for (const auto& v : opt.variants) r.variants.emplace_back(v.label, latency_from_variant(r.counters, opt.hit_latency_ms, v));
     if (slot.full) r.full = slot.full->counters;
@@ -684,8 +702,13 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
         }
         set.per_policy.push_back(rec);
       }
+    // Belady needs the future: it is the bound to compare against, not a policy to deploy, so it is
+    // "best" only when it is the only policy simulated.
+    const bool only_oracles = std::all_of(policies.begin(), policies.end(),
+                                          [](const PolicySpec& p) { return find_policy(p.name).needs_next_access; });
     for (const auto& rec : set.per_policy) {
       if (!rec.size) continue;
+      if (!only_oracles && find_policy(parse_policies(rec.policy).front().name).needs_next_access) continue;
       if (!set.best || *rec.size < *set.best->size ||
           (*rec.size == *set.best->size && rec.miss_ratio < set.best->miss_ratio))
         set.best = rec;
@@ -695,6 +718,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   }
 
   result.passes = passes;
+  result.simulations = slots.size() + (opt.sample_check ? slots.size() : 0);
   result.seconds = seconds_since(t_start);
   result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;
   (void)main_seconds;

@@ -51,7 +51,8 @@ class MissCostStats {
 };
 
 LatencyFigures latency_constant(const Counters& c, double hit_ms, double miss_ms);
-LatencyFigures latency_from_costs(const Counters& c, double hit_ms, const MissCostStats& misses);
+// `scale` multiplies the recorded misses (1/rate for a sampled simulation whose counters are estimates).
+LatencyFigures latency_from_costs(const Counters& c, double hit_ms, const MissCostStats& misses, double scale = 1.0);
 LatencyFigures latency_from_variant(const Counters& c, double hit_ms, const ModelVariant& v);
 
 }  // namespace lite::cache::detail

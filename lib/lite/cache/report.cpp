@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "lite/cache/cache_sim.hpp"
+#include "lite/cache/policies.hpp"
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
 
@@ -63,6 +64,7 @@ void to_json(nlohmann::json& j, const SimRecord& r) {
   j.update(counters_json(r.counters));
   j["sampled"] = r.sampled;
   if (r.sampled) j["simulated_size"] = r.simulated_size;
+  if (r.sampled_counters) j["sampled_counts"] = counters_json(*r.sampled_counters);
   if (r.latency) j["latency_ms"] = latency_json(*r.latency);
   if (!r.variants.empty()) {
     nlohmann::json v = nlohmann::json::array();
@@ -79,6 +81,7 @@ void to_json(nlohmann::json& j, const TraceSummary& t) {
        {"format", t.format},
        {"n_req", t.n_req},
        {"n_req_total", t.n_req_total},
+       {"n_req_byte", t.n_req_byte},
        {"n_obj", opt(t.n_obj)},
        {"working_set_bytes", opt(t.working_set_bytes)},
        {"max_object_size", opt(t.max_object_size)},
@@ -140,6 +143,7 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
     j["sampling_check"] = nullptr;
   j["notes"] = r.notes;
   j["timing"] = {{"seconds", r.seconds},
+                 {"simulations", r.simulations},
                  {"requests_per_second", r.requests_per_second},
                  {"threads", r.threads},
                  {"passes", r.passes}};
@@ -210,8 +214,11 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
 
   if (r.mrc) {
     report::Table m;
-    m.title = fmt::format("LRU miss-ratio curve, one pass ({} points{})", format_count(r.mrc->points.size()),
-                          r.mrc->bytes ? ", exact at these sizes" : ", exact at every size");
+    m.title = r.mrc->bytes ? fmt::format("LRU miss-ratio curve, one pass ({} points; exact from the largest object, {}, up{})",
+                                         format_count(r.mrc->points.size()), format_bytes(double(r.mrc->exact_from_size)),
+                                         r.mrc->sizes_vary ? ", approximate: object sizes vary" : "")
+                           : fmt::format("LRU miss-ratio curve, one pass ({} points, exact at every size)",
+                                         format_count(r.mrc->points.size()));
     m.columns = {"size", "miss ratio"};
     if (r.mrc->bytes) m.columns.push_back("byte miss ratio");
     for (const auto& p : r.mrc->at_sizes) {
@@ -235,7 +242,8 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
       std::vector<std::string> row;
       if (with_variant) row.push_back(x.variant);
       const bool best = set.best && set.best->policy == x.policy && set.best->variant == x.variant;
-      row.push_back(x.policy + (best ? " (best)" : ""));
+      const bool oracle = find_policy(parse_policies(x.policy).front().name).needs_next_access;
+      row.push_back(x.policy + (best ? " (best)" : oracle ? " (offline bound)" : ""));
       row.push_back(x.size ? size_label(*x.size, bytes) : "not reached");
       row.push_back(x.size ? ratio(x.miss_ratio) : "-");
       row.push_back(x.p99_ms ? format_ms(*x.p99_ms) : "-");
@@ -245,8 +253,9 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
     if (set.best) {
       std::string who = set.best->variant.empty() ? set.best->policy : set.best->variant + " + " + set.best->policy;
       rep.findings.push_back({"info",
-                              fmt::format("buy {} of cache: {} reaches {} there (miss ratio {:.4f})",
-                                          size_label(*set.best->size, bytes), who, set.target, set.best->miss_ratio),
+                              fmt::format("size the cache at {}: {} reaches {} there (miss ratio {:.4f})",
+                                          bytes ? format_bytes(double(*set.best->size)) : format_count(*set.best->size) + " objects",
+                                          who, set.target, set.best->miss_ratio),
                               "", ""});
     } else {
       uint64_t largest = 0;
@@ -282,7 +291,8 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
                             "", ""});
 
   if (r.trace.sampling.size())
-    rep.notes.push_back(fmt::format("SHARDS {} sampling at rate {:.6g}: {} of {} requests simulated, cache sizes scaled by the rate",
+    rep.notes.push_back(fmt::format("SHARDS {} sampling at rate {:.6g}: {} of {} requests simulated at cache sizes scaled by "
+                                    "the rate; misses are reported as full-trace estimates (sampled misses / rate)",
                                     r.trace.sampling, r.trace.sample_rate, format_count(r.trace.n_req),
                                     format_count(r.trace.n_req_total)));
   if (!r.cost_model.empty())
@@ -291,9 +301,11 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
                                     : r.cost_model == "cost column" ? "the trace's cost column"
                                                                      : "the lite profile reports (log-normal through p50 and p99)"));
   for (const auto& n : r.notes) rep.notes.push_back(n);
-  rep.notes.push_back(fmt::format("{} requests in {:.2f} s ({:.1f} M requests/s, {} pass{}, {} thread{})",
-                                  format_count(r.trace.n_req_total), r.seconds, r.requests_per_second / 1e6, r.passes,
-                                  r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s"));
+  rep.notes.push_back(fmt::format("{} requests x {} simulation{} in {:.2f} s ({:.1f} M simulated requests/s; {} pass{} "
+                                  "over the trace, {} thread{})",
+                                  format_count(r.trace.n_req_total), r.simulations, r.simulations == 1 ? "" : "s", r.seconds,
+                                  double(r.trace.n_req) * double(r.simulations) / std::max(r.seconds, 1e-9) / 1e6,
+                                  r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s"));
   return rep;
 }
 

@@ -68,11 +68,18 @@ void panel(std::string& out, double x0, double y0, double w, double h, const std
     double y = ya.map(v);
     out += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='#eee'/>\n", x0, y, x0 + w, y);
     out += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='11' text-anchor='end'>{}</text>\n", x0 - 6, y + 4,
-                       ya.hi <= 1.0001 ? fmt::format("{:.2f}", v) : format_ms(v));
+                       v == 0 ? std::string("0") : ya.hi <= 1.0001 ? fmt::format("{:.2f}", v) : format_ms(v));
   }
   // x ticks
   std::vector<double> ticks;
-  if (xa.log) {
+  if (xa.log && bytes) {
+    // powers of two, at most ~8 ticks: 1 KiB, 4 KiB, 16 KiB ... or 1 KiB, 32 KiB, 1 MiB ...
+    const double octaves = std::log2(xa.hi / xa.lo);
+    const int step = std::max(1, static_cast<int>(std::ceil(octaves / 7)));
+    for (int e = static_cast<int>(std::ceil(std::log2(xa.lo))); std::pow(2.0, e) <= xa.hi * 1.0001; ++e)
+      if (e % step == 0) ticks.push_back(std::pow(2.0, e));
+    if (ticks.size() < 2) ticks = {xa.lo, xa.hi};
+  } else if (xa.log) {
     for (double d = std::pow(10, std::floor(std::log10(xa.lo))); d <= xa.hi * 1.0001; d *= 10)
       if (d >= xa.lo * 0.9999) ticks.push_back(d);
     if (ticks.size() < 2) ticks = {xa.lo, xa.hi};
@@ -113,12 +120,10 @@ std::string render_svg(const CacheSimResult& r) {
     lo = lo == 0 ? double(rec.size) : std::min(lo, double(rec.size));
     hi = std::max(hi, double(rec.size));
   }
+  // the x range is the simulated sizes; the one-pass curve may extend it to the right (up to the
+  // working set) but not to the left, where it would squash the policies' curves
   if (r.mrc)
-    for (const auto& p : r.mrc->points)
-      if (p.size >= 1) {
-        lo = lo == 0 ? double(p.size) : std::min(lo, double(p.size));
-        hi = std::max(hi, double(p.size));
-      }
+    for (const auto& p : r.mrc->points) hi = std::max(hi, double(p.size));
   if (lo <= 0) lo = 1;
   if (hi <= lo) hi = lo * 10;
   const bool log = hi / lo >= 20;
@@ -134,7 +139,7 @@ std::string render_svg(const CacheSimResult& r) {
   if (r.mrc) {
     Series s{"LRU, one-pass exact curve", "#000000", "5,4", {}, false};
     for (const auto& p : r.mrc->points)
-      if (!log || p.size >= lo) s.points.emplace_back(double(p.size), p.miss_ratio);
+      if (double(p.size) >= lo) s.points.emplace_back(double(p.size), p.miss_ratio);
     mr.push_back(std::move(s));
   }
 
