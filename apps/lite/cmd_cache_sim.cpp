@@ -75,7 +75,8 @@ cache::CacheSimOptions to_options(const CacheSimFlags& f) {
   if (!f.csv_columns.empty()) o.csv = cache::parse_csv_columns(f.csv_columns);
   o.has_header = f.has_header;
   std::string policies = f.policies.empty() ? "lru" : join(f.policies, ",");
-  o.policies = cache::parse_policies(policies);
+  if (to_lower(trim(policies)) == "none") o.policies.clear();
+  else o.policies = cache::parse_policies(policies);
   o.sizes = cache::parse_sizes(f.sizes, f.bytes);
   o.bytes = f.bytes;
   o.mrc = f.mrc;
@@ -102,7 +103,7 @@ Runner setup_cache_sim(CLI::App& app) {
       "Replay a request trace through cache policies and sizes: miss ratio, byte miss ratio and request latency per "
       "policy and size, the exact LRU curve in one pass, and the smallest size meeting a target.\n"
       "Exit 0 ok, 1 a --target-* was given and nothing reached it (results still printed), 2 bad input.");
-  app.add_option("TRACE", f->trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin")->required();
+  app.add_option("TRACE", f->trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
   app.add_option("--format", f->format, "Trace format: " + formats + " (default auto: from the name, else the contents)")
       ->group("Trace");
   app.add_option("--csv-columns", f->csv_columns,
@@ -114,7 +115,8 @@ Runner setup_cache_sim(CLI::App& app) {
   app.add_flag("--skip-bad-lines", f->skip_bad_lines, "Skip malformed lines/records and report how many")->group("Trace");
   app.add_option("--policy", f->policies,
                  "Policies: " + join(cache::policy_names(), ", ") +
-                     ", or all; parameters as s3fifo:small=0.1,ghost=0.9; 'list' shows them all (default lru)")
+                     ", or all; parameters as s3fifo:small=0.1,ghost=0.9; 'list' shows them all; 'none' with --mrc "
+                     "for the LRU curve alone (default lru)")
       ->group("Simulation")
       ->allow_extra_args(false);
   app.add_option("--sizes", f->sizes,
@@ -159,6 +161,7 @@ Runner setup_cache_sim(CLI::App& app) {
       report::print(policy_list_report(), format, std::cout);
       return int(exit_ok);
     }
+    if (f->trace.empty()) throw UsageError("missing TRACE: pass a trace file, or - for stdin; run 'lite cache-sim --help'");
     cache::CacheSimOptions options = to_options(*f);
     if (!f->plot.empty()) check_output_path(f->plot, f->trace == "-" ? std::string() : f->trace);
     auto progress = make_progress(f->out);

@@ -102,7 +102,7 @@ struct CacheSimOptions {
   TraceFormat format = TraceFormat::auto_detect;
   CsvColumns csv;
   bool has_header = false;                  // force: first csv line is a header
-  std::vector<PolicySpec> policies;         // empty = lru
+  std::vector<PolicySpec> policies = {{"lru", {}}};  // may be empty with mrc (the LRU curve alone)
   std::vector<SizeSpec> sizes;              // empty = auto
   bool bytes = false;
   bool mrc = false;

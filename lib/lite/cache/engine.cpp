@@ -248,6 +248,7 @@ void validate(const CacheSimOptions& o) {
   if (o.target_p99_ms && !(*o.target_p99_ms > 0)) throw UsageError("--target-p99 must be > 0 ms");
   if (o.target_hit_ratio && o.target_p99_ms) throw UsageError("give one target: --target-hit-ratio or --target-p99");
   if (o.threads < 0) throw UsageError("--threads must be >= 0 (0 = all cores)");
+  if (o.policies.empty() && !o.mrc) throw UsageError("no policy to simulate; give --policy, or --mrc for the LRU curve alone");
   if (!o.bytes)
     for (const auto& s : o.sizes)
       if (s.absolute && s.text.find_first_of("kKmMgGtTbB") != std::string::npos)
@@ -295,7 +296,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   validate(opt);
   CacheSimResult result;
   result.bytes = opt.bytes;
-  const std::vector<PolicySpec> policies = opt.policies.empty() ? std::vector<PolicySpec>{{"lru", {}}} : opt.policies;
+  const std::vector<PolicySpec>& policies = opt.policies;
   bool needs_next = false;
   for (const auto& p : policies) needs_next = needs_next || find_policy(p.name).needs_next_access;
   bool needs_wss = opt.sizes.empty();
@@ -677,6 +678,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       variant_names.push_back("");
     for (const std::string& variant : variant_names)
       for (const auto& p : policies) {
+        if (policies.empty()) break;
         Recommendation rec;
         rec.policy = p.label();
         rec.variant = variant;
@@ -712,6 +714,19 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       if (!set.best || *rec.size < *set.best->size ||
           (*rec.size == *set.best->size && rec.miss_ratio < set.best->miss_ratio))
         set.best = rec;
+    }
+    if (policies.empty() && result.mrc && opt.target_hit_ratio) {
+      // --policy none --mrc: the one-pass curve answers for LRU
+      Recommendation rec;
+      rec.policy = "lru";
+      if (result.mrc->smallest_size_for_target) {
+        rec.size = result.mrc->smallest_size_for_target;
+        rec.miss_ratio = 1.0 - *opt.target_hit_ratio;
+        for (const auto& p : result.mrc->points)
+          if (p.size == *rec.size) rec.miss_ratio = p.miss_ratio;
+        set.best = rec;
+      }
+      set.per_policy.push_back(rec);
     }
     set.reached = set.best.has_value();
     result.recommendation = std::move(set);

@@ -25,6 +25,7 @@ nlohmann::json counters_json(const Counters& c) {
 std::string size_label(uint64_t size, bool bytes) { return bytes ? format_bytes(double(size)) : format_count(size); }
 
 std::string ratio(double r) { return fmt::format("{:.4f}", r); }
+std::string ms(double v) { return v == 0 ? std::string("0") : format_ms(v); }
 
 }  // namespace
 
@@ -43,7 +44,7 @@ void to_json(nlohmann::json& j, const CacheSimOptions& o) {
          {"delimiter", o.csv.delimiter ? std::string(1, o.csv.delimiter) : std::string()},
          {"explicit", o.csv.explicit_columns}}},
        {"has_header", o.has_header},
-       {"policies", o.policies.empty() ? nlohmann::json::array({"lru"}) : policies},
+       {"policies", policies},
        {"sizes", o.sizes.empty() ? nlohmann::json("auto") : sizes},
        {"bytes", o.bytes},
        {"mrc", o.mrc},
@@ -200,17 +201,17 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
       row.push_back(rec.full ? fmt::format("{:+.4f}", rec.counters.miss_ratio() - rec.full->miss_ratio()) : "-");
     }
     if (rec.latency) {
-      row.push_back(format_ms(rec.latency->mean_ms));
-      row.push_back(format_ms(rec.latency->p50_ms));
-      row.push_back(format_ms(rec.latency->p99_ms));
+      row.push_back(ms(rec.latency->mean_ms));
+      row.push_back(ms(rec.latency->p50_ms));
+      row.push_back(ms(rec.latency->p99_ms));
     }
     for (const auto& [label, f] : rec.variants) {
-      row.push_back(format_ms(f.mean_ms));
-      row.push_back(format_ms(f.p99_ms));
+      row.push_back(ms(f.mean_ms));
+      row.push_back(ms(f.p99_ms));
     }
     t.rows.push_back(std::move(row));
   }
-  rep.tables.push_back(std::move(t));
+  if (!r.records.empty()) rep.tables.push_back(std::move(t));
 
   if (r.mrc) {
     report::Table m;
@@ -229,7 +230,7 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
     rep.tables.push_back(std::move(m));
   }
 
-  if (r.recommendation) {
+  if (r.recommendation && !r.recommendation->per_policy.empty()) {
     const auto& set = *r.recommendation;
     report::Table rt;
     rt.title = "Smallest simulated size reaching " + set.target;
@@ -246,7 +247,7 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
       row.push_back(x.policy + (best ? " (best)" : oracle ? " (offline bound)" : ""));
       row.push_back(x.size ? size_label(*x.size, bytes) : "not reached");
       row.push_back(x.size ? ratio(x.miss_ratio) : "-");
-      row.push_back(x.p99_ms ? format_ms(*x.p99_ms) : "-");
+      row.push_back(x.p99_ms ? ms(*x.p99_ms) : "-");
       rt.rows.push_back(std::move(row));
     }
     rep.tables.push_back(std::move(rt));
@@ -296,16 +297,20 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
                                     r.trace.sampling, r.trace.sample_rate, format_count(r.trace.n_req),
                                     format_count(r.trace.n_req_total)));
   if (!r.cost_model.empty())
-    rep.notes.push_back(fmt::format("latency: hit {} ms, miss from {}", format_ms(o.hit_latency_ms),
+    rep.notes.push_back(fmt::format("latency: hit {} ms, miss from {}", ms(o.hit_latency_ms),
                                     r.cost_model == "constant" ? format_ms(*o.miss_latency_ms) + " ms"
                                     : r.cost_model == "cost column" ? "the trace's cost column"
                                                                      : "the lite profile reports (log-normal through p50 and p99)"));
   for (const auto& n : r.notes) rep.notes.push_back(n);
-  rep.notes.push_back(fmt::format("{} requests x {} simulation{} in {:.2f} s ({:.1f} M simulated requests/s; {} pass{} "
-                                  "over the trace, {} thread{})",
-                                  format_count(r.trace.n_req_total), r.simulations, r.simulations == 1 ? "" : "s", r.seconds,
-                                  double(r.trace.n_req) * double(r.simulations) / std::max(r.seconds, 1e-9) / 1e6,
-                                  r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s"));
+  if (r.simulations == 0)
+    rep.notes.push_back(fmt::format("{} requests, one-pass LRU curve in {:.2f} s ({:.1f} M requests/s)",
+                                    format_count(r.trace.n_req_total), r.seconds, r.requests_per_second / 1e6));
+  else
+    rep.notes.push_back(fmt::format("{} requests x {} simulation{} in {:.2f} s ({:.1f} M simulated requests/s; {} pass{} "
+                                    "over the trace, {} thread{})",
+                                    format_count(r.trace.n_req_total), r.simulations, r.simulations == 1 ? "" : "s",
+                                    r.seconds, double(r.trace.n_req) * double(r.simulations) / std::max(r.seconds, 1e-9) / 1e6,
+                                    r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s"));
   return rep;
 }
 

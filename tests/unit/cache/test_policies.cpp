@@ -64,6 +64,12 @@ TEST_CASE("sieve: the hand clears visited bits and rests on the evicted object's
   // continuing: E m: hand at D (v=0) evict D; hand -> B. [E B A]; A h; F m: hand at B (v=0) evict B.
   //             B m: hand -> E (v=0) evict E. Then A h: A was never moved and survives.
   CHECK(hits(run("sieve", 3, "A B A C D B A E A F B A")) == 4);
+  // A frequent object loses its bit to the hand and goes: C=2: A m, A h (v=1), B m [B A];
+  //   C m: hand at A clears it, B (v=0) evicted, hand -> nil (B was the head) [C A]
+  //   D m: hand restarts at the tail A (v=0): evicted [D C];  A m
+  // LFU keeps A (frequency 2) and hits it at the end.
+  CHECK(hits(run("sieve", 2, "A A B C D A")) == 1);
+  CHECK(hits(run("lfu", 2, "A A B C D A")) == 2);
   // FIFO evicts A at D and again at B: hits at 3, 6, 9 only
   CHECK(hits(run("fifo", 3, "A B A C D B A E A F B A")) == 3);
 }

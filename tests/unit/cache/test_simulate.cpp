@@ -152,7 +152,7 @@ TEST_CASE("cost models: constant, cost column, p99 target") {
   CHECK_THROWS_AS(simulate(o), lite::UsageError);  // two miss-latency sources
 }
 
-TEST_CASE("sampling: SHARDS fixed rate with a full-trace check; fixed size") {
+TEST_CASE("sampling: SHARDS fixed rate with a full-trace check, fixed size") {
   TempDir d;
   auto trace = zipf(200000, 40000, 0.8, 1, 53);
   auto path = write_txt(d, trace);
@@ -203,7 +203,7 @@ TEST_CASE("--mrc through simulate: the curve at the requested sizes equals the s
   for (size_t i = 0; i < r.records.size(); ++i) CHECK(r.mrc->at_sizes[i].miss_ratio == doctest::Approx(r.records[i].counters.miss_ratio()).epsilon(1e-12));
 }
 
-TEST_CASE("JSON records carry the stable field names; the report and the SVG render") {
+TEST_CASE("JSON records carry the stable field names, the report and the SVG render") {
   TempDir d;
   auto path = write_txt(d, zipf(3000, 300, 1.0, 1, 67));
   auto o = options(path, "lru,s3fifo", "20,100");

@@ -106,7 +106,7 @@ TEST_CASE("csv: columns from the header names, zero sizes skipped, cost column")
   CHECK(o.stats.n_skipped_zero_size == 1);
 }
 
-TEST_CASE("csv: explicit columns like libCacheSim's time-col=2,obj-id-col=5,obj-size-col=4; tab delimiter") {
+TEST_CASE("csv: explicit columns like libCacheSim's time-col=2,obj-id-col=5,obj-size-col=4, tab delimiter") {
   TempDir d;
   auto c = config(d.write("t.csv", "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633899,28,1024,7\n"));
   c.csv = lite::cache::parse_csv_columns("time=2,key=5,size=4");
@@ -124,7 +124,7 @@ TEST_CASE("csv: explicit columns like libCacheSim's time-col=2,obj-id-col=5,obj-
   CHECK(qr.keys[0] != qr.keys[2]);
 }
 
-TEST_CASE("csv: a malformed line names file, line and field; --skip-bad-lines counts it") {
+TEST_CASE("csv: a malformed line names file, line and field, --skip-bad-lines counts it") {
   TempDir d;
   auto path = d.write("bad.csv", "key,size\na,10\nb,ten\nc\nd,-4\ne,20\n");
   auto msg = message_of(config(path));
@@ -169,7 +169,7 @@ TEST_CASE("oracleGeneral: packed 24-byte records, -1 = no next access, size 0 sk
   CHECK(bad.find("'next_access'") != std::string::npos);
 }
 
-TEST_CASE("vscsi v1: 32-byte records, lbn is the key, len the size; detected from the contents") {
+TEST_CASE("vscsi v1: 32-byte records, lbn is the key, len the size, detected from the contents") {
   TempDir d;
   std::string data = vscsi_record(42, 512) + vscsi_record(43, 1024) + vscsi_record(42, 4096);
   auto r = read_all(config(d.write("t.vscsi", data)));
