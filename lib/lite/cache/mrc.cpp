@@ -21,10 +21,10 @@ LruProfiler::LruProfiler(bool bytes, std::vector<uint64_t> query_sizes, double s
       rate_(max_objects ? 1.0 : sample_rate),
       threshold_(max_objects ? UINT64_MAX : threshold_for(sample_rate)),
       max_objects_(max_objects),
-      table_(1 << 14),
       queries_(std::move(query_sizes)) {
+  slots_.assign(1 << 14, Entry{0, kNil, 0});
+  mask_ = slots_.size() - 1;
   cap_ = kMinPositions;
-  owner_.assign(cap_, kNil);
   bits_.assign(cap_ / 64, 0);
   if (bytes_) {
     tree_.assign(cap_ + 1, 0);
@@ -67,29 +67,77 @@ void LruProfiler::add_weight(uint32_t pos, int64_t w) {
   }
 }
 
+// ---- the object table --------------------------------------------------------------------------
+
+LruProfiler::Entry* LruProfiler::find(uint64_t key, uint64_t hash) {
+  for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+    Entry& e = slots_[i];
+    if (e.pos == kNil) return nullptr;
+    if (e.key == key) return &e;
+  }
+}
+
+LruProfiler::Entry* LruProfiler::insert(uint64_t key, uint64_t hash) {
+  if ((live_ + 1) * 2 > slots_.size()) grow();
+  size_t i = hash & mask_;
+  while (slots_[i].pos != kNil) i = (i + 1) & mask_;
+  slots_[i].key = key;
+  ++live_;
+  return &slots_[i];
+}
+
+void LruProfiler::erase(Entry* e) {
+  size_t i = static_cast<size_t>(e - slots_.data());
+  size_t j = i;
+  while (true) {
+    j = (j + 1) & mask_;
+    if (slots_[j].pos == kNil) break;
+    const size_t home = hash_key(slots_[j].key) & mask_;
+    if (((j - home) & mask_) >= ((j - i) & mask_)) {
+      slots_[i] = slots_[j];
+      i = j;
+    }
+  }
+  slots_[i].pos = kNil;
+  --live_;
+}
+
+void LruProfiler::grow() {
+  BigVector<Entry> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, Entry{0, kNil, 0});
+  mask_ = slots_.size() - 1;
+  for (const Entry& e : old) {
+    if (e.pos == kNil) continue;
+    size_t i = hash_key(e.key) & mask_;
+    while (slots_[i].pos != kNil) i = (i + 1) & mask_;
+    slots_[i] = e;
+  }
+}
+
 void LruProfiler::compact() {
-  // Live positions move down, in order, so owner_ compacts in place; arrays only grow.
-  const size_t live = table_.size();
+  // An object's new position is the number of live positions before its old one, so the order is
+  // kept and the live positions become 0 .. live-1.
+  std::vector<uint32_t> rank(bits_.size() + 1, 0);
+  for (size_t w = 0; w < bits_.size(); ++w) rank[w + 1] = rank[w] + static_cast<uint32_t>(__builtin_popcountll(bits_[w]));
+  for (Entry& e : slots_) {
+    if (e.pos == kNil) continue;
+    const uint32_t w = e.pos >> 6, b = e.pos & 63;
+    e.pos = rank[w] + static_cast<uint32_t>(__builtin_popcountll(bits_[w] & ((uint64_t(1) << b) - 1)));
+  }
+  const size_t live = live_;
   uint32_t new_cap = std::max<uint32_t>(cap_, kMinPositions);
   while (new_cap < live * 4) new_cap <<= 1;
-  uint32_t next = 0;
-  for (size_t w = 0; w < bits_.size(); ++w)
-    for (uint64_t word = bits_[w]; word != 0; word &= word - 1) {
-      const uint32_t p = static_cast<uint32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(word)));
-      const uint32_t n = owner_[p];
-      table_[n].pos = next;
-      owner_[next++] = n;
-    }
-  if (new_cap != cap_) owner_.resize(new_cap, kNil);
   cap_ = new_cap;
-  now_ = next;
+  now_ = static_cast<uint32_t>(live);
   bits_.assign(cap_ / 64, 0);
   for (uint32_t w = 0; w < now_ / 64; ++w) bits_[w] = ~uint64_t(0);
   if (now_ % 64) bits_[now_ / 64] = (uint64_t(1) << (now_ % 64)) - 1;
   // rebuild the trees in O(n)
   if (bytes_) {
     tree_.assign(cap_ + 1, 0);
-    for (uint32_t p = 0; p < now_; ++p) tree_[p + 1] = table_[owner_[p]].size;
+    for (const Entry& e : slots_)
+      if (e.pos != kNil) tree_[e.pos + 1] = e.size;
     for (size_t i = 1; i < tree_.size(); ++i) {
       size_t j = i + (i & (~i + 1));
       if (j < tree_.size()) tree_[j] += tree_[i];
@@ -107,10 +155,11 @@ void LruProfiler::compact() {
 // ---- sampling -----------------------------------------------------------------------------------
 
 void LruProfiler::drop_largest_hash() {
-  const auto [hash, n] = by_hash_.top();
+  const auto [hash, key] = by_hash_.top();
   by_hash_.pop();
-  add_weight(table_[n].pos, -static_cast<int64_t>(bytes_ ? table_[n].size : 1));
-  table_.erase(n);
+  Entry* e = find(key, hash);
+  add_weight(e->pos, -static_cast<int64_t>(bytes_ ? e->size : 1));
+  erase(e);
   const double old_rate = rate_;
   threshold_ = hash;  // keep iff hash < threshold
   rate_ = static_cast<double>(threshold_) / kTwo64;
@@ -149,34 +198,29 @@ double LruProfiler::access(uint64_t key, uint64_t hash, uint32_t size) {
   sampled_bytes_ += w * size;
   if (size > max_object_size_) max_object_size_ = size;
   const uint32_t weight = bytes_ ? size : 1;
-  uint32_t n = table_.find(key, hash);
-  if (n == kNil) {
+  Entry* e = find(key, hash);
+  if (!e) {
     cold_req_ += w;
     cold_bytes_ += w * size;
     if (now_ == cap_) compact();
-    n = table_.insert(key, hash);
-    auto& node = table_[n];
-    node.hash = hash;
-    node.pos = now_;
-    node.size = size;
-    owner_[now_] = n;
+    e = insert(key, hash);
+    e->pos = now_;
+    e->size = size;
     add_weight(now_, weight);
     ++now_;
     if (max_objects_) {
-      by_hash_.push({hash, n});
-      if (table_.size() > max_objects_) drop_largest_hash();
+      by_hash_.push({hash, key});
+      if (live_ > max_objects_) drop_largest_hash();
     }
     return 0;
   }
-  const uint32_t stored = bytes_ ? table_[n].size : 1;
-  const double distance = static_cast<double>(weight_after(table_[n].pos) + stored) / rate_;
-  if (bytes_ && size != table_[n].size) sizes_vary_ = true;
-  if (now_ == cap_) compact();
-  auto& node = table_[n];
-  add_weight(node.pos, -static_cast<int64_t>(stored));
-  node.pos = now_;
-  node.size = size;
-  owner_[now_] = n;
+  const uint32_t stored = bytes_ ? e->size : 1;
+  const double distance = static_cast<double>(weight_after(e->pos) + stored) / rate_;
+  if (bytes_ && size != e->size) sizes_vary_ = true;
+  if (now_ == cap_) compact();  // entries stay in place; their positions change
+  add_weight(e->pos, -static_cast<int64_t>(stored));
+  e->pos = now_;
+  e->size = size;
   add_weight(now_, weight);
   ++now_;
   return distance;
@@ -186,8 +230,7 @@ void LruProfiler::run(const Batch& b) {
   const bool deferred = !bytes_ && max_objects_ == 0;  // the weight of a count stays 1/scale_ = 1
   if (deferred) pending_.clear();
   for (size_t i = 0; i < b.n; ++i) {
-    if (i + 16 < b.n) table_.prefetch(b.hash[i + 16]);
-    if (i + 8 < b.n) table_.prefetch_node(b.hash[i + 8]);
+    if (i + 8 < b.n) __builtin_prefetch(&slots_[b.hash[i + 8] & mask_]);
     const double d = access(b.key[i], b.hash[i], b.size[i]);
     if (d <= 0) continue;
     if (!deferred) {
@@ -212,7 +255,7 @@ void LruProfiler::run(const Batch& b) {
 }
 
 size_t LruProfiler::memory_bytes() const {
-  return table_.memory_bytes() + owner_.capacity() * 4 + bits_.capacity() * 8 + word_tree_.capacity() * 4 +
+  return slots_.capacity() * sizeof(Entry) + bits_.capacity() * 8 + word_tree_.capacity() * 4 +
          tree_.capacity() * 8 + hist_req_.capacity() * 16 + edges_.capacity() * 8;
 }
 

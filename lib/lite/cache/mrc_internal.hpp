@@ -6,9 +6,11 @@
 //
 // Stack distances come from a Fenwick tree over "last access" positions (O(log M) per request, M =
 // live objects): each object contributes its size at the position of its latest request. Positions
-// are compacted when they run out, so memory grows with objects, not with requests. In object mode
-// the tree is a bitmap of positions plus a Fenwick tree over 64-position words (popcount inside a
-// word), which keeps the tree in cache.
+// are compacted when they run out (an object's new position is the rank of its old one among the
+// live positions, a popcount), so memory grows with objects, not with requests. In object mode the
+// tree is a bitmap of positions plus a Fenwick tree over 64-position words (popcount inside a word),
+// which keeps the tree in cache. Objects live in a flat open-addressing table of {key, position,
+// size}: one random memory access per request.
 //
 // SHARDS (Waldspurger et al., FAST'15): with rate R only keys whose 64-bit hash is below R*2^64 are
 // tracked and their distances are scaled by 1/R; SHARDS_adj adds the difference between the expected
@@ -41,12 +43,16 @@ class LruProfiler {
   size_t memory_bytes() const;
 
  private:
-  struct Node {
-    uint64_t key = 0;
-    uint64_t hash = 0;
-    uint32_t pos = 0;
-    uint32_t size = 0;
+  struct Entry {
+    uint64_t key;
+    uint32_t pos;  // kNil = free slot
+    uint32_t size;
   };
+  // open addressing, linear probing, backward-shift deletion; entries move only when it grows
+  Entry* find(uint64_t key, uint64_t hash);
+  Entry* insert(uint64_t key, uint64_t hash);  // may grow: earlier pointers become invalid
+  void erase(Entry* e);
+  void grow();
   // Returns the request's scaled stack distance, 0 for a first access or a key not sampled.
   double access(uint64_t key, uint64_t hash, uint32_t size);
   void record(double distance, uint32_t request_size);
@@ -60,10 +66,10 @@ class LruProfiler {
   double rate_;
   uint64_t threshold_;
   uint64_t max_objects_;
-  ObjectTable<Node> table_;
+  BigVector<Entry> slots_;
+  size_t mask_ = 0, live_ = 0;
   // positions
   uint32_t now_ = 0, cap_ = 0;
-  BigVector<uint32_t> owner_;      // position -> node that took it (stale once the bit is clear)
   BigVector<uint64_t> bits_;       // live positions
   BigVector<uint32_t> word_tree_;  // object mode: Fenwick over popcounts of 64-position words
   BigVector<uint64_t> tree_;       // byte mode: Fenwick over sizes
@@ -78,7 +84,7 @@ class LruProfiler {
   uint64_t max_object_size_ = 0;
   bool sizes_vary_ = false;
   std::vector<uint64_t> queries_;
-  std::priority_queue<std::pair<uint64_t, uint32_t>> by_hash_;  // fixed-size SHARDS
+  std::priority_queue<std::pair<uint64_t, uint64_t>> by_hash_;  // fixed-size SHARDS: (hash, key)
   std::vector<uint32_t> pending_;  // object mode: histogram slots of this batch, updated in a second loop
 };
 
