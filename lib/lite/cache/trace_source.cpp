@@ -290,6 +290,11 @@ bool parse_uint(std::string_view text, uint64_t& value) {
 
 bool parse_double(std::string_view text, double& value) {
   text = trim_view(text);
+  uint64_t whole;
+  if (text.size() <= 15 && parse_uint(text, whole)) {  // the common case, exact below 2^53
+    value = static_cast<double>(whole);
+    return true;
+  }
   if (!text.empty() && text[0] == '+') text.remove_prefix(1);
   if (text.empty()) return false;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
