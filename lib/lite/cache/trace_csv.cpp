@@ -108,6 +108,11 @@ class CsvReader final : public TraceReader {
                            fmt::format("the header '{}' names no key column (key, obj_id, id, lbn, ...)", std::string(first)),
                            "pass --csv-columns key=N[,size=N,time=N,cost=N]");
         found.delimiter = columns_.delimiter;
+        if (found.cost && !c.want_cost) {
+          notes.push_back(fmt::format("csv column {} ('{}') ignored: the miss latency comes from --miss-latency/--miss-latency-from",
+                                      found.cost, std::string(fields[found.cost - 1])));
+          found.cost = 0;
+        }
         columns_ = found;
         notes.push_back(fmt::format("csv columns from the header: key={}{}{}{}", columns_.key,
                                     columns_.size ? fmt::format(" size={}", columns_.size) : "",
