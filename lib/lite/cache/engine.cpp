@@ -37,7 +37,7 @@
 namespace lite::cache {
 namespace detail {
 
-constexpr size_t kBatch = 1 << 16;
+constexpr size_t kBatch = 1 << 14;  // 16K requests: 512 KiB of batch, cache-resident
 
 // ---- temporary files ----------------------------------------------------------------------------
 
@@ -551,7 +551,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
     };
     Batch batches[2];
     batches[0].reserve(kBatch);
-    batches[1].reserve(kBatch);
+    if (threads > 1) batches[1].reserve(kBatch);  // double buffering only with a pool
     batches[0].has_cost = batches[1].has_cost = reader->has_cost();
     batches[0].has_next = batches[1].has_next = needs_next;
     auto read_batch = [&](Batch& b) {

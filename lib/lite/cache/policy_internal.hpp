@@ -28,13 +28,33 @@ struct Access {
   int64_t next;
 };
 
+// A fixed-size array that is not zero-filled: batch and input buffers are written before they are read,
+// and zeroing them would be one more pass over memory for every run.
+template <class T>
+class RawArray {
+ public:
+  void resize(size_t n) {
+    data_.reset(n ? new T[n] : nullptr);  // default-initialized: no zeroing for trivial T
+    size_ = n;
+  }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  size_t size_ = 0;
+};
+
 // A batch of requests, struct-of-arrays, shared read-only by every simulator.
 struct Batch {
   size_t n = 0;
-  std::vector<uint64_t> key, hash;
-  std::vector<uint32_t> size;
-  std::vector<float> cost;
-  std::vector<int64_t> next;
+  RawArray<uint64_t> key, hash;
+  RawArray<uint32_t> size;
+  RawArray<float> cost;
+  RawArray<int64_t> next;
   bool has_cost = false, has_next = false;
 
   void reserve(size_t capacity) {

@@ -32,10 +32,10 @@ std::string display_name(const std::string& path);
 
 class BufferedInput {
  public:
-  BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size = size_t(4) << 20);
+  BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size = size_t(1) << 20);
   // Makes at least `want` bytes available (fewer only at the end); returns what is available.
   size_t ensure(size_t want);
-  const char* data() const { return buf_.data() + pos_; }
+  const char* data() const { return buf_.get() + pos_; }
   size_t available() const { return end_ - pos_; }
   void consume(size_t n) { pos_ += n; }
   bool at_end() { return available() == 0 && ensure(1) == 0; }
@@ -46,7 +46,8 @@ class BufferedInput {
 
  private:
   std::unique_ptr<ByteSource> source_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;  // not zero-filled
+  size_t capacity_;
   size_t pos_ = 0, end_ = 0;
   bool source_done_ = false;
   uint64_t line_ = 0;

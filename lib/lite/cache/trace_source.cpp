@@ -211,18 +211,24 @@ std::unique_ptr<ByteSource> open_source(const std::string& path, const std::stri
 }
 
 BufferedInput::BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size)
-    : source_(std::move(source)), buf_(buffer_size) {}
+    : source_(std::move(source)), buf_(new char[buffer_size]), capacity_(buffer_size) {}
 
 size_t BufferedInput::ensure(size_t want) {
   if (end_ - pos_ >= want || source_done_) return end_ - pos_;
   if (pos_ > 0) {
-    std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+    std::memmove(buf_.get(), buf_.get() + pos_, end_ - pos_);
     end_ -= pos_;
     pos_ = 0;
   }
-  if (want > buf_.size()) buf_.resize(std::max(want, buf_.size() * 2));
+  if (want > capacity_) {
+    const size_t bigger = std::max(want, capacity_ * 2);
+    std::unique_ptr<char[]> grown(new char[bigger]);
+    std::memcpy(grown.get(), buf_.get(), end_);
+    buf_ = std::move(grown);
+    capacity_ = bigger;
+  }
   while (end_ < want && !source_done_) {
-    size_t got = source_->read(buf_.data() + end_, buf_.size() - end_);
+    size_t got = source_->read(buf_.get() + end_, capacity_ - end_);
     if (got == 0) source_done_ = true;
     end_ += got;
   }
@@ -232,7 +238,7 @@ size_t BufferedInput::ensure(size_t want) {
 bool BufferedInput::next_line(std::string_view& line) {
   size_t scanned = 0;
   while (true) {
-    const char* start = buf_.data() + pos_;
+    const char* start = buf_.get() + pos_;
     const size_t avail = end_ - pos_;
     const void* nl = avail > scanned ? std::memchr(start + scanned, '\n', avail - scanned) : nullptr;
     if (nl) {
