@@ -404,9 +404,11 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       ProgressPhase phase(progress, "computing next accesses (Belady)", scan.n_req);
       next_file = std::make_unique<TempFile>(opt.temp_dir, "next");
       ObjectTable<LastNode> last(static_cast<size_t>(std::min<uint64_t>(scan.n_obj, uint64_t(1) << 26)) + 16);
-      const uint64_t block = uint64_t(1) << 20;
-      std::vector<uint64_t> keys(block);
-      std::vector<int64_t> next(block);
+      const uint64_t block = std::min<uint64_t>(uint64_t(1) << 20, scan.n_req);
+      RawArray<uint64_t> keys;
+      RawArray<int64_t> next;
+      keys.resize(block);
+      next.resize(block);
       for (uint64_t hi = scan.n_req; hi > 0;) {
         const uint64_t lo = hi > block ? hi - block : 0;
         const size_t n = static_cast<size_t>(hi - lo);
