@@ -3,7 +3,7 @@
 //
 // Data flows one way: CacheSimOptions -> simulate() -> CacheSimResult -> to_report() / render_svg().
 // The library never prints and never exits: bad input throws lite::InputError, a wrong option
-// lite::UsageError, Ctrl-C lite::Interrupted (polled every 64K requests).
+// lite::UsageError, Ctrl-C lite::Interrupted (polled every 16K requests).
 //
 // Semantics follow libCacheSim (cache_get_base): every request counts, the first access is a miss,
 // no warm-up; on a miss an object that fits (size <= capacity) is inserted after evicting until it

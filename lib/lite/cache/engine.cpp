@@ -7,7 +7,7 @@
 //   [next]    Belady only: the key file is read backwards in 1M-request blocks to compute each
 //             request's next-access index into a second temporary file (memory: one map entry per
 //             object; disk: 16 bytes per request; nothing per request stays in memory)
-//   [main]    one pass: the reader fills a 64K-request batch, every simulator (and the one-pass LRU
+//   [main]    one pass: the reader fills a 16K-request batch, every simulator (and the one-pass LRU
 //             profiler) consumes it; with --threads > 1 the simulators run on a pool while the reader
 //             parses the next batch (double buffering)
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 #pragma once
 // Streaming trace readers. A ByteSource yields raw bytes (a file, stdin, or a zstd stream around
-// either); BufferedInput keeps one large buffer (4 MiB) that the format parsers read records and lines
+// either); BufferedInput keeps one buffer (1 MiB) that the format parsers read records and lines
 // straight out of; one TraceReader per format turns them into batches of requests. Memory is the
 // buffer plus the batch, whatever the trace length.
 #include <cstdint>
