@@ -4,7 +4,7 @@
 //   [scan]    a first pass when sizes are fractions of the working set (auto), when Belady needs
 //             next-access indices the format lacks (keys are written to a temporary file), or for
 //             fixed-size SHARDS (the N smallest key hashes give the sampling rate)
-//   [next]    Belady only: the key file is read backwards in 1M-request blocks to compute each
+//   [next]    Belady only: the key file is read backwards in 64K-request blocks to compute each
 //             request's next-access index into a second temporary file (memory: one map entry per
 //             object; disk: 16 bytes per request; nothing per request stays in memory)
 //   [main]    one pass: the reader fills a 16K-request batch, every simulator (and the one-pass LRU
@@ -404,7 +404,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       ProgressPhase phase(progress, "computing next accesses (Belady)", scan.n_req);
       next_file = std::make_unique<TempFile>(opt.temp_dir, "next");
       ObjectTable<LastNode> last(static_cast<size_t>(std::min<uint64_t>(scan.n_obj, uint64_t(1) << 26)) + 16);
-      const uint64_t block = std::min<uint64_t>(uint64_t(1) << 20, scan.n_req);
+      const uint64_t block = std::min<uint64_t>(uint64_t(1) << 16, scan.n_req);  // Ctrl-C is polled per block
       RawArray<uint64_t> keys;
       RawArray<int64_t> next;
       keys.resize(block);
