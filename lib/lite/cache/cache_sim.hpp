@@ -1,0 +1,229 @@
+#pragma once
+// lite::cache: trace-driven cache simulation (torch-free).
+//
+// Data flows one way: CacheSimOptions -> simulate() -> CacheSimResult -> to_report() / render_svg().
+// The library never prints and never exits: bad input throws lite::InputError, a wrong option
+// lite::UsageError, Ctrl-C lite::Interrupted (polled every 16K requests).
+//
+// Semantics follow libCacheSim (cache_get_base): every request counts, the first access is a miss,
+// no warm-up; on a miss an object that fits (size <= capacity) is inserted after evicting until it
+// fits, a larger one is a miss that evicts nothing; a hit keeps the stored size; in object mode every
+// object has size 1; size-0 requests are skipped (csv, oracleGeneral).
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/progress.hpp"
+#include "lite/core/report.hpp"
+
+namespace lite::cache {
+
+constexpr int64_t kNoNextAccess = std::numeric_limits<int64_t>::max();
+
+// One request as the simulators see it. In object mode `size` is 1.
+struct Request {
+  uint64_t key = 0;
+  uint32_t size = 1;
+  float cost_ms = 0;                    // per-request miss cost when the trace has a cost column
+  int64_t next_access = kNoNextAccess;  // index of the next request to the same key (Belady)
+};
+
+struct Counters {
+  uint64_t n_req = 0, n_miss = 0, n_req_byte = 0, n_miss_byte = 0;
+  double miss_ratio() const { return n_req ? double(n_miss) / double(n_req) : 0.0; }
+  double byte_miss_ratio() const { return n_req_byte ? double(n_miss_byte) / double(n_req_byte) : 0.0; }
+};
+
+// ---- trace formats ------------------------------------------------------------------------------
+
+enum class TraceFormat { auto_detect, csv, txt, oracle_general, vscsi };
+
+struct TraceFormatEntry {
+  const char* name;
+  TraceFormat format;
+  const char* description;
+};
+// The format table: drives --format parsing, help and detection messages.
+const std::vector<TraceFormatEntry>& trace_formats();
+TraceFormat parse_trace_format(const std::string& name);  // UsageError with suggestion
+std::string trace_format_name(TraceFormat f);
+
+// CSV columns, 1-based; 0 = absent. Parsed from "time=2,key=5,size=4,cost=6[,delimiter=tab]".
+struct CsvColumns {
+  int key = 0, time = 0, size = 0, cost = 0;
+  char delimiter = 0;  // 0 = detect from the first line
+  bool explicit_columns = false;
+};
+CsvColumns parse_csv_columns(const std::string& spec);
+
+// ---- policies -----------------------------------------------------------------------------------
+
+struct PolicySpec {
+  std::string name;                                       // registry name, e.g. "s3fifo"
+  std::vector<std::pair<std::string, double>> params;     // only the ones given, canonical names
+  std::string label() const;                              // "s3fifo" or "s3fifo:small=0.2"
+};
+// "lru,fifo,s3fifo:small=0.1,ghost=0.9" or "all". UsageError names the known policies, the closest
+// match and, for a bad parameter, the policy's parameters.
+std::vector<PolicySpec> parse_policies(const std::string& text);
+
+// ---- sizes --------------------------------------------------------------------------------------
+
+struct SizeSpec {
+  std::string text;        // as given
+  uint64_t absolute = 0;   // objects or bytes, when fraction == 0
+  double fraction = 0;     // of the working set, in (0, 1]
+};
+// "auto" -> empty list (the caller picks libCacheSim's fractions). UsageError for zero, negative,
+// malformed sizes and for byte units in object mode.
+std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes);
+// The fractions used by --sizes auto: libCacheSim cachesim's eight, plus 0.5 and the whole working set.
+const std::vector<double>& auto_size_fractions();
+
+// ---- cost model ---------------------------------------------------------------------------------
+
+// A model variant read from a `lite profile --json` report: its steady-state latency.
+struct ModelVariant {
+  std::string label;  // file name of result.model.path
+  std::string source; // the report's path
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+};
+// Throws InputError naming the file for unreadable JSON, another tool/command, or missing keys.
+ModelVariant load_profile_variant(const std::string& path);
+
+// ---- options and results ------------------------------------------------------------------------
+
+struct CacheSimOptions {
+  std::string trace = "-";                 // path, or "-" for stdin
+  TraceFormat format = TraceFormat::auto_detect;
+  CsvColumns csv;
+  bool has_header = false;                  // force: first csv line is a header
+  std::vector<PolicySpec> policies = {{"lru", {}}};  // may be empty with mrc (the LRU curve alone)
+  std::vector<SizeSpec> sizes;              // empty = auto
+  bool bytes = false;
+  bool mrc = false;
+  double sample_rate = 1.0;                 // fixed-rate SHARDS, (0, 1]
+  uint64_t sample_objects = 0;              // fixed-size SHARDS (0 = off)
+  bool sample_check = false;                // also simulate the full trace and report the error
+  double hit_latency_ms = 0;
+  std::optional<double> miss_latency_ms;
+  std::vector<ModelVariant> variants;       // from --miss-latency-from
+  std::optional<double> target_hit_ratio;
+  std::optional<double> target_p99_ms;
+  int threads = 0;                          // 0 = all cores
+  bool skip_bad_lines = false;
+  std::string temp_dir;                     // for stdin spooling and Belady's next-access pass; "" = $TMPDIR
+};
+void to_json(nlohmann::json& j, const CacheSimOptions& o);
+
+struct LatencyFigures {
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+};
+
+struct SimRecord {
+  std::string policy;      // label
+  uint64_t size = 0;       // objects or bytes as requested (unscaled)
+  uint64_t simulated_size = 0;  // size given to the simulator (scaled by the sampling rate)
+  std::string size_text;   // as the user wrote it, or the auto fraction
+  Counters counters;             // with sampling: full-trace estimates (sampled misses / rate, exact totals)
+  bool sampled = false;
+  std::optional<Counters> sampled_counters;  // what the sampled simulator counted
+  std::optional<LatencyFigures> latency;                             // one cost model
+  std::vector<std::pair<std::string, LatencyFigures>> variants;      // --miss-latency-from
+  // --sample-check: the same simulation on the full trace
+  std::optional<Counters> full;
+  uint64_t memory_bytes = 0;
+};
+void to_json(nlohmann::json& j, const SimRecord& r);
+
+struct TraceSummary {
+  std::string path, format;
+  uint64_t n_req = 0;            // requests simulated (after skipping and sampling)
+  uint64_t n_req_total = 0;      // requests read from the trace (after skipping)
+  uint64_t n_req_byte = 0;       // bytes of the requests read (in object mode: requests)
+  uint64_t n_skipped_zero_size = 0;
+  uint64_t n_bad_lines_skipped = 0;
+  std::optional<uint64_t> n_obj;              // unique objects, when a pass computed it
+  std::optional<uint64_t> working_set_bytes;  // sum of unique objects' first sizes
+  std::optional<uint64_t> max_object_size;
+  bool has_cost_column = false, has_next_access = false;
+  double sample_rate = 1.0;
+  std::string sampling;  // "", "fixed-rate" or "fixed-size"
+};
+void to_json(nlohmann::json& j, const TraceSummary& t);
+
+// The one-pass exact LRU miss-ratio curve (Mattson stack distances over a Fenwick tree).
+struct MrcPoint {
+  uint64_t size = 0;
+  double miss_ratio = 0, byte_miss_ratio = 0;
+};
+struct MrcCurve {
+  bool bytes = false;
+  uint64_t n_req = 0;
+  std::vector<MrcPoint> points;     // dense curve for plotting (object mode: every size up to 4096 points)
+  std::vector<MrcPoint> at_sizes;   // at each requested size, same order as the simulated sizes
+  uint64_t exact_from_size = 0;     // byte mode: exact for sizes >= the largest object
+  bool sizes_vary = false;          // byte mode: some object changed size (then the curve is approximate)
+  std::optional<uint64_t> smallest_size_for_target;  // exact LRU size reaching --target-hit-ratio
+  double seconds = 0;
+};
+void to_json(nlohmann::json& j, const MrcCurve& c);
+
+struct Recommendation {
+  std::string policy;
+  std::string variant;      // with --miss-latency-from
+  std::optional<uint64_t> size;       // smallest evaluated size meeting the target
+  double miss_ratio = 0;
+  std::optional<double> p99_ms;
+};
+struct RecommendationSet {
+  std::string target;  // "hit ratio >= 0.8" / "p99 <= 50 ms"
+  std::vector<Recommendation> per_policy;
+  std::optional<Recommendation> best;
+  bool reached = false;
+};
+void to_json(nlohmann::json& j, const RecommendationSet& r);
+
+struct SamplingCheck {
+  double mean_abs_error = 0, max_abs_error = 0;
+  std::string worst;  // "policy @ size"
+};
+
+struct CacheSimResult {
+  TraceSummary trace;
+  bool bytes = false;
+  std::vector<SimRecord> records;   // policy-major, sizes ascending
+  std::optional<MrcCurve> mrc;
+  std::optional<RecommendationSet> recommendation;
+  std::optional<SamplingCheck> sampling_check;
+  std::vector<std::string> notes;
+  std::string cost_model;           // "", "constant", "cost column", "profiles"
+  int threads = 1;
+  int passes = 1;
+  size_t simulations = 0;           // policy x size simulators run (twice that with --sample-check)
+  double seconds = 0;
+  double requests_per_second = 0;
+};
+void to_json(nlohmann::json& j, const CacheSimResult& r);
+
+// Runs the whole job. Long loops report to `progress` and poll for Ctrl-C.
+CacheSimResult simulate(const CacheSimOptions& options, Progress& progress = no_progress());
+
+// Simulates one policy at one capacity over an in-memory request sequence (tests, embedding).
+Counters simulate_requests(const PolicySpec& policy, uint64_t capacity, const std::vector<Request>& requests);
+// The one-pass LRU curve over an in-memory sequence, evaluated at `sizes`.
+std::vector<Counters> lru_curve_requests(const std::vector<Request>& requests, const std::vector<uint64_t>& sizes,
+                                         bool bytes);
+
+// The report (tables, findings, notes, complete JSON) and the SVG plot of a result.
+report::Report to_report(const CacheSimResult& result, const CacheSimOptions& options);
+std::string render_svg(const CacheSimResult& result);
+
+// Exit status for a result: 1 when a target was given and nothing reached it, else 0.
+int exit_status(const CacheSimResult& result);
+
+}  // namespace lite::cache

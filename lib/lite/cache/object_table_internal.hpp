@@ -1,0 +1,239 @@
+#pragma once
+// The per-simulator object store every policy is built on: an open-addressing hash index from a
+// 64-bit object key to a 32-bit node index, a pooled vector of policy-defined nodes with a free list,
+// and intrusive doubly-linked lists threaded through the nodes by 32-bit indices.
+//
+// Why not std::unordered_map + std::list: one request costs one probe into a flat array of 8-byte
+// slots (hash fingerprint + node index, linear probing, backward-shift deletion, no tombstones) and
+// list moves touch only the nodes involved. Memory is ~8 bytes per slot at <= 5/8 load plus the node
+// itself (24-32 bytes), and grows with the objects the simulated cache holds, never with trace length.
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace lite::cache::detail {
+
+constexpr uint32_t kNil = 0xffffffffu;
+
+// Large tables are touched at random, so with 4 KiB pages nearly every access is also a TLB miss.
+// Allocations of 2 MiB or more are 2 MiB-aligned and marked for transparent huge pages (Linux's
+// default THP mode is "madvise"); smaller ones come from the ordinary heap.
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  static constexpr size_t kHuge = size_t(2) << 20;
+  HugePageAllocator() = default;
+  template <class U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kHuge) {
+      void* p = std::malloc(bytes ? bytes : 1);
+      if (!p) throw std::bad_alloc();
+      return static_cast<T*>(p);
+    }
+    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, rounded);
+    if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const HugePageAllocator<U>&) const { return false; }
+};
+template <class T>
+using BigVector = std::vector<T, HugePageAllocator<T>>;
+
+// murmur3's 64-bit finalizer: a bijection, so distinct keys keep distinct hashes. Computed once per
+// request by the engine; the low 32 bits pick a slot, the high bits drive SHARDS sampling.
+inline uint64_t hash_key(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+// Node must have a `uint64_t key` member and be default-constructible.
+template <class Node>
+class ObjectTable {
+ public:
+  explicit ObjectTable(size_t expected_objects = 1024) {
+    size_t slots = 16;
+    while (slots * 5 / 8 < expected_objects) slots <<= 1;
+    slots_.assign(slots, 0);
+    mask_ = slots - 1;
+    nodes_.reserve(expected_objects);
+  }
+
+  // Node index of `key`, or kNil.
+  uint32_t find(uint64_t key, uint64_t hash) const {
+    const uint32_t h32 = static_cast<uint32_t>(hash);
+    size_t i = h32 & mask_;
+    while (true) {
+      const uint64_t s = slots_[i];
+      if (s == 0) return kNil;
+      if (static_cast<uint32_t>(s >> 32) == h32) {
+        const uint32_t n = static_cast<uint32_t>(s) - 1;
+        if (nodes_[n].key == key) return n;
+      }
+      i = (i + 1) & mask_;
+    }
+  }
+
+  // Adds `key` (which must be absent) and returns its new node, default-initialized except for key.
+  uint32_t insert(uint64_t key, uint64_t hash) {
+    if ((live_ + 1) * 8 > slots_.size() * 5) grow();
+    uint32_t n;
+    if (!free_.empty()) {
+      n = free_.back();
+      free_.pop_back();
+      nodes_[n] = Node();
+    } else {
+      n = static_cast<uint32_t>(nodes_.size());
+      nodes_.emplace_back();
+    }
+    nodes_[n].key = key;
+    place(static_cast<uint32_t>(hash), n);
+    ++live_;
+    return n;
+  }
+
+  // Removes node `n` from the index and returns it to the free list.
+  void erase(uint32_t n) {
+    const uint32_t h32 = static_cast<uint32_t>(hash_key(nodes_[n].key));
+    size_t i = h32 & mask_;
+    while (static_cast<uint32_t>(slots_[i]) != n + 1) i = (i + 1) & mask_;
+    // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+    size_t j = i;
+    while (true) {
+      j = (j + 1) & mask_;
+      const uint64_t s = slots_[j];
+      if (s == 0) break;
+      const size_t home = static_cast<uint32_t>(s >> 32) & mask_;
+      if (((j - home) & mask_) >= ((j - i) & mask_)) {
+        slots_[i] = s;
+        i = j;
+      }
+    }
+    slots_[i] = 0;
+    free_.push_back(n);
+    --live_;
+  }
+
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[static_cast<uint32_t>(hash) & mask_]); }
+  // Second stage: when the home slot (prefetched earlier) holds this hash, prefetch its node too.
+  void prefetch_node(uint64_t hash) const {
+    const uint32_t h32 = static_cast<uint32_t>(hash);
+    size_t i = h32 & mask_;
+    for (int k = 0; k < 4; ++k, i = (i + 1) & mask_) {
+      const uint64_t s = slots_[i];
+      if (s == 0) return;
+      if (static_cast<uint32_t>(s >> 32) == h32) {
+        __builtin_prefetch(&nodes_[static_cast<uint32_t>(s) - 1]);
+        return;
+      }
+    }
+  }
+
+  Node& operator[](uint32_t n) { return nodes_[n]; }
+  const Node& operator[](uint32_t n) const { return nodes_[n]; }
+  size_t size() const { return live_; }
+  size_t memory_bytes() const {
+    return slots_.capacity() * sizeof(uint64_t) + nodes_.capacity() * sizeof(Node) +
+           free_.capacity() * sizeof(uint32_t);
+  }
+
+ private:
+  void place(uint32_t h32, uint32_t n) {
+    size_t i = h32 & mask_;
+    while (slots_[i] != 0) i = (i + 1) & mask_;
+    slots_[i] = (static_cast<uint64_t>(h32) << 32) | (static_cast<uint64_t>(n) + 1);
+  }
+
+  void grow() {
+    BigVector<uint64_t> old;
+    old.swap(slots_);
+    slots_.assign(old.size() * 2, 0);
+    mask_ = slots_.size() - 1;
+    for (uint64_t s : old)
+      if (s != 0) place(static_cast<uint32_t>(s >> 32), static_cast<uint32_t>(s) - 1);
+  }
+
+  BigVector<uint64_t> slots_;  // (hash32 << 32) | (node + 1); 0 = empty
+  size_t mask_ = 0;
+  BigVector<Node> nodes_;
+  std::vector<uint32_t> free_;
+  size_t live_ = 0;
+};
+
+// An intrusive doubly-linked list over nodes with `prev`/`next` members. As in libCacheSim, `head` is
+// the most recently inserted end and `tail` the oldest (the eviction end of FIFO and LRU).
+struct List {
+  uint32_t head = kNil, tail = kNil;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+
+  template <class T>
+  void push_front(T& t, uint32_t n, uint64_t size) {
+    auto& node = t[n];
+    node.prev = kNil;
+    node.next = head;
+    if (head != kNil) t[head].prev = n;
+    head = n;
+    if (tail == kNil) tail = n;
+    bytes += size;
+    ++count;
+  }
+
+  template <class T>
+  void push_back(T& t, uint32_t n, uint64_t size) {
+    auto& node = t[n];
+    node.next = kNil;
+    node.prev = tail;
+    if (tail != kNil) t[tail].next = n;
+    tail = n;
+    if (head == kNil) head = n;
+    bytes += size;
+    ++count;
+  }
+
+  template <class T>
+  void remove(T& t, uint32_t n, uint64_t size) {
+    auto& node = t[n];
+    if (node.prev != kNil) t[node.prev].next = node.next;
+    else head = node.next;
+    if (node.next != kNil) t[node.next].prev = node.prev;
+    else tail = node.prev;
+    node.prev = node.next = kNil;
+    bytes -= size;
+    --count;
+  }
+
+  template <class T>
+  void move_to_front(T& t, uint32_t n) {
+    if (head == n) return;
+    auto& node = t[n];
+    // unlink (n is not head, so prev != kNil)
+    t[node.prev].next = node.next;
+    if (node.next != kNil) t[node.next].prev = node.prev;
+    else tail = node.prev;
+    node.prev = kNil;
+    node.next = head;
+    t[head].prev = n;
+    head = n;
+  }
+};
+
+}  // namespace lite::cache::detail

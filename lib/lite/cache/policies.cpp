@@ -1,0 +1,176 @@
+// The policy table (see policies.hpp) and the parsing of --policy specs: "lru,s3fifo:small=0.2,ghost=0.9".
+#include "lite/cache/policies.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "lite/cache/policy_internal.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
+
+namespace lite::cache {
+
+const std::vector<PolicyEntry>& policy_table() {
+  static const std::vector<PolicyEntry> table = {
+      {"lru", "LRU", "least recently used: evict the tail of one recency list (libCacheSim LRU.c)", {}, false,
+       detail::make_lru},
+      {"fifo", "FIFO", "first in, first out: hits change nothing (libCacheSim FIFO.c)", {}, false, detail::make_fifo},
+      {"lfu", "LFU",
+       "least frequently used, FIFO among equal frequencies, frequency forgotten on eviction (libCacheSim LFU.c)",
+       {}, false, detail::make_lfu},
+      {"arc", "ARC", "adaptive replacement: recency and frequency lists with ghosts, self-tuning split (libCacheSim ARC.c)",
+       {}, false, detail::make_arc},
+      {"2q", "2Q",
+       "FIFO for new objects, ghost of its evictions, LRU for re-referenced ones (libCacheSim TwoQ.c)",
+       {{"ain", "Ain-size-ratio", 0.25, 0.0, 1.0, false, "share of the capacity for the Ain FIFO"},
+        {"aout", "Aout-size-ratio", 0.5, 0.0, 10.0, false, "ghost Aout size as a share of the capacity"}},
+       false, detail::make_twoq},
+      {"s3fifo", "S3-FIFO",
+       "small FIFO + main FIFO (2-bit CLOCK) + ghost: quick demotion of one-hit wonders (libCacheSim S3FIFO.c)",
+       {{"small", "small-size-ratio", 0.10, 0.0, 1.0, false, "share of the capacity for the small FIFO"},
+        {"ghost", "ghost-size-ratio", 0.90, 0.0, 10.0, false, "ghost FIFO size as a share of the capacity"},
+        {"threshold", "move-to-main-threshold", 2, 1, 255, true, "hits in small needed to move to main"},
+        {"original", "", 0, 0, 1, true, "1 = libCacheSim S3FIFOv0.c (the SOSP'23 version): new objects always go to small"}},
+       false, detail::make_s3fifo},
+      {"sieve", "SIEVE", "FIFO with a visited bit and a moving hand; hits never move objects (libCacheSim Sieve.c)", {},
+       false, detail::make_sieve},
+      {"clock", "CLOCK", "second chance: FIFO with an n-bit counter, reinsert on eviction if used (libCacheSim Clock.c)",
+       {{"bits", "n-bit-counter", 1, 1, 8, true, "bits of the access counter (libCacheSim default 1)"}}, false,
+       detail::make_clock},
+      {"belady", "Belady",
+       "OPT: evict the object needed farthest in the future; uses next-access indices (libCacheSim Belady.c)", {},
+       true, detail::make_belady},
+  };
+  return table;
+}
+
+std::vector<std::string> policy_names() {
+  std::vector<std::string> names;
+  for (const auto& e : policy_table()) names.push_back(e.name);
+  return names;
+}
+
+const PolicyEntry& find_policy(const std::string& name) {
+  const std::string lower = to_lower(trim(name));
+  for (const auto& e : policy_table())
+    if (lower == e.name) return e;
+  // libCacheSim's spellings are accepted too
+  if (lower == "twoq") return find_policy("2q");
+  if (lower == "s3-fifo") return find_policy("s3fifo");
+  if (lower == "opt") return find_policy("belady");
+  throw UsageError(unknown_name_message("policy", name, policy_names()) + "; run 'lite cache-sim --policy list'");
+}
+
+std::string describe_params(const PolicyEntry& e) {
+  std::vector<std::string> parts;
+  for (const auto& p : e.params) parts.push_back(fmt::format("{}={}", p.name, p.default_value));
+  return join(parts, ",");
+}
+
+std::string PolicySpec::label() const {
+  if (params.empty()) return name;
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : params) parts.push_back(fmt::format("{}={}", k, v));
+  return name + ":" + join(parts, ",");
+}
+
+namespace {
+
+void add_param(PolicySpec& spec, const std::string& assignment) {
+  const PolicyEntry& e = find_policy(spec.name);
+  auto eq = assignment.find('=');
+  std::string key = trim(assignment.substr(0, eq));
+  std::string value = eq == std::string::npos ? "" : trim(assignment.substr(eq + 1));
+  std::vector<std::string> known;
+  const PolicyParam* param = nullptr;
+  for (const auto& p : e.params) {
+    known.push_back(p.name);
+    if (to_lower(key) == to_lower(p.name) || (p.alias[0] && to_lower(key) == to_lower(p.alias))) param = &p;
+  }
+  if (!param) {
+    if (known.empty())
+      throw UsageError(fmt::format("policy '{}' takes no parameters (got '{}')", e.name, assignment));
+    throw UsageError(unknown_name_message(fmt::format("parameter of policy '{}'", e.name), key, known));
+  }
+  char* end = nullptr;
+  double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(v))
+    throw UsageError(fmt::format("policy '{}': parameter {} needs a number, got '{}'", e.name, param->name, value));
+  if (v < param->min_value || v > param->max_value || (param->integer && v != std::floor(v)))
+    throw UsageError(fmt::format("policy '{}': {}={} is out of range; use {} {} .. {}", e.name, param->name, value,
+                                 param->integer ? "a whole number in" : "a value in", param->min_value,
+                                 param->max_value));
+  for (auto& [k, old] : spec.params)
+    if (k == param->name) {
+      old = v;
+      return;
+    }
+  spec.params.emplace_back(param->name, v);
+}
+
+}  // namespace
+
+std::vector<PolicySpec> parse_policies(const std::string& text) {
+  std::vector<PolicySpec> specs;
+  for (const std::string& raw : split(text, ',')) {
+    std::string token = trim(raw);
+    if (token.empty()) continue;
+    if (to_lower(token) == "all") {
+      for (const auto& e : policy_table()) specs.push_back({e.name, {}});
+      continue;
+    }
+    auto colon = token.find(':');
+    if (colon == std::string::npos && token.find('=') != std::string::npos) {
+      // "k=v" continuing the parameters of the previous policy: "s3fifo:small=0.1,ghost=0.9"
+      if (specs.empty())
+        throw UsageError(fmt::format("policy parameter '{}' comes before any policy; write NAME:{}", token, token));
+      add_param(specs.back(), token);
+      continue;
+    }
+    PolicySpec spec{find_policy(token.substr(0, colon)).name, {}};
+    if (colon != std::string::npos) {
+      std::string rest = token.substr(colon + 1);
+      if (trim(rest).empty()) throw UsageError(fmt::format("policy '{}': nothing after ':'", spec.name));
+      add_param(spec, rest);
+    }
+    specs.push_back(std::move(spec));
+  }
+  if (specs.empty()) throw UsageError("no policy given; use e.g. --policy lru,s3fifo or --policy all");
+  // drop exact duplicates, keep the order
+  std::vector<PolicySpec> unique;
+  for (auto& s : specs) {
+    bool seen = false;
+    for (const auto& u : unique) seen = seen || u.label() == s.label();
+    if (!seen) unique.push_back(std::move(s));
+  }
+  return unique;
+}
+
+namespace detail {
+
+double PolicyConfig::param(const char* name) const {
+  for (size_t i = 0; i < entry->params.size(); ++i)
+    if (std::string_view(entry->params[i].name) == name) return values[i];
+  throw InternalError(fmt::format("policy {} has no parameter {}", entry->name, name));
+}
+
+PolicyConfig make_config(const PolicySpec& spec, uint64_t capacity, bool bytes) {
+  PolicyConfig c;
+  c.capacity = capacity;
+  c.bytes = bytes;
+  c.entry = &find_policy(spec.name);
+  for (const auto& p : c.entry->params) c.values.push_back(p.default_value);
+  for (const auto& [k, v] : spec.params)
+    for (size_t i = 0; i < c.entry->params.size(); ++i)
+      if (k == c.entry->params[i].name) c.values[i] = v;
+  return c;
+}
+
+std::unique_ptr<Simulator> make_simulator(const PolicySpec& spec, uint64_t capacity, bool bytes) {
+  PolicyConfig c = make_config(spec, capacity, bytes);
+  return c.entry->make(c);
+}
+
+}  // namespace detail
+}  // namespace lite::cache

@@ -1,0 +1,107 @@
+// 2Q (Johnson & Shasha, VLDB'94), the full version: a FIFO Ain for new objects (ain=25% of the
+// capacity), a ghost FIFO Aout remembering keys evicted from Ain (aout=50%, keys only), and an LRU Am
+// for the rest. A miss whose key is in Aout goes to Am; any other miss goes to Ain. A hit in Ain
+// changes nothing; a hit in Am moves the object to Am's head. Eviction takes Ain's tail into Aout while
+// Ain is over its share, otherwise Am's LRU tail. Follows libCacheSim's TwoQ.c: Ain/Aout/Am are
+// sub-caches with their own byte capacities (Ain = floor(c*ain), Aout = floor(c*aout), Am = c - Ain),
+// an insert into Am runs Am's own get (evicting inside Am if Am is full), and an object larger than
+// Ain is never admitted.
+#include "lite/cache/policy_internal.hpp"
+
+namespace lite::cache::detail {
+namespace {
+
+enum : uint8_t { kAin = 1, kAout = 2, kAm = 3 };
+
+struct TwoQNode {
+  uint64_t key = 0;
+  uint32_t prev = kNil, next = kNil;
+  uint32_t size = 0;
+  uint8_t where = 0;
+};
+
+class TwoQ {
+ public:
+  explicit TwoQ(const PolicyConfig& c)
+      : capacity_(c.capacity),
+        ain_cap_(static_cast<int64_t>(double(c.capacity) * c.param("ain"))),
+        aout_cap_(static_cast<int64_t>(double(c.capacity) * c.param("aout"))),
+        am_cap_(static_cast<int64_t>(c.capacity) - ain_cap_),
+        table_(expected_objects(c) * 2) {}
+
+  bool find(const Access& a) {
+    hit_on_ghost_ = false;
+    const uint32_t n = table_.find(a.key, a.hash);
+    if (n == kNil) return false;
+    auto& node = table_[n];
+    if (node.where == kAin) return true;
+    if (node.where == kAout) {
+      aout_.remove(table_, n, node.size);
+      table_.erase(n);
+      hit_on_ghost_ = true;
+      return false;
+    }
+    am_.move_to_front(table_, n);
+    return true;
+  }
+  bool can_insert(const Access& a) const {
+    return int64_t(a.size) <= ain_cap_ && a.size <= capacity_;
+  }
+  void insert(const Access& a) {
+    if (hit_on_ghost_) {
+      hit_on_ghost_ = false;
+      // Am->get(req): a miss in Am; admitted if it fits Am, after evicting inside Am.
+      if (int64_t(a.size) > am_cap_) return;
+      while (int64_t(am_.bytes + a.size) > am_cap_) drop_tail(am_);
+      const uint32_t n = table_.insert(a.key, a.hash);
+      table_[n].size = a.size;
+      table_[n].where = kAm;
+      am_.push_front(table_, n, a.size);
+      return;
+    }
+    const uint32_t n = table_.insert(a.key, a.hash);
+    table_[n].size = a.size;
+    table_[n].where = kAin;
+    ain_.push_front(table_, n, a.size);
+  }
+  void evict(const Access&) {
+    if (int64_t(ain_.bytes) > ain_cap_) {
+      // Ain's tail becomes a ghost in Aout (Aout->get: admitted if it fits, after FIFO eviction).
+      const uint32_t n = ain_.tail;
+      const uint32_t size = table_[n].size;
+      ain_.remove(table_, n, size);
+      if (int64_t(size) > aout_cap_) {
+        table_.erase(n);
+        return;
+      }
+      while (int64_t(aout_.bytes + size) > aout_cap_) drop_tail(aout_);
+      table_[n].where = kAout;
+      aout_.push_front(table_, n, size);
+      return;
+    }
+    drop_tail(am_);
+  }
+  uint64_t occupied() const { return ain_.bytes + am_.bytes; }
+  uint64_t capacity() const { return capacity_; }
+  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
+  size_t memory_bytes() const { return table_.memory_bytes(); }
+
+ private:
+  void drop_tail(List& list) {
+    const uint32_t n = list.tail;
+    list.remove(table_, n, table_[n].size);
+    table_.erase(n);
+  }
+
+  uint64_t capacity_;
+  int64_t ain_cap_, aout_cap_, am_cap_;
+  ObjectTable<TwoQNode> table_;
+  List ain_, aout_, am_;
+  bool hit_on_ghost_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Simulator> make_twoq(const PolicyConfig& c) { return make_simulator<TwoQ>(c); }
+
+}  // namespace lite::cache::detail

@@ -1,0 +1,317 @@
+// Result -> JSON (stable field names) and -> lite::report::Report (tables, findings, notes).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "lite/cache/cache_sim.hpp"
+#include "lite/cache/policies.hpp"
+#include "lite/core/environment.hpp"
+#include "lite/core/text.hpp"
+
+namespace lite::cache {
+
+namespace {
+
+nlohmann::json latency_json(const LatencyFigures& f) {
+  return {{"mean", f.mean_ms}, {"p50", f.p50_ms}, {"p99", f.p99_ms}};
+}
+
+nlohmann::json counters_json(const Counters& c) {
+  return {{"n_req", c.n_req},           {"n_miss", c.n_miss},
+          {"miss_ratio", c.miss_ratio()}, {"n_req_byte", c.n_req_byte},
+          {"n_miss_byte", c.n_miss_byte}, {"byte_miss_ratio", c.byte_miss_ratio()}};
+}
+
+std::string size_label(uint64_t size, bool bytes) { return bytes ? format_bytes(double(size)) : format_count(size); }
+
+std::string ratio(double r) { return fmt::format("{:.4f}", r); }
+std::string ms(double v) { return v == 0 ? std::string("0") : format_ms(v); }
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const CacheSimOptions& o) {
+  nlohmann::json policies = nlohmann::json::array();
+  for (const auto& p : o.policies) policies.push_back(p.label());
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const auto& s : o.sizes) sizes.push_back(s.text);
+  nlohmann::json variants = nlohmann::json::array();
+  for (const auto& v : o.variants)
+    variants.push_back({{"label", v.label}, {"source", v.source}, {"mean", v.mean_ms}, {"p50", v.p50_ms}, {"p99", v.p99_ms}});
+  j = {{"trace", o.trace},
+       {"format", trace_format_name(o.format)},
+       {"csv_columns",
+        {{"key", o.csv.key}, {"time", o.csv.time}, {"size", o.csv.size}, {"cost", o.csv.cost},
+         {"delimiter", o.csv.delimiter ? std::string(1, o.csv.delimiter) : std::string()},
+         {"explicit", o.csv.explicit_columns}}},
+       {"has_header", o.has_header},
+       {"policies", policies},
+       {"sizes", o.sizes.empty() ? nlohmann::json("auto") : sizes},
+       {"bytes", o.bytes},
+       {"mrc", o.mrc},
+       {"sample_rate", o.sample_rate},
+       {"sample_objects", o.sample_objects},
+       {"sample_check", o.sample_check},
+       {"hit_latency_ms", o.hit_latency_ms},
+       {"miss_latency_ms", o.miss_latency_ms ? nlohmann::json(*o.miss_latency_ms) : nlohmann::json()},
+       {"miss_latency_from", variants},
+       {"target_hit_ratio", o.target_hit_ratio ? nlohmann::json(*o.target_hit_ratio) : nlohmann::json()},
+       {"target_p99_ms", o.target_p99_ms ? nlohmann::json(*o.target_p99_ms) : nlohmann::json()},
+       {"threads", o.threads},
+       {"skip_bad_lines", o.skip_bad_lines}};
+}
+
+void to_json(nlohmann::json& j, const SimRecord& r) {
+  j = {{"policy", r.policy}, {"size", r.size}, {"size_text", r.size_text}};
+  j.update(counters_json(r.counters));
+  j["sampled"] = r.sampled;
+  if (r.sampled) j["simulated_size"] = r.simulated_size;
+  if (r.sampled_counters) j["sampled_counts"] = counters_json(*r.sampled_counters);
+  if (r.latency) j["latency_ms"] = latency_json(*r.latency);
+  if (!r.variants.empty()) {
+    nlohmann::json v = nlohmann::json::array();
+    for (const auto& [label, f] : r.variants) v.push_back({{"variant", label}, {"latency_ms", latency_json(f)}});
+    j["variants"] = v;
+  }
+  if (r.full) j["full_trace"] = counters_json(*r.full);
+  j["memory_bytes"] = r.memory_bytes;
+}
+
+void to_json(nlohmann::json& j, const TraceSummary& t) {
+  auto opt = [](const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  j = {{"path", t.path},
+       {"format", t.format},
+       {"n_req", t.n_req},
+       {"n_req_total", t.n_req_total},
+       {"n_req_byte", t.n_req_byte},
+       {"n_obj", opt(t.n_obj)},
+       {"working_set_bytes", opt(t.working_set_bytes)},
+       {"max_object_size", opt(t.max_object_size)},
+       {"n_skipped_zero_size", t.n_skipped_zero_size},
+       {"n_bad_lines_skipped", t.n_bad_lines_skipped},
+       {"has_cost_column", t.has_cost_column},
+       {"has_next_access", t.has_next_access},
+       {"sample_rate", t.sample_rate},
+       {"sampling", t.sampling}};
+}
+
+void to_json(nlohmann::json& j, const MrcCurve& c) {
+  nlohmann::json sizes = nlohmann::json::array(), mr = nlohmann::json::array(), bmr = nlohmann::json::array();
+  for (const auto& p : c.points) {
+    sizes.push_back(p.size);
+    mr.push_back(p.miss_ratio);
+    bmr.push_back(p.byte_miss_ratio);
+  }
+  nlohmann::json at = nlohmann::json::array();
+  for (const auto& p : c.at_sizes)
+    at.push_back({{"size", p.size}, {"miss_ratio", p.miss_ratio}, {"byte_miss_ratio", p.byte_miss_ratio}});
+  j = {{"policy", "lru"},
+       {"method", "one-pass Mattson stack distances (Fenwick tree)"},
+       {"bytes", c.bytes},
+       {"n_req", c.n_req},
+       {"at_sizes", at},
+       {"curve", {{"size", sizes}, {"miss_ratio", mr}, {"byte_miss_ratio", bmr}}},
+       {"exact_from_size", c.exact_from_size},
+       {"sizes_vary", c.sizes_vary},
+       {"smallest_size_for_target", c.smallest_size_for_target ? nlohmann::json(*c.smallest_size_for_target) : nlohmann::json()},
+       {"seconds", c.seconds}};
+}
+
+void to_json(nlohmann::json& j, const RecommendationSet& r) {
+  auto rec = [](const Recommendation& x) {
+    nlohmann::json o = {{"policy", x.policy},
+                        {"size", x.size ? nlohmann::json(*x.size) : nlohmann::json()},
+                        {"reached", x.size.has_value()}};
+    if (!x.variant.empty()) o["variant"] = x.variant;
+    if (x.size) o["miss_ratio"] = x.miss_ratio;
+    if (x.p99_ms) o["p99_ms"] = *x.p99_ms;
+    return o;
+  };
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto& x : r.per_policy) per.push_back(rec(x));
+  j = {{"target", r.target}, {"reached", r.reached}, {"per_policy", per}, {"best", r.best ? rec(*r.best) : nlohmann::json()}};
+}
+
+void to_json(nlohmann::json& j, const CacheSimResult& r) {
+  j = {{"trace", r.trace}, {"bytes", r.bytes}, {"size_unit", r.bytes ? "bytes" : "objects"}, {"records", r.records}};
+  j["cost_model"] = r.cost_model.empty() ? nlohmann::json() : nlohmann::json(r.cost_model);
+  j["mrc"] = r.mrc ? nlohmann::json(*r.mrc) : nlohmann::json();
+  j["recommendation"] = r.recommendation ? nlohmann::json(*r.recommendation) : nlohmann::json();
+  if (r.sampling_check)
+    j["sampling_check"] = {{"mean_abs_error", r.sampling_check->mean_abs_error},
+                           {"max_abs_error", r.sampling_check->max_abs_error},
+                           {"worst", r.sampling_check->worst}};
+  else
+    j["sampling_check"] = nullptr;
+  j["notes"] = r.notes;
+  j["timing"] = {{"seconds", r.seconds},
+                 {"simulations", r.simulations},
+                 {"requests_per_second", r.requests_per_second},
+                 {"threads", r.threads},
+                 {"passes", r.passes}};
+}
+
+report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
+  report::Report rep;
+  rep.command = "cache-sim";
+  rep.environment = host_environment();
+  rep.result = r;
+  rep.result["options"] = o;
+  const bool bytes = r.bytes;
+  const std::optional<uint64_t> ws = bytes ? r.trace.working_set_bytes : r.trace.n_obj;
+
+  // results table
+  report::Table t;
+  t.title = fmt::format("{} ({}, {} requests{}{})", r.trace.path, r.trace.format, format_count(r.trace.n_req_total),
+                        r.trace.n_obj ? fmt::format(", {} objects", format_count(*r.trace.n_obj)) : "",
+                        r.trace.working_set_bytes && bytes
+                            ? fmt::format(", working set {}", format_bytes(double(*r.trace.working_set_bytes)))
+                            : "");
+  t.columns = {"policy", bytes ? "size" : "size (objects)"};
+  if (ws) t.columns.push_back("of WS");
+  t.columns.push_back("miss ratio");
+  if (bytes) t.columns.push_back("byte miss ratio");
+  t.columns.push_back("misses");
+  if (r.sampling_check) {
+    t.columns.push_back("full miss ratio");
+    t.columns.push_back("error");
+  }
+  bool has_latency = false;
+  std::vector<std::string> variant_labels;
+  if (!r.records.empty()) {
+    has_latency = r.records.front().latency.has_value();
+    for (const auto& [label, f] : r.records.front().variants) variant_labels.push_back(label);
+  }
+  if (has_latency) {
+    t.columns.push_back("mean ms");
+    t.columns.push_back("p50 ms");
+    t.columns.push_back("p99 ms");
+  }
+  for (const auto& v : variant_labels) {
+    t.columns.push_back("mean ms " + v);
+    t.columns.push_back("p99 ms " + v);
+  }
+  for (const auto& rec : r.records) {
+    std::vector<std::string> row = {rec.policy, size_label(rec.size, bytes)};
+    if (ws) row.push_back(*ws ? fmt::format("{:.2f}%", 100.0 * double(rec.size) / double(*ws)) : "-");
+    row.push_back(ratio(rec.counters.miss_ratio()));
+    if (bytes) row.push_back(ratio(rec.counters.byte_miss_ratio()));
+    row.push_back(format_count(rec.counters.n_miss));
+    if (r.sampling_check) {
+      row.push_back(rec.full ? ratio(rec.full->miss_ratio()) : "-");
+      row.push_back(rec.full ? fmt::format("{:+.4f}", rec.counters.miss_ratio() - rec.full->miss_ratio()) : "-");
+    }
+    if (rec.latency) {
+      row.push_back(ms(rec.latency->mean_ms));
+      row.push_back(ms(rec.latency->p50_ms));
+      row.push_back(ms(rec.latency->p99_ms));
+    }
+    for (const auto& [label, f] : rec.variants) {
+      row.push_back(ms(f.mean_ms));
+      row.push_back(ms(f.p99_ms));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  if (!r.records.empty()) rep.tables.push_back(std::move(t));
+
+  if (r.mrc) {
+    report::Table m;
+    m.title = r.mrc->bytes ? fmt::format("LRU miss-ratio curve, one pass ({} points; exact from the largest object, {}, up{})",
+                                         format_count(r.mrc->points.size()), format_bytes(double(r.mrc->exact_from_size)),
+                                         r.mrc->sizes_vary ? ", approximate: object sizes vary" : "")
+                           : fmt::format("LRU miss-ratio curve, one pass ({} points, exact at every size)",
+                                         format_count(r.mrc->points.size()));
+    m.columns = {"size", "miss ratio"};
+    if (r.mrc->bytes) m.columns.push_back("byte miss ratio");
+    for (const auto& p : r.mrc->at_sizes) {
+      std::vector<std::string> row = {size_label(p.size, bytes), ratio(p.miss_ratio)};
+      if (r.mrc->bytes) row.push_back(ratio(p.byte_miss_ratio));
+      m.rows.push_back(std::move(row));
+    }
+    rep.tables.push_back(std::move(m));
+  }
+
+  if (r.recommendation && !r.recommendation->per_policy.empty()) {
+    const auto& set = *r.recommendation;
+    report::Table rt;
+    rt.title = "Smallest simulated size reaching " + set.target;
+    bool with_variant = false;
+    for (const auto& x : set.per_policy) with_variant = with_variant || !x.variant.empty();
+    if (with_variant) rt.columns.push_back("variant");
+    rt.columns.insert(rt.columns.end(), {"policy", "size", "miss ratio", "p99 ms"});
+    rt.left_aligned_columns = with_variant ? 2 : 1;
+    for (const auto& x : set.per_policy) {
+      std::vector<std::string> row;
+      if (with_variant) row.push_back(x.variant);
+      const bool best = set.best && set.best->policy == x.policy && set.best->variant == x.variant;
+      const bool oracle = find_policy(parse_policies(x.policy).front().name).needs_next_access;
+      row.push_back(x.policy + (best ? " (best)" : oracle ? " (offline bound)" : ""));
+      row.push_back(x.size ? size_label(*x.size, bytes) : "not reached");
+      row.push_back(x.size ? ratio(x.miss_ratio) : "-");
+      row.push_back(x.p99_ms ? ms(*x.p99_ms) : "-");
+      rt.rows.push_back(std::move(row));
+    }
+    rep.tables.push_back(std::move(rt));
+    if (set.best) {
+      std::string who = set.best->variant.empty() ? set.best->policy : set.best->variant + " + " + set.best->policy;
+      rep.findings.push_back({"info",
+                              fmt::format("size the cache at {}: {} reaches {} there (miss ratio {:.4f})",
+                                          bytes ? format_bytes(double(*set.best->size)) : format_count(*set.best->size) + " objects",
+                                          who, set.target, set.best->miss_ratio),
+                              "", ""});
+    } else {
+      uint64_t largest = 0;
+      double best_mr = 1;
+      std::string best_policy;
+      for (const auto& rec : r.records) {
+        if (rec.size > largest) largest = rec.size;
+      }
+      for (const auto& rec : r.records)
+        if (rec.size == largest && rec.counters.miss_ratio() <= best_mr) {
+          best_mr = rec.counters.miss_ratio();
+          best_policy = rec.policy;
+        }
+      rep.findings.push_back(
+          {"warning",
+           fmt::format("no policy reaches {} at the simulated sizes; the largest, {}, gives miss ratio {:.4f} with {}",
+                       set.target, size_label(largest, bytes), best_mr, best_policy),
+           set.target, "simulate larger sizes (--sizes), relax the target, or cut the miss latency (a lighter model)"});
+    }
+    if (r.mrc && r.mrc->smallest_size_for_target && r.recommendation->target.rfind("hit ratio", 0) == 0)
+      rep.findings.push_back({"info",
+                              fmt::format("the exact LRU curve reaches {} at {}{}", set.target,
+                                          size_label(*r.mrc->smallest_size_for_target, bytes),
+                                          r.mrc->bytes ? " (to 1/32 of an octave)" : ""),
+                              "", ""});
+  }
+  if (r.sampling_check)
+    rep.findings.push_back({"info",
+                            fmt::format("sampling error against the full trace: mean |miss ratio difference| {:.4f}, "
+                                        "max {:.4f} ({})",
+                                        r.sampling_check->mean_abs_error, r.sampling_check->max_abs_error,
+                                        r.sampling_check->worst),
+                            "", ""});
+
+  if (r.trace.sampling.size())
+    rep.notes.push_back(fmt::format("SHARDS {} sampling at rate {:.6g}: {} of {} requests simulated at cache sizes scaled by "
+                                    "the rate; misses are reported as full-trace estimates (sampled misses / rate)",
+                                    r.trace.sampling, r.trace.sample_rate, format_count(r.trace.n_req),
+                                    format_count(r.trace.n_req_total)));
+  if (!r.cost_model.empty())
+    rep.notes.push_back(fmt::format("latency: hit {} ms, miss from {}", ms(o.hit_latency_ms),
+                                    r.cost_model == "constant" ? format_ms(*o.miss_latency_ms) + " ms"
+                                    : r.cost_model == "cost column" ? "the trace's cost column"
+                                                                     : "the lite profile reports (log-normal through p50 and p99)"));
+  for (const auto& n : r.notes) rep.notes.push_back(n);
+  if (r.simulations == 0)
+    rep.notes.push_back(fmt::format("{} requests, one-pass LRU curve in {:.2f} s ({:.1f} M requests/s)",
+                                    format_count(r.trace.n_req_total), r.seconds, r.requests_per_second / 1e6));
+  else
+    rep.notes.push_back(fmt::format("{} requests x {} simulation{} in {:.2f} s ({:.1f} M simulated requests/s; {} pass{} "
+                                    "over the trace, {} thread{})",
+                                    format_count(r.trace.n_req_total), r.simulations, r.simulations == 1 ? "" : "s",
+                                    r.seconds, double(r.trace.n_req) * double(r.simulations) / std::max(r.seconds, 1e-9) / 1e6,
+                                    r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s"));
+  return rep;
+}
+
+}  // namespace lite::cache

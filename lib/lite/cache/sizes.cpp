@@ -1,0 +1,75 @@
+// --sizes: "auto", or a list of plain numbers (objects, or bytes with --bytes), byte sizes with
+// KB/MB/GB or KiB/MiB/GiB (powers of 1024, as libCacheSim reads them), fractions of the working set
+// (0.1) or percentages (10%).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "lite/cache/cache_sim.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
+
+namespace lite::cache {
+
+const std::vector<double>& auto_size_fractions() {
+  static const std::vector<double> f = {0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0};
+  return f;
+}
+
+std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
+  std::vector<SizeSpec> out;
+  if (to_lower(trim(text)) == "auto") return out;
+  for (const std::string& raw : split(text, ',')) {
+    std::string t = trim(raw);
+    if (t.empty()) continue;
+    SizeSpec s;
+    s.text = t;
+    const std::string fix = bytes ? "use e.g. 64MiB, 1GB, 1048576, 0.1 (10% of the working set) or 25%"
+                                  : "use e.g. 1000 (objects), 0.1 (10% of the working set) or 25%";
+    if (!t.empty() && t.back() == '%') {
+      char* end = nullptr;
+      std::string num = trim(t.substr(0, t.size() - 1));
+      double p = std::strtod(num.c_str(), &end);
+      if (num.empty() || *end != '\0' || !std::isfinite(p))
+        throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
+      if (p <= 0 || p > 100)
+        throw UsageError(fmt::format("--sizes: '{}' must be a percentage in (0, 100]", t));
+      s.fraction = p / 100.0;
+      out.push_back(s);
+      continue;
+    }
+    // a plain number: whole (absolute) or a fraction below 1
+    char* end = nullptr;
+    double v = std::strtod(t.c_str(), &end);
+    std::string unit = trim(std::string_view(end));
+    if (end == t.c_str() || !std::isfinite(v))
+      throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
+    if (v <= 0) throw UsageError(fmt::format("--sizes: '{}' is not positive; cache sizes must be > 0", t));
+    if (unit.empty()) {
+      if (v < 1) {
+        s.fraction = v;
+      } else if (v != std::floor(v)) {
+        throw UsageError(fmt::format("--sizes: '{}' is neither a whole number nor a fraction below 1; {}", t, fix));
+      } else if (v == 1 && t.find('.') != std::string::npos) {
+        s.fraction = 1.0;  // "1.0" = the whole working set
+      } else {
+        s.absolute = static_cast<uint64_t>(v);
+      }
+      out.push_back(s);
+      continue;
+    }
+    if (!bytes)
+      throw UsageError(fmt::format("--sizes: '{}' has a byte unit but the simulation counts objects; add --bytes, "
+                                   "or give a number of objects",
+                                   t));
+    auto b = parse_byte_size(t);
+    if (!b) throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
+    if (*b == 0) throw UsageError(fmt::format("--sizes: '{}' is zero bytes; cache sizes must be > 0", t));
+    s.absolute = *b;
+    out.push_back(s);
+  }
+  if (out.empty()) throw UsageError("--sizes: no size given; use e.g. --sizes 1000,10000 or --sizes auto");
+  return out;
+}
+
+}  // namespace lite::cache

@@ -1,0 +1,122 @@
+#pragma once
+// Streaming trace readers. A ByteSource yields raw bytes (a file, stdin, or a zstd stream around
+// either); BufferedInput keeps one buffer (1 MiB) that the format parsers read records and lines
+// straight out of; one TraceReader per format turns them into batches of requests. Memory is the
+// buffer plus the batch, whatever the trace length.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lite/cache/cache_sim.hpp"
+#include "lite/cache/policy_internal.hpp"
+
+namespace lite::cache::detail {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to n bytes; 0 means the end. Throws InputError on a read error or corrupt data.
+  virtual size_t read(char* dst, size_t n) = 0;
+  // Bytes taken from the underlying file so far (compressed bytes for zstd), for progress.
+  virtual uint64_t consumed() const = 0;
+};
+
+// Opens a path ("-" = stdin); transparently decompresses zstd (detected by its magic number).
+std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display = "");
+// Size of a regular file in bytes (0 if unknown, e.g. stdin or a pipe).
+uint64_t file_size_or_zero(const std::string& path);
+// The name used in messages: the path, or "<stdin>".
+std::string display_name(const std::string& path);
+
+class BufferedInput {
+ public:
+  BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size = size_t(1) << 20);
+  // Makes at least `want` bytes available (fewer only at the end); returns what is available.
+  size_t ensure(size_t want);
+  const char* data() const { return buf_.get() + pos_; }
+  size_t available() const { return end_ - pos_; }
+  void consume(size_t n) { pos_ += n; }
+  bool at_end() { return available() == 0 && ensure(1) == 0; }
+  // The next line without its '\n' (and a trailing '\r'); false at the end. Valid until the next call.
+  bool next_line(std::string_view& line);
+  uint64_t line_number() const { return line_; }
+  uint64_t source_consumed() const { return source_->consumed(); }
+
+ private:
+  std::unique_ptr<ByteSource> source_;
+  std::unique_ptr<char[]> buf_;  // not zero-filled
+  size_t capacity_;
+  size_t pos_ = 0, end_ = 0;
+  bool source_done_ = false;
+  uint64_t line_ = 0;
+};
+
+struct ReaderConfig {
+  std::string path;
+  std::string display;  // name in messages ("" = the path, or <stdin>)
+  TraceFormat format = TraceFormat::auto_detect;
+  CsvColumns csv;
+  bool has_header = false;
+  bool bytes = false;
+  bool skip_bad_lines = false;
+  bool want_cost = true;  // false: ignore an auto-detected cost column (another miss-latency source wins)
+};
+
+struct ReaderStats {
+  uint64_t n_read = 0;           // requests delivered
+  uint64_t n_skipped_zero_size = 0;
+  uint64_t n_bad_lines = 0;
+};
+
+class TraceReader {
+ public:
+  virtual ~TraceReader() = default;
+  // Appends requests to `batch` (key, size, cost, next) until it is full; false once the trace ended
+  // and nothing was appended.
+  virtual bool fill(Batch& batch) = 0;
+
+  TraceFormat format() const { return format_; }
+  bool has_cost() const { return has_cost_; }
+  bool has_next() const { return has_next_; }
+  const ReaderStats& stats() const { return stats_; }
+  uint64_t bytes_consumed() const { return in_->source_consumed(); }
+  std::vector<std::string> notes;  // e.g. "csv columns: key=5 size=4 (from the header)"
+
+ protected:
+  TraceReader(const ReaderConfig& config, std::unique_ptr<BufferedInput> in, TraceFormat format)
+      : config_(config),
+        name_(config.display.empty() ? display_name(config.path) : config.display),
+        in_(std::move(in)),
+        format_(format) {}
+  // A malformed line or record: throws InputError naming file, line/record and field, or counts it
+  // when --skip-bad-lines is on.
+  void bad(const std::string& where, const std::string& field, const std::string& problem);
+
+  ReaderConfig config_;
+  std::string name_;
+  std::unique_ptr<BufferedInput> in_;
+  TraceFormat format_;
+  bool has_cost_ = false, has_next_ = false;
+  ReaderStats stats_;
+};
+
+// Opens the trace and picks the format (explicit, else from the name, else from the contents).
+std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config);
+
+// Format constructors (one file each).
+std::unique_ptr<TraceReader> make_csv_reader(const ReaderConfig&, std::unique_ptr<BufferedInput>);
+std::unique_ptr<TraceReader> make_txt_reader(const ReaderConfig&, std::unique_ptr<BufferedInput>);
+std::unique_ptr<TraceReader> make_oracle_reader(const ReaderConfig&, std::unique_ptr<BufferedInput>);
+std::unique_ptr<TraceReader> make_vscsi_reader(const ReaderConfig&, std::unique_ptr<BufferedInput>);
+
+// Keys: a decimal number is its value (so the same id in txt, csv, vscsi and oracleGeneral is the
+// same object); anything else is hashed (64-bit). Returns false for an empty key.
+bool parse_key(std::string_view text, uint64_t& key);
+// A plain decimal unsigned integer (surrounding blanks allowed).
+bool parse_uint(std::string_view text, uint64_t& value);
+bool parse_double(std::string_view text, double& value);
+std::string_view trim_view(std::string_view s);
+
+}  // namespace lite::cache::detail

@@ -1,0 +1,385 @@
+// Byte sources (file, stdin, zstd), the shared input buffer, the format table and format detection.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "lite/cache/trace_internal.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
+
+namespace lite::cache {
+
+const std::vector<TraceFormatEntry>& trace_formats() {
+  static const std::vector<TraceFormatEntry> table = {
+      {"auto", TraceFormat::auto_detect, "from the file name (.csv .txt .vscsi .oracleGeneral[.bin], + .zst), else the contents"},
+      {"csv", TraceFormat::csv, "text with configurable columns (time, key, size, cost) and an optional header"},
+      {"txt", TraceFormat::txt, "plain text, one key per line, every request size 1"},
+      {"oracleGeneral", TraceFormat::oracle_general,
+       "libCacheSim binary: packed little-endian uint32 time, uint64 id, uint32 size, int64 next-access"},
+      {"vscsi", TraceFormat::vscsi, "VMware vscsi v1 binary (32-byte records; len = size, lbn = key)"},
+  };
+  return table;
+}
+
+TraceFormat parse_trace_format(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& f : trace_formats()) {
+    if (to_lower(name) == to_lower(f.name)) return f.format;
+    names.push_back(f.name);
+  }
+  if (to_lower(name) == "oraclegeneralbin") return TraceFormat::oracle_general;
+  throw UsageError(unknown_name_message("trace format", name, names));
+}
+
+std::string trace_format_name(TraceFormat f) {
+  for (const auto& e : trace_formats())
+    if (e.format == f) return e.name;
+  return "?";
+}
+
+CsvColumns parse_csv_columns(const std::string& spec) {
+  CsvColumns c;
+  c.explicit_columns = true;
+  const std::vector<std::string> known = {"key", "time", "size", "cost", "delimiter"};
+  for (const std::string& raw : split(spec, ',')) {
+    std::string item = trim(raw);
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw UsageError(fmt::format("--csv-columns: '{}' is not NAME=COLUMN (e.g. key=5,size=4,time=2,cost=6)", item));
+    std::string name = to_lower(trim(item.substr(0, eq)));
+    std::string value = trim(item.substr(eq + 1));
+    if (name == "obj-id" || name == "obj_id" || name == "id" || name == "obj-id-col") name = "key";
+    if (name == "delimiter" || name == "sep") {
+      if (value == "tab" || value == "\\t") c.delimiter = '\t';
+      else if (value == "comma" || value.empty()) c.delimiter = ',';
+      else if (value == "space") c.delimiter = ' ';
+      else if (value.size() == 1) c.delimiter = value[0];
+      else throw UsageError(fmt::format("--csv-columns: delimiter '{}' is not one character (or tab, comma, space)", value));
+      continue;
+    }
+    int* target = name == "key" ? &c.key : name == "time" ? &c.time : name == "size" ? &c.size
+                                          : name == "cost" ? &c.cost : nullptr;
+    if (!target) throw UsageError("--csv-columns: " + unknown_name_message("column", name, known));
+    int col = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), col);
+    if (ec != std::errc() || p != value.data() + value.size() || col < 1)
+      throw UsageError(fmt::format("--csv-columns: {}={} is not a column number (1 = the first column)", name, value));
+    *target = col;
+  }
+  if (c.key == 0) throw UsageError("--csv-columns: say which column holds the key, e.g. key=1");
+  return c;
+}
+
+namespace detail {
+
+std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+uint64_t file_size_or_zero(const std::string& path) {
+  if (path == "-") return 0;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+namespace {
+
+class FdSource final : public ByteSource {
+ public:
+  FdSource(int fd, bool own, std::string name) : fd_(fd), own_(own), name_(std::move(name)) {}
+  ~FdSource() override {
+    if (own_) ::close(fd_);
+  }
+  size_t read(char* dst, size_t n) override {
+    size_t done = 0;
+    if (pos_ < peek_.size()) {
+      done = std::min(n, peek_.size() - pos_);
+      std::memcpy(dst, peek_.data() + pos_, done);
+      pos_ += done;
+      if (done == n) return done;
+    }
+    while (true) {
+      ssize_t r = ::read(fd_, dst + done, n - done);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno));
+      consumed_ += static_cast<uint64_t>(r);
+      return done + static_cast<size_t>(r);
+    }
+  }
+  uint64_t consumed() const override { return consumed_; }
+  // Reads the first bytes so the caller can look at them; they are returned again by read().
+  const std::string& peek(size_t n) {
+    while (peek_.size() < n) {
+      char tmp[64];
+      ssize_t r = ::read(fd_, tmp, std::min(sizeof(tmp), n - peek_.size()));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno));
+      if (r == 0) break;
+      consumed_ += static_cast<uint64_t>(r);
+      peek_.append(tmp, static_cast<size_t>(r));
+    }
+    return peek_;
+  }
+
+ private:
+  int fd_;
+  bool own_;
+  std::string name_;
+  std::string peek_;
+  size_t pos_ = 0;
+  uint64_t consumed_ = 0;
+};
+
+class ZstdSource final : public ByteSource {
+ public:
+  ZstdSource(std::unique_ptr<ByteSource> inner, std::string name)
+      : inner_(std::move(inner)), name_(std::move(name)), stream_(ZSTD_createDStream()), in_buf_(ZSTD_DStreamInSize()) {
+    if (!stream_) throw InternalError("ZSTD_createDStream failed");
+    ZSTD_initDStream(stream_);
+    in_ = {in_buf_.data(), 0, 0};
+  }
+  ~ZstdSource() override { ZSTD_freeDStream(stream_); }
+  size_t read(char* dst, size_t n) override {
+    ZSTD_outBuffer out{dst, n, 0};
+    while (out.pos == 0) {
+      if (in_.pos == in_.size) {
+        if (inner_done_) {
+          if (last_hint_ != 0)
+            throw InputError(name_, "the zstd stream is truncated", "recompress the trace or pass the complete file");
+          return 0;
+        }
+        size_t got = inner_->read(in_buf_.data(), in_buf_.size());
+        in_ = {in_buf_.data(), got, 0};
+        if (got == 0) {
+          inner_done_ = true;
+          continue;
+        }
+      }
+      size_t hint = ZSTD_decompressStream(stream_, &out, &in_);
+      if (ZSTD_isError(hint))
+        throw InputError(name_, std::string("corrupt zstd data: ") + ZSTD_getErrorName(hint),
+                         "check the file (zstd -t) or pass it uncompressed");
+      last_hint_ = hint;
+    }
+    return out.pos;
+  }
+  uint64_t consumed() const override { return inner_->consumed(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  std::string name_;
+  ZSTD_DStream* stream_;
+  std::vector<char> in_buf_;
+  ZSTD_inBuffer in_;
+  bool inner_done_ = false;
+  size_t last_hint_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display) {
+  const std::string name = display.empty() ? display_name(path) : display;
+  int fd = 0;
+  bool own = false;
+  if (path != "-") {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+      throw InputError(name, std::string("cannot open the trace: ") + std::strerror(errno), "check the path");
+    if (S_ISDIR(st.st_mode)) throw InputError(name, "is a directory, not a trace file", "pass a trace file");
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(name, std::string("cannot open the trace: ") + std::strerror(errno), "check the path and its permissions");
+    own = true;
+#ifdef POSIX_FADV_SEQUENTIAL
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  }
+  auto fd_source = std::make_unique<FdSource>(fd, own, name);
+  const std::string& head = fd_source->peek(4);
+  const bool zstd = head.size() == 4 && static_cast<unsigned char>(head[0]) == 0x28 &&
+                    static_cast<unsigned char>(head[1]) == 0xB5 && static_cast<unsigned char>(head[2]) == 0x2F &&
+                    static_cast<unsigned char>(head[3]) == 0xFD;
+  if (zstd) return std::make_unique<ZstdSource>(std::move(fd_source), name);
+  return fd_source;
+}
+
+BufferedInput::BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size)
+    : source_(std::move(source)), buf_(new char[buffer_size]), capacity_(buffer_size) {}
+
+size_t BufferedInput::ensure(size_t want) {
+  if (end_ - pos_ >= want || source_done_) return end_ - pos_;
+  if (pos_ > 0) {
+    std::memmove(buf_.get(), buf_.get() + pos_, end_ - pos_);
+    end_ -= pos_;
+    pos_ = 0;
+  }
+  if (want > capacity_) {
+    const size_t bigger = std::max(want, capacity_ * 2);
+    std::unique_ptr<char[]> grown(new char[bigger]);
+    std::memcpy(grown.get(), buf_.get(), end_);
+    buf_ = std::move(grown);
+    capacity_ = bigger;
+  }
+  while (end_ < want && !source_done_) {
+    size_t got = source_->read(buf_.get() + end_, capacity_ - end_);
+    if (got == 0) source_done_ = true;
+    end_ += got;
+  }
+  return end_ - pos_;
+}
+
+bool BufferedInput::next_line(std::string_view& line) {
+  size_t scanned = 0;
+  while (true) {
+    const char* start = buf_.get() + pos_;
+    const size_t avail = end_ - pos_;
+    const void* nl = avail > scanned ? std::memchr(start + scanned, '\n', avail - scanned) : nullptr;
+    if (nl) {
+      size_t len = static_cast<const char*>(nl) - start;
+      pos_ += len + 1;
+      ++line_;
+      if (len && start[len - 1] == '\r') --len;
+      line = std::string_view(start, len);
+      return true;
+    }
+    if (source_done_) {
+      if (avail == 0) return false;
+      size_t len = avail;  // the last line has no '\n'
+      pos_ = end_;
+      ++line_;
+      if (len && start[len - 1] == '\r') --len;
+      line = std::string_view(start, len);
+      return true;
+    }
+    scanned = avail;
+    if (avail >= (size_t(1) << 30)) throw InputError("", "a line of the trace is longer than 1 GiB", "is this a binary trace? pass --format");
+    ensure(avail + std::max<size_t>(avail, 1 << 16));
+  }
+}
+
+void TraceReader::bad(const std::string& where, const std::string& field, const std::string& problem) {
+  if (config_.skip_bad_lines) {
+    ++stats_.n_bad_lines;
+    return;
+  }
+  throw InputError(name_ + ":" + where, "field " + field + ": " + problem,
+                   "fix the trace or pass --skip-bad-lines to skip malformed lines");
+}
+
+std::string_view trim_view(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
+  return s.substr(b, e - b);
+}
+
+bool parse_uint(std::string_view text, uint64_t& value) {
+  text = trim_view(text);
+  if (text.empty() || text.size() > 20) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  value = v;
+  return true;
+}
+
+bool parse_double(std::string_view text, double& value) {
+  text = trim_view(text);
+  uint64_t whole;
+  if (text.size() <= 15 && parse_uint(text, whole)) {  // the common case, exact below 2^53
+    value = static_cast<double>(whole);
+    return true;
+  }
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  if (text.empty()) return false;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && p == text.data() + text.size() && std::isfinite(value);
+}
+
+bool parse_key(std::string_view text, uint64_t& key) {
+  text = trim_view(text);
+  if (text.empty()) return false;
+  if (parse_uint(text, key)) return true;
+  // FNV-1a over the bytes, then murmur's finalizer for good high bits
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  key = hash_key(h ^ 0x9e3779b97f4a7c15ULL);
+  return true;
+}
+
+namespace {
+
+TraceFormat format_from_name(const std::string& path) {
+  std::string p = to_lower(path);
+  for (const char* z : {".zst", ".zstd"}) {
+    std::string s(z);
+    if (p.size() > s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0) p.resize(p.size() - s.size());
+  }
+  auto ends = [&](const std::string& s) { return p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0; };
+  if (ends(".csv")) return TraceFormat::csv;
+  if (ends(".txt")) return TraceFormat::txt;
+  if (ends(".vscsi")) return TraceFormat::vscsi;
+  auto slash = p.find_last_of('/');
+  std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (base.find("oraclegeneral") != std::string::npos) return TraceFormat::oracle_general;
+  return TraceFormat::auto_detect;
+}
+
+TraceFormat format_from_contents(BufferedInput& in, const std::string& name) {
+  size_t n = in.ensure(size_t(64) << 10);
+  const char* d = in.data();
+  if (n == 0) return TraceFormat::txt;  // empty: any text reader reports "no requests"
+  bool binary = std::memchr(d, '\0', std::min<size_t>(n, 4096)) != nullptr;
+  if (binary) {
+    if (n >= 64) {
+      uint16_t v0, v1;
+      std::memcpy(&v0, d + 14, 2);
+      std::memcpy(&v1, d + 32 + 14, 2);
+      if ((v0 >> 8) == 1 && (v1 >> 8) == 1) return TraceFormat::vscsi;
+    }
+    throw InputError(name, "cannot tell the trace format from the file name or contents (binary data)",
+                     "pass --format oracleGeneral or --format vscsi");
+  }
+  const char* nl = static_cast<const char*>(std::memchr(d, '\n', n));
+  std::string_view first(d, nl ? static_cast<size_t>(nl - d) : n);
+  for (char c : {',', '\t', ';', '|'})
+    if (first.find(c) != std::string_view::npos) return TraceFormat::csv;
+  return TraceFormat::txt;
+}
+
+}  // namespace
+
+std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config) {
+  const std::string name = config.display.empty() ? display_name(config.path) : config.display;
+  auto in = std::make_unique<BufferedInput>(open_source(config.path, name));
+  TraceFormat f = config.format;
+  if (f == TraceFormat::auto_detect && config.path != "-") f = format_from_name(config.path);
+  if (f == TraceFormat::auto_detect) f = format_from_contents(*in, name);
+  ReaderConfig c = config;
+  c.format = f;
+  switch (f) {
+    case TraceFormat::csv: return make_csv_reader(c, std::move(in));
+    case TraceFormat::txt: return make_txt_reader(c, std::move(in));
+    case TraceFormat::oracle_general: return make_oracle_reader(c, std::move(in));
+    case TraceFormat::vscsi: return make_vscsi_reader(c, std::move(in));
+    case TraceFormat::auto_detect: break;
+  }
+  throw InternalError("trace format not resolved");
+}
+
+}  // namespace detail
+}  // namespace lite::cache

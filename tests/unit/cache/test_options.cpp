@@ -1,0 +1,88 @@
+// Parsing of --policy, --sizes, --csv-columns and --format, including the error messages.
+#include "cache_test_util.hpp"
+#include "lite/cache/policies.hpp"
+#include "lite/core/error.hpp"
+
+using namespace lite::cache;
+
+namespace {
+template <class F>
+std::string usage_error(F&& f) {
+  try {
+    f();
+  } catch (const lite::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("--policy: lists, all, parameters, aliases, duplicates") {
+  auto p = parse_policies("lru,s3fifo:small=0.2,ghost=0.5,clock:bits=2");
+  REQUIRE(p.size() == 3);
+  CHECK(p[0].label() == "lru");
+  CHECK(p[1].label() == "s3fifo:small=0.2,ghost=0.5");
+  CHECK(p[2].label() == "clock:bits=2");
+  CHECK(parse_policies("all").size() == policy_table().size());
+  CHECK(parse_policies("LRU,lru").size() == 1);
+  CHECK(parse_policies("s3fifo:small-size-ratio=0.3")[0].label() == "s3fifo:small=0.3");  // libCacheSim's name
+  CHECK(parse_policies("twoq")[0].name == "2q");
+}
+
+TEST_CASE("--policy: unknown names and parameters get the known ones and a suggestion") {
+  auto m = usage_error([] { parse_policies("lru,s3fif"); });
+  CHECK(m.find("unknown policy 's3fif'") != std::string::npos);
+  CHECK(m.find("did you mean 's3fifo'") != std::string::npos);
+  CHECK(m.find("lru, fifo, lfu, arc, 2q, s3fifo, sieve, clock, belady") != std::string::npos);
+  auto p = usage_error([] { parse_policies("s3fifo:smal=0.2"); });
+  CHECK(p.find("did you mean 'small'") != std::string::npos);
+  CHECK(usage_error([] { parse_policies("lru:x=1"); }).find("takes no parameters") != std::string::npos);
+  CHECK(usage_error([] { parse_policies("s3fifo:small=2"); }).find("out of range") != std::string::npos);
+  CHECK(usage_error([] { parse_policies("clock:bits=1.5"); }).find("whole number") != std::string::npos);
+  CHECK(usage_error([] { parse_policies("s3fifo:small=abc"); }).find("needs a number") != std::string::npos);
+  CHECK(usage_error([] { parse_policies("small=0.1"); }).find("before any policy") != std::string::npos);
+  CHECK(usage_error([] { parse_policies(""); }).find("no policy") != std::string::npos);
+}
+
+TEST_CASE("--sizes: objects, byte units in powers of 1024, fractions, percentages") {
+  auto s = parse_sizes("1000, 0.1, 25%, 1.0", false);
+  REQUIRE(s.size() == 4);
+  CHECK(s[0].absolute == 1000);
+  CHECK(s[1].fraction == doctest::Approx(0.1));
+  CHECK(s[2].fraction == doctest::Approx(0.25));
+  CHECK(s[3].fraction == doctest::Approx(1.0));
+  auto b = parse_sizes("64KB,1MiB,1GB,4096", true);
+  CHECK(b[0].absolute == 65536);
+  CHECK(b[1].absolute == 1048576);
+  CHECK(b[2].absolute == 1073741824);
+  CHECK(b[3].absolute == 4096);
+  CHECK(parse_sizes("auto", false).empty());
+  CHECK(auto_size_fractions().front() == doctest::Approx(0.0001));
+  CHECK(auto_size_fractions().back() == doctest::Approx(1.0));
+}
+
+TEST_CASE("--sizes: zero, negative, malformed and unit mistakes are usage errors") {
+  CHECK(usage_error([] { parse_sizes("0", false); }).find("not positive") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("-5", false); }).find("not positive") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("100,-1MB", true); }).find("not positive") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("ten", false); }).find("not a size") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("1.5", false); }).find("neither a whole number") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("64MB", false); }).find("add --bytes") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("0%", false); }).find("percentage") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("12 parsecs", true); }).find("not a size") != std::string::npos);
+}
+
+TEST_CASE("--csv-columns and --format") {
+  auto c = parse_csv_columns("time=2,obj-id=5,size=4,cost=6,delimiter=tab");
+  CHECK(c.key == 5);
+  CHECK(c.time == 2);
+  CHECK(c.size == 4);
+  CHECK(c.cost == 6);
+  CHECK(c.delimiter == '\t');
+  CHECK(usage_error([] { parse_csv_columns("size=4"); }).find("key") != std::string::npos);
+  CHECK(usage_error([] { parse_csv_columns("key=0"); }).find("not a column number") != std::string::npos);
+  CHECK(usage_error([] { parse_csv_columns("key=1,sise=2"); }).find("did you mean 'size'") != std::string::npos);
+  CHECK(parse_trace_format("oracleGeneral") == TraceFormat::oracle_general);
+  CHECK(parse_trace_format("oraclegeneralbin") == TraceFormat::oracle_general);
+  CHECK(usage_error([] { parse_trace_format("vsci"); }).find("did you mean 'vscsi'") != std::string::npos);
+}

@@ -1,0 +1,210 @@
+// Trace readers: each format, format detection, csv columns and headers, malformed input.
+#include <cstring>
+
+#include "cache_test_util.hpp"
+#include "lite/cache/trace_internal.hpp"
+#include "lite/core/error.hpp"
+
+using namespace cache_test;
+using lite::cache::TraceFormat;
+using lite::cache::detail::Batch;
+using lite::cache::detail::ReaderConfig;
+
+namespace {
+
+struct Read {
+  std::vector<uint64_t> keys;
+  std::vector<uint32_t> sizes;
+  std::vector<float> costs;
+  std::vector<int64_t> next;
+  TraceFormat format;
+  lite::cache::detail::ReaderStats stats;
+  bool has_cost, has_next;
+};
+
+Read read_all(ReaderConfig c) {
+  auto r = lite::cache::detail::open_trace(c);
+  Batch b;
+  b.reserve(3);  // tiny batches: records cross batch boundaries
+  Read out;
+  while (true) {
+    b.n = 0;
+    if (!r->fill(b)) break;
+    for (size_t i = 0; i < b.n; ++i) {
+      out.keys.push_back(b.key[i]);
+      out.sizes.push_back(b.size[i]);
+      out.costs.push_back(b.cost[i]);
+      out.next.push_back(b.next[i]);
+    }
+  }
+  out.format = r->format();
+  out.stats = r->stats();
+  out.has_cost = r->has_cost();
+  out.has_next = r->has_next();
+  return out;
+}
+
+ReaderConfig config(const std::string& path, bool bytes = true) {
+  ReaderConfig c;
+  c.path = path;
+  c.bytes = bytes;
+  return c;
+}
+
+std::string message_of(const ReaderConfig& c) {
+  try {
+    read_all(c);
+  } catch (const lite::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template <class... T>
+std::string pack(T... fields) {
+  std::string s;
+  (s.append(reinterpret_cast<const char*>(&fields), sizeof(fields)), ...);
+  return s;
+}
+
+std::string oracle_record(uint32_t t, uint64_t id, uint32_t size, int64_t next) { return pack(t, id, size, next); }
+std::string vscsi_record(uint64_t lbn, uint32_t len, uint16_t ver = 0x100) {
+  return pack(uint32_t(1), len, uint32_t(0), uint16_t(0x28), ver, lbn, uint64_t(5000000));
+}
+
+}  // namespace
+
+TEST_CASE("txt: one key per line, blank lines skipped, no trailing newline needed, string keys") {
+  TempDir d;
+  auto r = read_all(config(d.write("t.txt", "1\n2\n\n1\r\nfoo\n  2  \n42")));
+  CHECK(r.format == TraceFormat::txt);
+  REQUIRE(r.keys.size() == 6);
+  CHECK(r.keys[0] == 1);
+  CHECK(r.keys[1] == 2);
+  CHECK(r.keys[2] == 1);
+  CHECK(r.keys[4] == 2);
+  CHECK(r.keys[5] == 42);
+  CHECK(r.keys[3] != 1);
+  CHECK(std::all_of(r.sizes.begin(), r.sizes.end(), [](uint32_t s) { return s == 1; }));
+}
+
+TEST_CASE("csv: columns from the header names, zero sizes skipped, cost column") {
+  TempDir d;
+  auto path = d.write("t.csv", "time,key,size,cost\n1,a,100,5.5\n2,b,0,1\n3,a,100,2\n4,7,30,0.25\n");
+  auto r = read_all(config(path));
+  CHECK(r.format == TraceFormat::csv);
+  REQUIRE(r.keys.size() == 3);
+  CHECK(r.keys[0] == r.keys[1]);
+  CHECK(r.keys[2] == 7);
+  CHECK(r.sizes == std::vector<uint32_t>{100, 100, 30});
+  CHECK(r.has_cost);
+  CHECK(r.costs[0] == doctest::Approx(5.5));
+  CHECK(r.stats.n_skipped_zero_size == 1);
+  // object mode: every size is 1, zero sizes are still skipped (as libCacheSim's reader does)
+  auto o = read_all(config(path, false));
+  CHECK(o.sizes == std::vector<uint32_t>{1, 1, 1});
+  CHECK(o.stats.n_skipped_zero_size == 1);
+}
+
+TEST_CASE("csv: explicit columns like libCacheSim's time-col=2,obj-id-col=5,obj-size-col=4, tab delimiter") {
+  TempDir d;
+  auto c = config(d.write("t.csv", "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633899,28,1024,7\n"));
+  c.csv = lite::cache::parse_csv_columns("time=2,key=5,size=4");
+  auto r = read_all(c);
+  CHECK(r.keys == std::vector<uint64_t>{42932745, 7});
+  CHECK(r.sizes == std::vector<uint32_t>{512, 1024});
+  auto t = read_all(config(d.write("tab.csv", "9\t100\n9\t100\n")));
+  CHECK(t.format == TraceFormat::csv);
+  CHECK(t.keys == std::vector<uint64_t>{9, 9});
+  auto q = config(d.write("q.csv", "\"a,b\",5\n\"a,b\",5\nc,5\n"));
+  q.csv = lite::cache::parse_csv_columns("key=1,size=2");
+  auto qr = read_all(q);
+  REQUIRE(qr.keys.size() == 3);
+  CHECK(qr.keys[0] == qr.keys[1]);
+  CHECK(qr.keys[0] != qr.keys[2]);
+}
+
+TEST_CASE("csv: a malformed line names file, line and field, --skip-bad-lines counts it") {
+  TempDir d;
+  auto path = d.write("bad.csv", "key,size\na,10\nb,ten\nc\nd,-4\ne,20\n");
+  auto msg = message_of(config(path));
+  CHECK(msg.find("bad.csv:3") != std::string::npos);
+  CHECK(msg.find("'size' (column 2)") != std::string::npos);
+  CHECK(msg.find("'ten'") != std::string::npos);
+  CHECK(msg.find("--skip-bad-lines") != std::string::npos);
+  auto c = config(path);
+  c.skip_bad_lines = true;
+  auto r = read_all(c);
+  CHECK(r.keys.size() == 2);
+  CHECK(r.stats.n_bad_lines == 3);
+  // a missing column
+  auto m = message_of(config(d.write("short.csv", "key,size\na,1\nb\n")));
+  CHECK(m.find("short.csv:3") != std::string::npos);
+  CHECK(m.find("1 field") != std::string::npos);
+  // a header without a key column
+  auto h = message_of(config(d.write("nokey.csv", "alpha,beta\n1,2\n")));
+  CHECK(h.find("names no key column") != std::string::npos);
+  CHECK(h.find("--csv-columns") != std::string::npos);
+}
+
+TEST_CASE("oracleGeneral: packed 24-byte records, -1 = no next access, size 0 skipped") {
+  TempDir d;
+  std::string data = oracle_record(1, 10, 100, 3) + oracle_record(2, 20, 0, -1) + oracle_record(3, 10, 100, -1) +
+                     oracle_record(4, 30, 7, -1);
+  auto r = read_all(config(d.write("t.oracleGeneral.bin", data)));
+  CHECK(r.format == TraceFormat::oracle_general);
+  CHECK(r.has_next);
+  CHECK(r.keys == std::vector<uint64_t>{10, 10, 30});
+  CHECK(r.sizes == std::vector<uint32_t>{100, 100, 7});
+  CHECK(r.next[0] == 3);
+  CHECK(r.next[1] == lite::cache::kNoNextAccess);
+  CHECK(r.stats.n_skipped_zero_size == 1);
+  // a truncated last record
+  auto msg = message_of(config(d.write("cut.oracleGeneral.bin", data + std::string(10, '\0'))));
+  CHECK(msg.find("cut.oracleGeneral.bin:record 5") != std::string::npos);
+  CHECK(msg.find("truncated") != std::string::npos);
+  // a bad next-access field
+  auto bad = message_of(config(d.write("next.oracleGeneral.bin", oracle_record(1, 1, 1, -7))));
+  CHECK(bad.find("record 1") != std::string::npos);
+  CHECK(bad.find("'next_access'") != std::string::npos);
+}
+
+TEST_CASE("vscsi v1: 32-byte records, lbn is the key, len the size, detected from the contents") {
+  TempDir d;
+  std::string data = vscsi_record(42, 512) + vscsi_record(43, 1024) + vscsi_record(42, 4096);
+  auto r = read_all(config(d.write("t.vscsi", data)));
+  CHECK(r.format == TraceFormat::vscsi);
+  CHECK(r.keys == std::vector<uint64_t>{42, 43, 42});
+  CHECK(r.sizes == std::vector<uint32_t>{512, 1024, 4096});
+  auto sniffed = read_all(config(d.write("noext", data)));
+  CHECK(sniffed.format == TraceFormat::vscsi);
+  auto msg = message_of(config(d.write("v2.vscsi", vscsi_record(1, 1, 0x200) + vscsi_record(2, 1, 0x200))));
+  CHECK(msg.find("not a vscsi v1 trace") != std::string::npos);
+}
+
+TEST_CASE("format detection and errors") {
+  TempDir d;
+  CHECK(read_all(config(d.write("x.log", "a,1\nb,2\n"))).format == TraceFormat::csv);
+  CHECK(read_all(config(d.write("y.log", "a\nb\n"))).format == TraceFormat::txt);
+  auto bin = message_of(config(d.write("z.dat", std::string("\x01\x00\x00\x00\x02\x00", 6) + std::string(100, '\0'))));
+  CHECK(bin.find("cannot tell the trace format") != std::string::npos);
+  auto missing = message_of(config((d.path / "nope.csv").string()));
+  CHECK(missing.find("nope.csv") != std::string::npos);
+  CHECK(missing.find("cannot open") != std::string::npos);
+  auto explicit_format = config(d.write("ids.dat", "5\n6\n5\n"));
+  explicit_format.format = TraceFormat::txt;
+  CHECK(read_all(explicit_format).keys == std::vector<uint64_t>{5, 6, 5});
+}
+
+TEST_CASE("keys: decimal ids are numbers in every format, other text is hashed") {
+  uint64_t k = 0;
+  CHECK(lite::cache::detail::parse_key(" 123 ", k));
+  CHECK(k == 123);
+  CHECK(lite::cache::detail::parse_key("18446744073709551615", k));
+  CHECK(k == UINT64_MAX);
+  uint64_t a = 0, b = 0;
+  CHECK(lite::cache::detail::parse_key("18446744073709551616", a));  // too large: hashed as text
+  CHECK(lite::cache::detail::parse_key("user:42", b));
+  CHECK(a != b);
+  CHECK_FALSE(lite::cache::detail::parse_key("   ", k));
+}
