@@ -15,10 +15,10 @@ namespace lite::cli {
 void add_output_flags(CLI::App& app, OutputOptions& o) {
   std::string names;
   for (const auto& p : report::printers()) names += std::string(names.empty() ? "" : ", ") + p.name;
-  app.add_option("--format", o.format, "Output format: " + names)->group("Output");
-  app.add_flag("--json", o.json, "Same as --format json (complete result, environment, raw samples)")->group("Output");
-  app.add_flag("--csv", o.csv, "Same as --format csv")->group("Output");
-  app.add_flag("--markdown", o.markdown, "Same as --format markdown")->group("Output");
+  app.add_option("--output-format", o.format, "Output printer by name: " + names)->group("Output");
+  app.add_flag("--json", o.json, "Same as --output-format json (complete result, environment, raw samples)")->group("Output");
+  app.add_flag("--csv", o.csv, "Same as --output-format csv")->group("Output");
+  app.add_flag("--markdown", o.markdown, "Same as --output-format markdown")->group("Output");
   app.add_flag("-q,--quiet", o.quiet, "No progress bar")->group("Output");
 }
 

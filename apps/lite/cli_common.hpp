@@ -18,7 +18,8 @@ struct OutputOptions {
   bool quiet = false;  // no progress bar
 };
 
-// --format NAME plus the shortcuts --json, --csv, --markdown, and --quiet.
+// --output-format NAME plus the shortcuts --json, --csv, --markdown, and --quiet. (Not --format: cache-sim
+// uses that for the trace format.)
 void add_output_flags(CLI::App& app, OutputOptions& options);
 report::Format resolve_format(const OutputOptions& options);
 

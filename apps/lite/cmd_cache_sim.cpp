@@ -1,8 +1,6 @@
 // lite cache-sim: CLI11 flags -> lite::cache::CacheSimOptions -> lite::cache::simulate() -> report.
 // Everything else (parsing of specs, simulation, report, plot) lives in lib/lite/cache.
-//
-// Note: --format is the trace format here (as issue 4 specifies); the output printer is chosen with
-// --json, --csv, --markdown or --output-format NAME.
+// --format is the trace format here (as issue 4 specifies); the printer is --output-format, as everywhere.
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
@@ -42,31 +40,6 @@ struct CacheSimFlags {
   bool skip_bad_lines = false;
   OutputOptions out;
 };
-
-report::Report policy_list_report() {
-  report::Report r;
-  r.command = "cache-sim";
-  r.environment = host_environment();
-  report::Table t{"Cache policies (--policy NAME[:k=v,...], several separated by commas, or all)",
-                  {"name", "policy", "parameters (defaults)", "algorithm"},
-                  {},
-                  2};
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& e : cache::policy_table()) {
-    std::string params = cache::describe_params(e);
-    t.rows.push_back({e.name, e.display, params.empty() ? "-" : params, e.description});
-    nlohmann::json p = nlohmann::json::array();
-    for (const auto& x : e.params)
-      p.push_back({{"name", x.name}, {"alias", x.alias}, {"default", x.default_value}, {"min", x.min_value},
-                   {"max", x.max_value}, {"description", x.description}});
-    list.push_back({{"name", e.name}, {"display", e.display}, {"description", e.description}, {"parameters", p},
-                    {"needs_next_access", e.needs_next_access}});
-  }
-  t.left_aligned_columns = 4;
-  r.tables.push_back(std::move(t));
-  r.result = {{"policies", list}};
-  return r;
-}
 
 cache::CacheSimOptions to_options(const CacheSimFlags& f) {
   cache::CacheSimOptions o;
@@ -148,17 +121,12 @@ Runner setup_cache_sim(CLI::App& app) {
   app.add_option("--target-p99", f->target_p99, "Recommend the smallest size with p99 request latency <= MS")
       ->group("Sizing");
   app.add_option("--plot", f->plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
-  app.add_flag("--json", f->out.json, "JSON: one record per policy and size, the trace summary, options, environment")
-      ->group("Output");
-  app.add_flag("--csv", f->out.csv, "The tables as CSV")->group("Output");
-  app.add_flag("--markdown", f->out.markdown, "The tables as Markdown")->group("Output");
-  app.add_option("--output-format", f->out.format, "Output printer by name: text, json, csv, markdown")->group("Output");
-  app.add_flag("-q,--quiet", f->out.quiet, "No progress bar")->group("Output");
+  add_output_flags(app, f->out);
 
   return [f] {
     const report::Format format = resolve_format(f->out);
     if (f->policies.size() == 1 && to_lower(f->policies[0]) == "list") {
-      report::print(policy_list_report(), format, std::cout);
+      report::print(cache::policy_list_report(), format, std::cout);
       return int(exit_ok);
     }
     if (f->trace.empty()) throw UsageError("missing TRACE: pass a trace file, or - for stdin; run 'lite cache-sim --help'");

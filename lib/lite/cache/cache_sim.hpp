@@ -222,6 +222,8 @@ std::vector<Counters> lru_curve_requests(const std::vector<Request>& requests, c
 // The report (tables, findings, notes, complete JSON) and the SVG plot of a result.
 report::Report to_report(const CacheSimResult& result, const CacheSimOptions& options);
 std::string render_svg(const CacheSimResult& result);
+// The policy table as a report (--policy list).
+report::Report policy_list_report();
 
 // Exit status for a result: 1 when a target was given and nothing reached it, else 0.
 int exit_status(const CacheSimResult& result);

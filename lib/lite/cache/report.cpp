@@ -314,4 +314,30 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
   return rep;
 }
 
+report::Report policy_list_report() {
+  report::Report r;
+  r.command = "cache-sim";
+  r.environment = host_environment();
+  report::Table t{"Cache policies (--policy NAME[:k=v,...], several separated by commas, or all)",
+                  {"name", "policy", "parameters (defaults)", "algorithm"},
+                  {},
+                  2};
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : policy_table()) {
+    std::string params = describe_params(e);
+    t.rows.push_back({e.name, e.display, params.empty() ? "-" : params, e.description});
+    nlohmann::json p = nlohmann::json::array();
+    for (const auto& x : e.params)
+      p.push_back({{"name", x.name}, {"alias", x.alias}, {"default", x.default_value}, {"min", x.min_value},
+                   {"max", x.max_value}, {"description", x.description}});
+    list.push_back({{"name", e.name}, {"display", e.display}, {"description", e.description}, {"parameters", p},
+                    {"needs_next_access", e.needs_next_access}});
+  }
+  t.left_aligned_columns = 4;
+  r.tables.push_back(std::move(t));
+  r.result = {{"policies", list}};
+  return r;
+}
+
+
 }  // namespace lite::cache
