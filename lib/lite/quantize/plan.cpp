@@ -96,6 +96,20 @@ Plan make_plan(const std::vector<LayerInfo>& layers, const ModeEntry& mode, cons
     plan.weight_bytes_after += lp.bytes_after;
     plan.layers.push_back(lp);
   }
+  // Layers the scheme itself would rather keep in float (too small to pay for an int8 call), unless
+  // --only names them or nothing would be left to quantize.
+  std::vector<LayerPlan*> small;
+  for (auto& lp : plan.layers)
+    if (lp.quantized && only.empty() && !mode.scheme->keep_float_reason(lp.layer).empty()) small.push_back(&lp);
+  if (!small.empty() && small.size() < plan.quantized_layers()) {
+    for (auto* lp : small) {
+      lp->quantized = false;
+      lp->reason = mode.scheme->keep_float_reason(lp->layer);
+      lp->scheme = "float";
+      plan.weight_bytes_after += lp->bytes_before - lp->bytes_after;
+      lp->bytes_after = lp->bytes_before;
+    }
+  }
   if (!any_supported) {
     std::vector<std::string> kinds;
     for (const auto& l : layers) kinds.push_back(l.name + " (" + l.kind + ")");

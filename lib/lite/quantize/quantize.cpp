@@ -114,7 +114,8 @@ Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress) {
 }
 
 struct Built {
-  torch::jit::Module module;  // loaded back from its serialized bytes
+  std::string file;           // the serialized module
+  torch::jit::Module module;  // loaded back from it (evaluation)
   uint64_t bytes = 0;
   nlohmann::json details;
 };
@@ -122,8 +123,12 @@ struct Built {
 Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
   BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object()};
   mode.scheme->build(b);
-  auto [loaded, bytes] = round_trip(b.result);
-  return {loaded, bytes, b.details};
+  Built out;
+  out.file = serialize(b.result);
+  out.module = deserialize(out.file);
+  out.bytes = out.file.size();
+  out.details = b.details;
+  return out;
 }
 
 Speed measure_speed(Context& c, torch::jit::Module& m) {
@@ -335,8 +340,12 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   c.timing.iterations = o.iterations;
   c.timing.duration_s = o.duration_s;
   c.timing.min_iterations = 5;
-  for (auto& [b, inputs] : c.inputs)
-    r.float_latency.push_back(to_latency(b, profile::time_forward(source.module, inputs, c.timing, source.path, progress)));
+  {
+    torch::jit::Module as_given = torch::jit::load(source.path.string());  // fresh: see measure_speed's caller
+    as_given.eval();
+    for (auto& [b, inputs] : c.inputs)
+      r.float_latency.push_back(to_latency(b, profile::time_forward(as_given, inputs, c.timing, source.path, progress)));
+  }
 
   if (calib_data || reused) {
     c.calibrator = std::make_unique<Calibrator>(calib_data, 32, method, source.path, progress);
@@ -378,7 +387,10 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
         cand.meets_tolerance = cand.quality.drop <= r.tolerance;
       }
       cand.file_bytes = b.bytes;
-      cand.speed = measure_speed(c, b.module);
+      // A fresh copy for timing: the one evaluated above has run other batch sizes, and the profiling
+      // executor's specializations for them would be timed too.
+      torch::jit::Module timed = deserialize(b.file);
+      cand.speed = measure_speed(c, timed);
       cand.built = true;
       built.emplace(cand.mode, std::move(b));
     } catch (const Interrupted&) {
@@ -458,7 +470,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
                                           {"ratio_vs_frozen_float", chosen->speed.ratio[i]}});
   info.inputs = source.declared_inputs;
   if (info.inputs.empty()) info.inputs = model::describe_inputs(c.inputs.begin()->second);
-  model::save_artifact(artifact.module, out, source, info);
+  model::save_artifact(deserialize(artifact.file), out, source, info);
   r.output = out.string();
   r.output_bytes = fs::file_size(out);
   if (r.calibration && !r.calibration->stats_file.empty())

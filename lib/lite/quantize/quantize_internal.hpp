@@ -77,6 +77,12 @@ using QConfigPair = std::tuple<torch::jit::Module, torch::jit::Module>;
 std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(const Plan& plan,
                                                                               const QConfigPair& qconfig);
 
+// Linear layers with fewer multiply-accumulates per sample than this stay float in the int8 modes:
+// a onednn quantized::linear call costs about 15 us here whatever its size (17 us for the CNN's
+// 256->10 classifier at batch 1), the float linear plus a dequantize about 3 us.
+inline constexpr uint64_t kSmallLayerMacs = 16384;
+std::string small_layer_reason(const LayerInfo& layer);
+
 // Counts quantized::* compute ops (conv/linear, static or dynamic) in a module's forward graph.
 int64_t count_quantized_ops(const torch::jit::Module& module);
 
@@ -107,7 +113,8 @@ std::vector<torch::jit::Value*> insert_function(torch::jit::Graph& graph, torch:
 // The baseline of the speed guard: torch::jit::freeze + torch::jit::optimize_for_inference.
 torch::jit::Module frozen_float(const torch::jit::Module& module);
 
-// Saves to memory and loads back (what a consumer of the file gets); returns the module and its size.
-std::pair<torch::jit::Module, uint64_t> round_trip(const torch::jit::Module& module);
+// Saves to memory (what a consumer of the file gets) and loads copies of it back.
+std::string serialize(const torch::jit::Module& module);
+torch::jit::Module deserialize(const std::string& bytes);
 
 }  // namespace lite::quantize

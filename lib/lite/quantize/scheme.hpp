@@ -35,6 +35,9 @@ class Scheme {
   virtual std::string layer_scheme(const LayerInfo& layer) const = 0;
   // Bytes the layer's weight and bias take in the artifact under this scheme.
   virtual uint64_t layer_bytes(const LayerInfo& layer) const = 0;
+  // Why the scheme keeps this layer in float although it could quantize it ("" when it does not): a
+  // layer so small that the int8 kernel's fixed cost exceeds its float compute.
+  virtual std::string keep_float_reason(const LayerInfo& layer) const { return {}; }
   // Static int8 needs calibration data.
   virtual bool needs_calibration() const { return false; }
   // Why this scheme cannot be used with the quantized engine `engine` ("" when it can).

@@ -22,6 +22,7 @@ class DynamicScheme final : public Scheme {
     if (l.kind == "Linear") return "int8 dynamic (int8 weights, activations quantized per call)";
     return {};
   }
+  std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
   uint64_t layer_bytes(const LayerInfo& l) const override {
     uint64_t channels = l.weight_shape.empty() ? 1 : static_cast<uint64_t>(l.weight_shape[0]);
     return l.weight_elements() + channels * 12 + 4 * static_cast<uint64_t>(l.bias);

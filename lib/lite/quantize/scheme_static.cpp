@@ -34,6 +34,11 @@ std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(co
   return dict;
 }
 
+std::string small_layer_reason(const LayerInfo& l) {
+  if (l.kind != "Linear" || l.weight_elements() >= kSmallLayerMacs) return {};
+  return "small: " + std::to_string(l.weight_elements()) + " MACs per sample, below what an int8 call costs";
+}
+
 int64_t count_quantized_ops(const torch::jit::Module& module) {
   int64_t n = 0;
   std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* b) {
@@ -57,6 +62,7 @@ class StaticScheme final : public Scheme {
     if (l.kind.rfind("Conv", 0) == 0 || l.kind == "Linear") return "int8 static (int8 weights, uint8 activations)";
     return {};
   }
+  std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
   uint64_t layer_bytes(const LayerInfo& l) const override {
     // int8 weights, a float scale and an int64 zero point per output channel, float bias.
     uint64_t channels = l.weight_shape.empty() ? 1 : static_cast<uint64_t>(l.weight_shape[0]);
