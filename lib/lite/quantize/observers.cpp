@@ -98,6 +98,30 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
   return found;
 }
 
+// Runs every weight observer on the weight it observes (prim::GetAttr of the owning module), so that
+// weights get their qparams even when no calibration pass runs (statistics reused from an earlier
+// build or from --calib-stats).
+void run_weight_observers(const torch::jit::Module& observed) {
+  torch::NoGradGuard no_grad;
+  for (const auto& named : observed.named_modules()) {
+    const auto& owner = named.value;
+    if (!owner.find_method("forward")) continue;
+    auto graph = owner.get_method("forward").graph();
+    torch::jit::Value* self = graph->inputs().at(0);
+    for (auto* n : graph->nodes()) {
+      if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
+      auto* obj = n->input(0)->node();
+      if (obj->kind() != c10::prim::GetAttr || obj->input(0) != self) continue;
+      auto child = owner.attr(obj->s(c10::attr::name));
+      if (!child.isModule() || !child.toModule().hasattr("per_channel")) continue;
+      auto* w = n->input(1)->node();
+      if (w->kind() != c10::prim::GetAttr || w->input(0) != self) continue;
+      auto weight = owner.attr(w->s(c10::attr::name));
+      if (weight.isTensor()) child.toModule().forward({weight});
+    }
+  }
+}
+
 }  // namespace
 
 torch::jit::Module make_activation_observer() {
@@ -161,22 +185,24 @@ void Calibrator::run_data(torch::jit::Module& observed, const char* phase) {
 }
 
 void Calibrator::calibrate(torch::jit::Module& observed) {
+  run_weight_observers(observed);
   auto observers = activation_observers(observed);
-  bool covered = true;
+  // Only values no earlier build (or --calib-stats) observed need a pass over the data.
+  std::vector<std::pair<std::string, torch::jit::Module>> missing;
   for (const auto& [key, obs] : observers) {
     auto it = stats_.values.find(key);
-    covered = covered && it != stats_.values.end() &&
-              (!method_.needs_histogram || !it->second.histogram.counts.empty());
+    if (it == stats_.values.end() || (method_.needs_histogram && it->second.histogram.counts.empty()))
+      missing.emplace_back(key, obs);
   }
-  if (!covered) {
+  if (!missing.empty()) {
     if (!data_)
       throw InputError(stats_.source.empty() ? model_path_.string() : stats_.source,
                        "the calibration statistics do not cover every value this model observes",
                        "pass --calib FILE to calibrate");
     // Phase 1: min and max of every observed value.
-    for (auto& [key, obs] : observers) obs.setattr("phase", int64_t{1});
+    for (auto& [key, obs] : missing) obs.setattr("phase", int64_t{1});
     run_data(observed, "calibrating (ranges)");
-    for (auto& [key, obs] : observers) {
+    for (auto& [key, obs] : missing) {
       ObservedStats s;
       if (obs.attr("seen").toBool()) {
         s.min = obs.attr("min_val").toTensor().item<double>();
@@ -193,7 +219,7 @@ void Calibrator::calibrate(torch::jit::Module& observed) {
     // Phase 2: histograms over those ranges (not needed by min-max).
     if (method_.needs_histogram) {
       run_data(observed, "calibrating (histograms)");
-      for (auto& [key, obs] : observers) {
+      for (auto& [key, obs] : missing) {
         auto& s = stats_.values[key];
         auto hist = obs.attr("hist").toTensor().contiguous();
         s.histogram.lo = obs.attr("hist_lo").toDouble();
