@@ -76,9 +76,10 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
   std::vector<std::pair<std::string, torch::jit::Module>> found;
   std::set<std::string> keys;
   for (const auto& named : observed.named_modules()) {
-    const auto& owner = named.value;
-    if (!owner.find_method("forward")) continue;
-    auto graph = owner.get_method("forward").graph();
+   const auto& owner = named.value;
+   // Every method: observers sit in helper methods too (resnet's _forward_impl).
+   for (const auto& method : owner.get_methods()) {
+    auto graph = method.graph();
     torch::jit::Value* self = graph->inputs().at(0);
     std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* block) {
       for (auto* n : block->nodes()) {
@@ -89,11 +90,13 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
         const std::string attr = obj->s(c10::attr::name);
         auto child = owner.attr(attr);
         if (!child.isModule() || !is_activation_observer(child.toModule())) continue;
-        std::string key = named.name + ":" + n->input(1)->debugName();
+        std::string key = named.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") +
+                          n->input(1)->debugName();
         if (keys.insert(key).second) found.emplace_back(key, child.toModule());
       }
     };
     walk(graph->block());
+   }
   }
   return found;
 }
@@ -104,9 +107,9 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
 void run_weight_observers(const torch::jit::Module& observed) {
   torch::NoGradGuard no_grad;
   for (const auto& named : observed.named_modules()) {
-    const auto& owner = named.value;
-    if (!owner.find_method("forward")) continue;
-    auto graph = owner.get_method("forward").graph();
+   const auto& owner = named.value;
+   for (const auto& method : owner.get_methods()) {
+    auto graph = method.graph();
     torch::jit::Value* self = graph->inputs().at(0);
     for (auto* n : graph->nodes()) {
       if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
@@ -119,6 +122,7 @@ void run_weight_observers(const torch::jit::Module& observed) {
       auto weight = owner.attr(w->s(c10::attr::name));
       if (weight.isTensor()) child.toModule().forward({weight});
     }
+   }
   }
 }
 
@@ -173,10 +177,10 @@ void Calibrator::run_data(torch::jit::Module& observed, const char* phase) {
     auto [x, y] = model::batch_of(*data_, begin, batch_);
     try {
       observed.forward({x});
-    } catch (const c10::Error& e) {
+    } catch (const std::exception& e) {
       throw InputError(data_->source.string(),
                        "calibration samples of shape " + c10::str(x.sizes()) + " do not fit " + model_path_.string() +
-                           ": " + first_line(e.what_without_backtrace()),
+                           ": " + torch_error_summary(e),
                        "pass calibration data shaped like the model's input");
     }
     bar.advance(static_cast<uint64_t>(x.size(0)));
@@ -187,6 +191,13 @@ void Calibrator::run_data(torch::jit::Module& observed, const char* phase) {
 void Calibrator::calibrate(torch::jit::Module& observed) {
   run_weight_observers(observed);
   auto observers = activation_observers(observed);
+  // Every observer InsertObservers placed must have been found: one left out would quantize its value
+  // with the default scale of 1.
+  size_t placed = 0;
+  for (const auto& named : observed.named_modules()) placed += is_activation_observer(named.value);
+  if (placed != observers.size())
+    throw InternalError("calibration found " + std::to_string(observers.size()) + " of the " + std::to_string(placed) +
+                        " activation observers in the model");
   // Only values no earlier build (or --calib-stats) observed need a pass over the data.
   std::vector<std::pair<std::string, torch::jit::Module>> missing;
   for (const auto& [key, obs] : observers) {

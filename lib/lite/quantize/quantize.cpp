@@ -50,10 +50,10 @@ void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs
   auto x = data.x.narrow(0, 0, 1);
   try {
     module.forward({x});
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {
     throw InputError(data.source.string(),
                      "samples of shape " + c10::str(data.x.sizes()) + " do not fit " + model_path.string() + ": " +
-                         first_line(e.what_without_backtrace()),
+                         torch_error_summary(e),
                      std::string("pass ") + flag + " data shaped like the model's input");
   }
 }
@@ -325,8 +325,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
   try {
     c.frozen = frozen_float(source.module);
-  } catch (const c10::Error& e) {
-    throw InputError(source.path.string(), "torch::jit::freeze failed: " + first_line(e.what_without_backtrace()),
+  } catch (const std::exception& e) {
+    throw InputError(source.path.string(), "torch::jit::freeze failed: " + torch_error_summary(e),
                      "lite quantize needs a model that freezes (no training-only code in forward)");
   }
   const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;
