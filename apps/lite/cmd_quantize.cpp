@@ -25,8 +25,9 @@ struct QuantizeState {
 };
 
 std::string mode_help() {
-  std::string text = "Quantization mode (default auto):";
-  for (const auto& m : quantize::modes()) text += std::string("\n  ") + m.name + ": " + m.summary;
+  std::string text = "Quantization mode (default auto); measured on the bundled CNN, 1 thread, against frozen float:";
+  for (const auto& m : quantize::modes())
+    text += std::string("\n  ") + m.name + ": " + m.summary + "\n      [" + m.measured + "]";
   return text;
 }
 

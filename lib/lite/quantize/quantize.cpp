@@ -348,7 +348,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   }
 
   if (calib_data || reused) {
-    c.calibrator = std::make_unique<Calibrator>(calib_data, 32, method, source.path, progress);
+    c.calibrator = std::make_unique<Calibrator>(calib_data, o.eval_batch, method, source.path, progress);
     if (reused) c.calibrator->preload(*reused);
     c.calibrator->stats().model_sha256 = source.sha256;
   }
