@@ -125,15 +125,15 @@ const Candidate* chosen_of(const QuantizeResult& r) {
 report::Table layer_table(const Plan& p, const std::string& title) {
   report::Table t;
   t.title = title;
-  t.columns = {"layer", "kind", "weight", "scheme", "bytes before", "bytes after", "note"};
-  t.left_aligned_columns = 4;
+  t.columns = {"layer", "kind", "weight", "scheme", "note", "bytes before", "bytes after"};
+  t.left_aligned_columns = 5;
   for (const auto& l : p.layers)
-    t.rows.push_back({l.layer.name, l.layer.kind, shape_text(l.layer.weight_shape), l.scheme,
-                      format_bytes(double(l.bytes_before)), format_bytes(double(l.bytes_after)), l.reason});
+    t.rows.push_back({l.layer.name, l.layer.kind, shape_text(l.layer.weight_shape), l.scheme, l.reason,
+                      format_bytes(double(l.bytes_before)), format_bytes(double(l.bytes_after))});
   t.rows.push_back({"total", "", "", fmt::format("{} of {} layers quantized", p.quantized_layers(), p.layers.size()),
-                    format_bytes(double(p.weight_bytes_before)), format_bytes(double(p.weight_bytes_after)),
-                    fmt::format("file {} -> ~{}", format_bytes(double(p.file_bytes_before)),
-                                format_bytes(double(p.expected_file_bytes)))});
+                    fmt::format("expected file {} -> {}", format_bytes(double(p.file_bytes_before)),
+                                format_bytes(double(p.expected_file_bytes))),
+                    format_bytes(double(p.weight_bytes_before)), format_bytes(double(p.weight_bytes_after))});
   return t;
 }
 
