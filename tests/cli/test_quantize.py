@@ -239,13 +239,13 @@ class QuantizeCNN(LiteTestCase):
         # fp16 keeps float32 compute on plain aten convolutions: about 1.5-2x the frozen float model at
         # batch 1 here.
         out = self.tmp / "fp16.pt"
-        r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", out, "--batch", "1", "--iterations", "20",
+        r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", out, "--batch", "1", "--iterations", "40",
                      "--warmup", "3")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertTrue(out.exists(), "a failed gate still writes the artifact")
         self.assertIn("slower than the frozen float model", r.stdout)
         r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", self.tmp / "fp16b.pt", "--batch", "1", "--iterations",
-                     "20", "--warmup", "3", "--allow-slower")
+                     "40", "--warmup", "3", "--allow-slower")
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_dry_run_prints_the_plan_and_writes_nothing(self):

@@ -85,6 +85,7 @@ struct Context {
   std::optional<model::Dataset> calib;
   std::optional<model::Dataset> eval;
   model::Dataset quality_data;     // what accuracy/agreement is measured on
+  std::vector<torch::Tensor> quality_inputs;  // instead, for models with several inputs (random, one batch)
   std::string quality_name;
   torch::Tensor float_outputs;
   double float_metric = 100;       // percent
@@ -98,8 +99,17 @@ struct Context {
 Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress) {
   Quality q;
   q.data = c.quality_name;
-  q.samples = c.quality_data.size();
-  auto out = profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
+  torch::Tensor out;
+  if (!c.quality_inputs.empty()) {
+    torch::NoGradGuard no_grad;
+    out = model::primary_output(model::run_forward(m, c.quality_inputs, c.source.path), c.source.path)
+              .dequantize()
+              .to(torch::kFloat32);
+    q.samples = out.dim() > 0 ? out.size(0) : 1;
+  } else {
+    q.samples = c.quality_data.size();
+    out = profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
+  }
   q.agreement = profile::compare_outputs(c.float_outputs, out);
   q.float_value = c.float_metric;
   if (c.labels) {
@@ -316,12 +326,20 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     c.quality_data = *c.calib;
     c.quality_name = o.calib->string() + " (the calibration data; pass --eval for held-out data)";
   } else {
-    auto x = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, 64, 0x5eed}).at(0);
-    c.quality_data = model::Dataset{x, std::nullopt, "random inputs"};
+    auto inputs = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, 64, 0x5eed});
+    if (inputs.size() == 1)
+      c.quality_data = model::Dataset{inputs[0], std::nullopt, "random inputs"};
+    else
+      c.quality_inputs = inputs;
     c.quality_name = "64 random inputs (pass --eval for a real estimate)";
   }
-  c.labels = c.quality_data.has_labels();
-  c.float_outputs = profile::predict(source.module, c.quality_data, o.eval_batch, source.path, progress);
+  c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
+  if (c.quality_inputs.empty())
+    c.float_outputs = profile::predict(source.module, c.quality_data, o.eval_batch, source.path, progress);
+  else
+    c.float_outputs = model::primary_output(model::run_forward(source.module, c.quality_inputs, source.path),
+                                            source.path)
+                          .to(torch::kFloat32);
   if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
   try {
     c.frozen = frozen_float(source.module);
@@ -369,7 +387,9 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
           auto order = rank_sensitivity(c, *mode, cand.plan, sensitivity);
           std::vector<LayerInfo> infos;
           for (const auto& l : cand.plan.layers) infos.push_back(l.layer);
+          ProgressPhase searching(progress, "tolerance search", 0);
           auto search = search_float_layers(order, r.tolerance, [&](const std::vector<std::string>& keep) {
+            searching.advance();
             if (keep.empty()) return cand.quality.drop;
             Plan p = make_plan(infos, *mode, r.engine, o.skip, o.only, {keep.begin(), keep.end()}, source.file_bytes);
             Built trial = build(c, *mode, p);

@@ -236,6 +236,13 @@ report::Report to_report(const QuantizeResult& r) {
   }
 
   // Findings: what was seen, the threshold, what to try.
+  bool static_needs_calib = false;
+  for (const auto& c : r.candidates)
+    static_needs_calib = static_needs_calib || (c.mode == "static" && !c.built && c.problem.find("--calib") != std::string::npos);
+  const std::string faster = static_needs_calib ? "pass --calib FILE so that static int8 (the mode that is faster here) "
+                                                  "is tried, deploy the frozen float model, or pass --allow-slower"
+                                                : "use --mode static or auto, deploy the frozen float model, or pass "
+                                                  "--allow-slower";
   if (chosen && chosen->speed.slower) {
     for (size_t i = 0; i < chosen->speed.ratio.size(); ++i) {
       if (chosen->speed.ratio_low[i] <= 1.0) continue;
@@ -245,8 +252,7 @@ report::Report to_report(const QuantizeResult& r) {
                        r.mode, chosen->speed.candidate[i].batch, ratio_text(chosen->speed.ratio[i]),
                        chosen->speed.ratio_low[i], chosen->speed.ratio_high[i]),
            "1.00x, the frozen float model",
-           r.allow_slower ? "accepted with --allow-slower"
-                          : "use --mode static or auto, deploy the frozen float model, or pass --allow-slower"});
+           r.allow_slower ? "accepted with --allow-slower" : faster});
     }
   }
   if (!r.tolerance_met && chosen)
