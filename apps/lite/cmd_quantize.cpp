@@ -49,7 +49,8 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("model", s->model, "TorchScript model file (.pt)")->required();
   app.add_option("-o,--output", s->out, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
   app.add_option("--mode", o.mode, mode_help());
-  app.add_option("--calib", s->calib, "Calibration data for static mode (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
+  app.add_option("--calib", s->calib,
+                 "Calibration data for static mode (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
   app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib (default 256)");
   app.add_option("--calib-method", o.calib_method, calib_method_help());
   app.add_option("--calib-stats", s->calib_stats,
@@ -63,8 +64,10 @@ Runner setup_quantize(CLI::App& app) {
                  "sensitive layers stay float until it holds (auto mode: 1.0 by default)");
   app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable), e.g. 'features.0'");
   app.add_option("--only", o.only, "Quantize only layers matching this glob (repeatable)");
-  app.add_option("--qengine", o.qengine, "Quantized engine: onednn (default) or qnnpack; the consumer must select the same");
-  app.add_option("--input", s->inputs, "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced)");
+  app.add_option("--qengine", o.qengine,
+                 "Quantized engine: onednn (default) or qnnpack; the consumer must select the same");
+  app.add_option("--input", s->inputs,
+                 "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced)");
   app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,64)")->delimiter(',');
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
   app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement (default 5)");
@@ -84,8 +87,10 @@ Runner setup_quantize(CLI::App& app) {
     if (!s->calib_stats.empty()) o.calib_stats = s->calib_stats;
     if (!s->eval.empty()) o.eval = s->eval;
     if (!s->labels.empty()) o.labels = s->labels;
-    if (s->tolerance >= 0) o.tolerance = s->tolerance;
-    else if (s->tolerance != -1) throw UsageError("--tolerance must be >= 0 points");
+    if (s->tolerance >= 0)
+      o.tolerance = s->tolerance;
+    else if (s->tolerance != -1)
+      throw UsageError("--tolerance must be >= 0 points");
     o.write_calib_json = !s->no_calib_json;
     for (const auto& spec : s->inputs) o.inputs.push_back(model::parse_input_spec(spec));
     o.command_line = command_line();

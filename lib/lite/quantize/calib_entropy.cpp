@@ -25,7 +25,8 @@ double kl_divergence(const Histogram& h, const Window& w) {
   p[0] += below;
   p[n - 1] += above;
   for (int level = 0; level < kLevels; ++level) {
-    int begin = static_cast<int>(int64_t(level) * n / kLevels), end = static_cast<int>(int64_t(level + 1) * n / kLevels);
+    int begin = static_cast<int>(int64_t(level) * n / kLevels),
+        end = static_cast<int>(int64_t(level + 1) * n / kLevels);
     double sum = 0;
     int nonzero = 0;
     for (int i = begin; i < end; ++i) {

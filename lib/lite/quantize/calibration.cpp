@@ -48,12 +48,12 @@ const std::vector<CalibMethodEntry>& calib_methods() {
   static const std::vector<CalibMethodEntry> table = {
       {"minmax", "observed minimum and maximum; one pass, no clipping (fastest, hurt most by outliers)", false,
        minmax_range},
-      {"percentile", "0.01% and 99.99% quantiles of the observed values; clips rare outliers", true,
-       percentile_range},
-      {"entropy", "clipping threshold with the least KL divergence between float and int8 histograms (TensorRT)",
-       true, entropy_range},
-      {"mse", "clipping threshold with the least expected squared error (rounding + clipping), like PyTorch's "
-              "HistogramObserver",
+      {"percentile", "0.01% and 99.99% quantiles of the observed values; clips rare outliers", true, percentile_range},
+      {"entropy", "clipping threshold with the least KL divergence between float and int8 histograms (TensorRT)", true,
+       entropy_range},
+      {"mse",
+       "clipping threshold with the least expected squared error (rounding + clipping), like PyTorch's "
+       "HistogramObserver",
        true, mse_range},
   };
   return table;
@@ -135,14 +135,10 @@ nlohmann::json calibration_document(const CalibrationStats& stats, const CalibMe
     v["zero_point"] = q.zero_point;
     values[key] = v;
   }
-  return {{"format", "lite-calibration"},
-          {"version", 1},
-          {"model_sha256", stats.model_sha256},
-          {"source", stats.source},
-          {"samples", stats.samples},
-          {"method", method.name},
-          {"histogram_bins", kHistogramBins},
-          {"values", values}};
+  return {{"format", "lite-calibration"},       {"version", 1},
+          {"model_sha256", stats.model_sha256}, {"source", stats.source},
+          {"samples", stats.samples},           {"method", method.name},
+          {"histogram_bins", kHistogramBins},   {"values", values}};
 }
 
 CalibrationStats parse_calibration_document(const nlohmann::json& j, const std::string& file) {

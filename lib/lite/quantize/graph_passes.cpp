@@ -98,7 +98,7 @@ std::string packed_attribute(torch::jit::Value* v, torch::jit::Value* self) {
 // and leaves everything else alone.
 bool flatten_channels_last(torch::jit::Module& module, std::shared_ptr<torch::jit::Graph>& graph) {
   static const std::set<std::string> passthrough = {"aten::max_pool2d", "aten::avg_pool2d", "aten::relu",
-                                                    "aten::relu_", "aten::hardtanh", "aten::hardtanh_"};
+                                                    "aten::relu_",      "aten::hardtanh",   "aten::hardtanh_"};
   torch::jit::Value* self = graph->inputs().at(0);
   bool changed = false;
   std::vector<torch::jit::Node*> flattens;
@@ -109,12 +109,14 @@ bool flatten_channels_last(torch::jit::Module& module, std::shared_ptr<torch::ji
     if (!start || !end || start->toInt() != 1 || end->toInt() != -1 || flat->output()->uses().size() != 1) continue;
     auto* linear = flat->output()->uses()[0].user;
     std::string lkind = linear->kind().toQualString();
-    if ((lkind != "quantized::linear" && lkind != "quantized::linear_relu") || linear->input(0) != flat->output()) continue;
+    if ((lkind != "quantized::linear" && lkind != "quantized::linear_relu") || linear->input(0) != flat->output())
+      continue;
     auto* producer = flat->input(0)->node();
     while (passthrough.count(producer->kind().toQualString())) producer = producer->input(0)->node();
     std::string pkind = producer->kind().toQualString();
     if (pkind != "quantized::conv2d" && pkind != "quantized::conv2d_relu") continue;
-    std::string conv_attr = packed_attribute(producer->input(1), self), lin_attr = packed_attribute(linear->input(1), self);
+    std::string conv_attr = packed_attribute(producer->input(1), self),
+                lin_attr = packed_attribute(linear->input(1), self);
     if (conv_attr.empty() || lin_attr.empty()) continue;
     if (linear->input(1)->uses().size() != 1) continue;  // packed weight shared with another op
     int64_t channels = call_op("quantized::conv2d_unpack", {module.attr(conv_attr)}).at(0).toTensor().size(0);
@@ -136,7 +138,8 @@ bool flatten_channels_last(torch::jit::Module& module, std::shared_ptr<torch::ji
     module.setattr(lin_attr, repacked);
     torch::jit::WithInsertPoint guard(flat);
     auto* dims = graph->insertConstant(std::vector<int64_t>{0, 2, 3, 1});
-    auto* permute = graph->insertNode(graph->create(c10::Symbol::fromQualString("aten::permute"), {flat->input(0), dims}));
+    auto* permute =
+        graph->insertNode(graph->create(c10::Symbol::fromQualString("aten::permute"), {flat->input(0), dims}));
     permute->output()->setType(c10::TensorType::get());
     flat->replaceInput(0, permute->output());
     changed = true;

@@ -16,8 +16,8 @@ uint64_t LayerInfo::weight_elements() const {
 }
 
 void to_json(nlohmann::json& j, const LayerInfo& l) {
-  j = nlohmann::json{{"name", l.name}, {"kind", l.kind}, {"op", l.op}, {"weight_shape", l.weight_shape},
-                     {"bias", l.bias}};
+  j = nlohmann::json{
+      {"name", l.name}, {"kind", l.kind}, {"op", l.op}, {"weight_shape", l.weight_shape}, {"bias", l.bias}};
 }
 
 const std::vector<ModeEntry>& modes() {
@@ -31,14 +31,12 @@ const std::vector<ModeEntry>& modes() {
       {"dynamic", "int8",
        "int8 Linear weights, activations quantized at run time; convolutions stay float (no calibration)",
        "size 0.43x, latency 1.5x b1 / 2.1x b64 (convolutions stay float), top-1 -0.02 points", &dynamic_scheme()},
-      {"fp16", "fp16",
-       "float16 weights, float32 compute (this CPU has no AVX512-FP16); halves the file",
-       "size 0.49x, latency 1.5x b1 / 2.1x b64 (float32 compute on plain aten convolutions), top-1 -0.00 points", &fp16_scheme()},
-      {"bf16", "bf16",
-       "bfloat16 weights and compute (oneDNN AVX512-BF16), float32 input and output",
+      {"fp16", "fp16", "float16 weights, float32 compute (this CPU has no AVX512-FP16); halves the file",
+       "size 0.49x, latency 1.5x b1 / 2.1x b64 (float32 compute on plain aten convolutions), top-1 -0.00 points",
+       &fp16_scheme()},
+      {"bf16", "bf16", "bfloat16 weights and compute (oneDNN AVX512-BF16), float32 input and output",
        "size 0.49x, latency 1.1x b1 / 2.2x b64, top-1 -0.02 points", &bf16_scheme()},
-      {"weight-int8", "weight-int8",
-       "int8 weights, one scale per group of 64, dequantized in the graph; for size",
+      {"weight-int8", "weight-int8", "int8 weights, one scale per group of 64, dequantized in the graph; for size",
        "size 0.26x, latency 1.6x b1 / 2.4x b64, top-1 -0.01 points", &weight_int8_scheme()},
       {"weight-int4", "weight-int4",
        "int4 weights (two per byte), one scale per group of 64, dequantized in the graph; for size",

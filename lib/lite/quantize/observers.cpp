@@ -76,27 +76,27 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
   std::vector<std::pair<std::string, torch::jit::Module>> found;
   std::set<std::string> keys;
   for (const auto& named : observed.named_modules()) {
-   const auto& owner = named.value;
-   // Every method: observers sit in helper methods too (resnet's _forward_impl).
-   for (const auto& method : owner.get_methods()) {
-    auto graph = method.graph();
-    torch::jit::Value* self = graph->inputs().at(0);
-    std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* block) {
-      for (auto* n : block->nodes()) {
-        for (auto* b : n->blocks()) walk(b);
-        if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
-        auto* obj = n->input(0)->node();
-        if (obj->kind() != c10::prim::GetAttr || obj->input(0) != self) continue;
-        const std::string attr = obj->s(c10::attr::name);
-        auto child = owner.attr(attr);
-        if (!child.isModule() || !is_activation_observer(child.toModule())) continue;
-        std::string key = named.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") +
-                          n->input(1)->debugName();
-        if (keys.insert(key).second) found.emplace_back(key, child.toModule());
-      }
-    };
-    walk(graph->block());
-   }
+    const auto& owner = named.value;
+    // Every method: observers sit in helper methods too (resnet's _forward_impl).
+    for (const auto& method : owner.get_methods()) {
+      auto graph = method.graph();
+      torch::jit::Value* self = graph->inputs().at(0);
+      std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* block) {
+        for (auto* n : block->nodes()) {
+          for (auto* b : n->blocks()) walk(b);
+          if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
+          auto* obj = n->input(0)->node();
+          if (obj->kind() != c10::prim::GetAttr || obj->input(0) != self) continue;
+          const std::string attr = obj->s(c10::attr::name);
+          auto child = owner.attr(attr);
+          if (!child.isModule() || !is_activation_observer(child.toModule())) continue;
+          std::string key =
+              named.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") + n->input(1)->debugName();
+          if (keys.insert(key).second) found.emplace_back(key, child.toModule());
+        }
+      };
+      walk(graph->block());
+    }
   }
   return found;
 }
@@ -107,22 +107,22 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
 void run_weight_observers(const torch::jit::Module& observed) {
   torch::NoGradGuard no_grad;
   for (const auto& named : observed.named_modules()) {
-   const auto& owner = named.value;
-   for (const auto& method : owner.get_methods()) {
-    auto graph = method.graph();
-    torch::jit::Value* self = graph->inputs().at(0);
-    for (auto* n : graph->nodes()) {
-      if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
-      auto* obj = n->input(0)->node();
-      if (obj->kind() != c10::prim::GetAttr || obj->input(0) != self) continue;
-      auto child = owner.attr(obj->s(c10::attr::name));
-      if (!child.isModule() || !child.toModule().hasattr("per_channel")) continue;
-      auto* w = n->input(1)->node();
-      if (w->kind() != c10::prim::GetAttr || w->input(0) != self) continue;
-      auto weight = owner.attr(w->s(c10::attr::name));
-      if (weight.isTensor()) child.toModule().forward({weight});
+    const auto& owner = named.value;
+    for (const auto& method : owner.get_methods()) {
+      auto graph = method.graph();
+      torch::jit::Value* self = graph->inputs().at(0);
+      for (auto* n : graph->nodes()) {
+        if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
+        auto* obj = n->input(0)->node();
+        if (obj->kind() != c10::prim::GetAttr || obj->input(0) != self) continue;
+        auto child = owner.attr(obj->s(c10::attr::name));
+        if (!child.isModule() || !child.toModule().hasattr("per_channel")) continue;
+        auto* w = n->input(1)->node();
+        if (w->kind() != c10::prim::GetAttr || w->input(0) != self) continue;
+        auto weight = owner.attr(w->s(c10::attr::name));
+        if (weight.isTensor()) child.toModule().forward({weight});
+      }
     }
-   }
   }
 }
 
@@ -149,8 +149,8 @@ torch::jit::Module make_activation_observer() {
 }
 
 torch::jit::Module make_weight_observer(bool per_channel) {
-  torch::jit::Module m{c10::QualifiedName(per_channel ? "__torch__.lite.PerChannelWeightObserver"
-                                                      : "__torch__.lite.WeightObserver")};
+  torch::jit::Module m{
+      c10::QualifiedName(per_channel ? "__torch__.lite.PerChannelWeightObserver" : "__torch__.lite.WeightObserver")};
   m.register_attribute("dtype", c10::IntType::get(), kQInt8);
   m.register_attribute("qscheme", c10::IntType::get(), per_channel ? kPerChannelSymmetric : kPerTensorSymmetric);
   m.register_attribute("ch_axis", c10::IntType::get(), int64_t{0});
@@ -164,7 +164,10 @@ torch::jit::Module make_weight_observer(bool per_channel) {
 
 Calibrator::Calibrator(const model::Dataset* data, int64_t batch, const CalibMethodEntry& method,
                        std::filesystem::path model_path, Progress& progress)
-    : data_(data), batch_(batch > 0 ? batch : 32), method_(method), model_path_(std::move(model_path)),
+    : data_(data),
+      batch_(batch > 0 ? batch : 32),
+      method_(method),
+      model_path_(std::move(model_path)),
       progress_(progress) {}
 
 void Calibrator::preload(CalibrationStats stats) { stats_ = std::move(stats); }

@@ -10,7 +10,8 @@
 namespace lite::quantize {
 
 size_t Plan::quantized_layers() const {
-  return static_cast<size_t>(std::count_if(layers.begin(), layers.end(), [](const LayerPlan& l) { return l.quantized; }));
+  return static_cast<size_t>(
+      std::count_if(layers.begin(), layers.end(), [](const LayerPlan& l) { return l.quantized; }));
 }
 
 std::vector<std::string> Plan::float_layers() const {
@@ -21,8 +22,8 @@ std::vector<std::string> Plan::float_layers() const {
 }
 
 void to_json(nlohmann::json& j, const LayerPlan& l) {
-  j = nlohmann::json{{"layer", l.layer},     {"quantized", l.quantized},       {"scheme", l.scheme},
-                     {"reason", l.reason},   {"bytes_before", l.bytes_before}, {"bytes_after", l.bytes_after}};
+  j = nlohmann::json{{"layer", l.layer},   {"quantized", l.quantized},       {"scheme", l.scheme},
+                     {"reason", l.reason}, {"bytes_before", l.bytes_before}, {"bytes_after", l.bytes_after}};
 }
 
 void to_json(nlohmann::json& j, const Plan& p) {
@@ -55,8 +56,7 @@ void check_layer_globs(const std::vector<LayerInfo>& layers, const std::vector<s
   auto check = [&](const char* flag, const std::vector<std::string>& patterns) {
     for (const auto& p : patterns) {
       bool any = std::any_of(names.begin(), names.end(), [&](const std::string& n) { return glob_match(p, n); });
-      if (!any)
-        throw UsageError(std::string(flag) + " '" + p + "' matches no layer; layers: " + join(names, ", "));
+      if (!any) throw UsageError(std::string(flag) + " '" + p + "' matches no layer; layers: " + join(names, ", "));
     }
   };
   check("--skip", skip);

@@ -84,11 +84,11 @@ struct Context {
   model::LoadedModel& source;
   std::optional<model::Dataset> calib;
   std::optional<model::Dataset> eval;
-  model::Dataset quality_data;     // what accuracy/agreement is measured on
+  model::Dataset quality_data;                // what accuracy/agreement is measured on
   std::vector<torch::Tensor> quality_inputs;  // instead, for models with several inputs (random, one batch)
   std::string quality_name;
   torch::Tensor float_outputs;
-  double float_metric = 100;       // percent
+  double float_metric = 100;  // percent
   bool labels = false;
   torch::jit::Module frozen;
   std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per batch size
@@ -165,8 +165,7 @@ double geometric_mean(const std::vector<double>& v) {
 
 // Layers ordered by how much quantizing each one alone moves the output (KL divergence against the
 // float model on the quality data), most sensitive first.
-std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, const Plan& plan,
-                                          nlohmann::json& record) {
+std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, const Plan& plan, nlohmann::json& record) {
   std::vector<std::pair<double, std::string>> scored;
   std::vector<std::string> quantized;
   for (const auto& l : plan.layers)
@@ -231,7 +230,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     for (const auto& m : modes())
       if (m.scheme) todo.push_back(&m);
   }
-  bool wants_static = std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
+  bool wants_static =
+      std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
 
   Context c{o, progress, source};
   if (o.calib) {
@@ -255,8 +255,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     }
     reused = parse_calibration_document(j, o.calib_stats->string());
     if (!reused->model_sha256.empty() && reused->model_sha256 != source.sha256)
-      r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)",
-                            "", "recalibrate with --calib if accuracy suffers"});
+      r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)", "",
+                            "recalibrate with --calib if accuracy suffers"});
   }
 
   // Which data calibrates static mode.
@@ -265,11 +265,13 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   if (wants_static && !calib_data && !reused) {
     if (c.eval) {
       calib_data = &*c.eval;  // keep a copy of the first samples below
-      r.notes.push_back("static mode was calibrated on the --eval data (no --calib given): the accuracy shown is "
-                        "optimistic; pass separate --calib data for an honest estimate");
+      r.notes.push_back(
+          "static mode was calibrated on the --eval data (no --calib given): the accuracy shown is "
+          "optimistic; pass separate --calib data for an honest estimate");
     } else if (requested.scheme) {
-      throw UsageError("static mode needs calibration data: pass --calib FILE (samples shaped like the model input) "
-                       "or --calib-stats FILE");
+      throw UsageError(
+          "static mode needs calibration data: pass --calib FILE (samples shaped like the model input) "
+          "or --calib-stats FILE");
     } else {
       calib_problem = "needs calibration data (--calib)";
     }
@@ -337,9 +339,9 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   if (c.quality_inputs.empty())
     c.float_outputs = profile::predict(source.module, c.quality_data, o.eval_batch, source.path, progress);
   else
-    c.float_outputs = model::primary_output(model::run_forward(source.module, c.quality_inputs, source.path),
-                                            source.path)
-                          .to(torch::kFloat32);
+    c.float_outputs =
+        model::primary_output(model::run_forward(source.module, c.quality_inputs, source.path), source.path)
+            .to(torch::kFloat32);
   if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
   try {
     c.frozen = frozen_float(source.module);
@@ -362,7 +364,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     torch::jit::Module as_given = torch::jit::load(source.path.string());  // fresh: see measure_speed's caller
     as_given.eval();
     for (auto& [b, inputs] : c.inputs)
-      r.float_latency.push_back(to_latency(b, profile::time_forward(as_given, inputs, c.timing, source.path, progress)));
+      r.float_latency.push_back(
+          to_latency(b, profile::time_forward(as_given, inputs, c.timing, source.path, progress)));
   }
 
   if (calib_data || reused) {
@@ -455,14 +458,15 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   info.command_line = o.command_line;
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : chosen->plan.layers)
-    layers.push_back({{"name", l.layer.name}, {"kind", l.layer.kind}, {"scheme", l.scheme},
-                      {"quantized", l.quantized}, {"reason", l.reason}});
-  info.details = {{"mode", r.mode},
-                  {"requested_mode", r.requested_mode},
-                  {"engine", r.engine},
-                  {"consumer_engine_setting", "torch.backends.quantized.engine = '" + r.engine + "'"},
-                  {"layers", layers},
-                  {"scheme", artifact.details}};
+    layers.push_back({{"name", l.layer.name},
+                      {"kind", l.layer.kind},
+                      {"scheme", l.scheme},
+                      {"quantized", l.quantized},
+                      {"reason", l.reason}});
+  info.details = {
+      {"mode", r.mode},     {"requested_mode", r.requested_mode},
+      {"engine", r.engine}, {"consumer_engine_setting", "torch.backends.quantized.engine = '" + r.engine + "'"},
+      {"layers", layers},   {"scheme", artifact.details}};
   if (mode.scheme->needs_calibration() && c.calibrator) {
     CalibrationInfo ci;
     ci.method = method.name;

@@ -50,21 +50,14 @@ void to_json(nlohmann::json& j, const Speed& s) {
 }
 
 void to_json(nlohmann::json& j, const Quality& q) {
-  j = nlohmann::json{{"metric", q.metric},
-                     {"data", q.data},
-                     {"samples", q.samples},
-                     {"float_percent", q.float_value},
-                     {"percent", q.value},
-                     {"drop_points", q.drop},
-                     {"agreement", q.agreement}};
+  j = nlohmann::json{
+      {"metric", q.metric}, {"data", q.data},        {"samples", q.samples},    {"float_percent", q.float_value},
+      {"percent", q.value}, {"drop_points", q.drop}, {"agreement", q.agreement}};
 }
 
 void to_json(nlohmann::json& j, const Candidate& c) {
-  j = nlohmann::json{{"mode", c.mode},
-                     {"built", c.built},
-                     {"problem", c.problem},
-                     {"chosen", c.chosen},
-                     {"build_s", c.build_s}};
+  j = nlohmann::json{
+      {"mode", c.mode}, {"built", c.built}, {"problem", c.problem}, {"chosen", c.chosen}, {"build_s", c.build_s}};
   if (c.built) {
     j["plan"] = c.plan;
     j["file_bytes"] = c.file_bytes;
@@ -76,8 +69,8 @@ void to_json(nlohmann::json& j, const Candidate& c) {
 }
 
 void to_json(nlohmann::json& j, const CalibrationInfo& c) {
-  j = nlohmann::json{{"method", c.method},   {"source", c.source},         {"samples", c.samples},
-                     {"reused", c.reused},   {"stats_file", c.stats_file}, {"observed_values", c.observed_values}};
+  j = nlohmann::json{{"method", c.method}, {"source", c.source},         {"samples", c.samples},
+                     {"reused", c.reused}, {"stats_file", c.stats_file}, {"observed_values", c.observed_values}};
 }
 
 void to_json(nlohmann::json& j, const QuantizeResult& r) {
@@ -163,9 +156,9 @@ report::Report to_report(const QuantizeResult& r) {
     t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{})", r.model, r.output, r.mode,
                           r.engine, r.threads, r.threads == 1 ? "" : "s");
     t.columns = {"", "float (as given)", "frozen float", r.mode, "vs frozen float"};
-    t.rows.push_back({"file size", format_bytes(double(r.model_bytes)), "-", format_bytes(double(r.output_bytes)),
-                      ratio_text(double(r.output_bytes) / double(std::max<uint64_t>(r.model_bytes, 1))) +
-                          " of the input"});
+    t.rows.push_back(
+        {"file size", format_bytes(double(r.model_bytes)), "-", format_bytes(double(r.output_bytes)),
+         ratio_text(double(r.output_bytes) / double(std::max<uint64_t>(r.model_bytes, 1))) + " of the input"});
     for (size_t i = 0; i < chosen->speed.candidate.size(); ++i) {
       const auto& q = chosen->speed.candidate[i];
       t.rows.push_back({fmt::format("latency batch {} (median ms)", q.batch),
@@ -176,8 +169,7 @@ report::Report to_report(const QuantizeResult& r) {
     }
     const Quality& q = chosen->quality;
     t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.float_value),
-                      fmt::format("{:.2f}%", q.float_value), quality_cell(q),
-                      fmt::format("{:+.2f} points", -q.drop)});
+                      fmt::format("{:.2f}%", q.float_value), quality_cell(q), fmt::format("{:+.2f} points", -q.drop)});
     t.rows.push_back({"agreement with float: top-1 / KL / max abs error", "", "",
                       fmt::format("{:.2f}% / {:.2g} / {:.3g}", 100 * q.agreement.top1_agreement,
                                   q.agreement.kl_divergence, q.agreement.max_abs_error),
@@ -206,7 +198,8 @@ report::Report to_report(const QuantizeResult& r) {
       } else {
         row.push_back(format_bytes(double(c.file_bytes)));
         for (size_t i = 0; i < c.speed.candidate.size(); ++i)
-          row.push_back(fmt::format("{} ({})", format_ms(c.speed.candidate[i].median_ms), ratio_text(c.speed.ratio[i])));
+          row.push_back(
+              fmt::format("{} ({})", format_ms(c.speed.candidate[i].median_ms), ratio_text(c.speed.ratio[i])));
         std::string status = c.chosen ? "chosen" : "";
         auto add = [&](const std::string& s) { status += (status.empty() ? "" : ", ") + s; };
         if (!c.meets_tolerance) add("over tolerance");
@@ -238,21 +231,23 @@ report::Report to_report(const QuantizeResult& r) {
   // Findings: what was seen, the threshold, what to try.
   bool static_needs_calib = false;
   for (const auto& c : r.candidates)
-    static_needs_calib = static_needs_calib || (c.mode == "static" && !c.built && c.problem.find("--calib") != std::string::npos);
-  const std::string faster = static_needs_calib ? "pass --calib FILE so that static int8 (the mode that is faster here) "
-                                                  "is tried, deploy the frozen float model, or pass --allow-slower"
-                                                : "use --mode static or auto, deploy the frozen float model, or pass "
-                                                  "--allow-slower";
+    static_needs_calib =
+        static_needs_calib || (c.mode == "static" && !c.built && c.problem.find("--calib") != std::string::npos);
+  const std::string faster = static_needs_calib
+                                 ? "pass --calib FILE so that static int8 (the mode that is faster here) "
+                                   "is tried, deploy the frozen float model, or pass --allow-slower"
+                                 : "use --mode static or auto, deploy the frozen float model, or pass "
+                                   "--allow-slower";
   if (chosen && chosen->speed.slower) {
     for (size_t i = 0; i < chosen->speed.ratio.size(); ++i) {
       if (chosen->speed.ratio_low[i] <= 1.0) continue;
       rep.findings.push_back(
           {r.allow_slower ? "info" : "warning",
-           fmt::format("the {} model is slower than the frozen float model at batch {}: {} (95% interval {:.2f}-{:.2f})",
-                       r.mode, chosen->speed.candidate[i].batch, ratio_text(chosen->speed.ratio[i]),
-                       chosen->speed.ratio_low[i], chosen->speed.ratio_high[i]),
-           "1.00x, the frozen float model",
-           r.allow_slower ? "accepted with --allow-slower" : faster});
+           fmt::format(
+               "the {} model is slower than the frozen float model at batch {}: {} (95% interval {:.2f}-{:.2f})",
+               r.mode, chosen->speed.candidate[i].batch, ratio_text(chosen->speed.ratio[i]), chosen->speed.ratio_low[i],
+               chosen->speed.ratio_high[i]),
+           "1.00x, the frozen float model", r.allow_slower ? "accepted with --allow-slower" : faster});
     }
   }
   if (!r.tolerance_met && chosen)
@@ -268,7 +263,10 @@ report::Report to_report(const QuantizeResult& r) {
     rep.notes.push_back(fmt::format(
         "the artifact holds {} packed int8 weights: select the same engine before loading it, "
         "torch.backends.quantized.engine = '{}' (Python) or at::globalContext().setQEngine(at::QEngine::{}) (C++)",
-        r.engine, r.engine, r.engine == "onednn" ? "ONEDNN" : r.engine == "qnnpack" ? "QNNPACK" : "FBGEMM"));
+        r.engine, r.engine,
+        r.engine == "onednn"    ? "ONEDNN"
+        : r.engine == "qnnpack" ? "QNNPACK"
+                                : "FBGEMM"));
   if (r.calibration) {
     rep.notes.push_back(fmt::format("calibration: {} over {} samples of {}{}", r.calibration->method,
                                     r.calibration->samples, r.calibration->source,
@@ -281,7 +279,8 @@ report::Report to_report(const QuantizeResult& r) {
     if (!c.built && !c.problem.empty() && r.candidates.size() > 1)
       rep.notes.push_back(fmt::format("{}: not used ({})", c.mode, c.problem));
   rep.notes.insert(rep.notes.end(), r.notes.begin(), r.notes.end());
-  if (!r.output.empty()) rep.notes.push_back(fmt::format("wrote {} ({})", r.output, format_bytes(double(r.output_bytes))));
+  if (!r.output.empty())
+    rep.notes.push_back(fmt::format("wrote {} ({})", r.output, format_bytes(double(r.output_bytes))));
   return rep;
 }
 

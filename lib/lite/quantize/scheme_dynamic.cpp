@@ -35,10 +35,10 @@ class DynamicScheme final : public Scheme {
     m.eval();
     m = torch::jit::FoldConvBatchNorm(m);
     auto dict = make_qconfig_dict(ctx.plan, {make_activation_observer(), make_weight_observer(per_channel)});
-    torch::jit::Module observed = torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false,
-                                                              torch::jit::QuantType::DYNAMIC);
+    torch::jit::Module observed =
+        torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false, torch::jit::QuantType::DYNAMIC);
     observed = torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false,
-                                   torch::jit::QuantType::DYNAMIC);
+                                              torch::jit::QuantType::DYNAMIC);
     torch::jit::Module q = torch::jit::Finalize(observed, torch::jit::QuantType::DYNAMIC, {});
     auto graph = q.get_method("forward").graph();
     torch::jit::removeDropout(graph);

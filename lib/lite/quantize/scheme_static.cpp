@@ -78,11 +78,11 @@ class StaticScheme final : public Scheme {
     m.eval();
     m = torch::jit::FoldConvBatchNorm(m);
     auto dict = make_qconfig_dict(ctx.plan, {make_activation_observer(), make_weight_observer(per_channel)});
-    torch::jit::Module observed = torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false,
-                                                              torch::jit::QuantType::STATIC);
+    torch::jit::Module observed =
+        torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false, torch::jit::QuantType::STATIC);
     ctx.calibrator->calibrate(observed);
     observed = torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false,
-                                   torch::jit::QuantType::STATIC);
+                                              torch::jit::QuantType::STATIC);
     torch::jit::Module q = torch::jit::Finalize(observed, torch::jit::QuantType::STATIC, {});
     auto graph = q.get_method("forward").graph();
     torch::jit::ConstantPropagation(graph);

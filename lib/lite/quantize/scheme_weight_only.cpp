@@ -60,8 +60,8 @@ Grouped quantize_groups(const torch::Tensor& weight, int bits) {
   if (bits == 4) {
     using torch::indexing::Slice;
     torch::Tensor u = (q.to(torch::kInt16) + 8).to(torch::kUInt8);
-    q = u.index({"...", Slice(0, torch::indexing::None, 2)}).bitwise_or(
-        u.index({"...", Slice(1, torch::indexing::None, 2)}).bitwise_left_shift(4));
+    q = u.index({"...", Slice(0, torch::indexing::None, 2)})
+            .bitwise_or(u.index({"...", Slice(1, torch::indexing::None, 2)}).bitwise_left_shift(4));
   }
   return {q.contiguous(), scale.contiguous(), g};
 }
@@ -90,11 +90,11 @@ class WeightOnlyScheme final : public Scheme {
       auto w = torch::jit::toIValue(fl.node->input(1))->toTensor();
       Grouped gq = quantize_groups(w, bits_);
       torch::jit::WithInsertPoint guard(fl.node);
-      std::vector<torch::jit::Value*> args = {
-          f.graph->insertConstant(gq.q), f.graph->insertConstant(gq.scale),
-          f.graph->insertConstant(w.numel() / w.size(0)), f.graph->insertConstant(w.sizes().vec())};
-      auto out = insert_function(*f.graph, fl.node, kSource, bits_ == 8 ? "lite_dequant_int8" : "lite_dequant_int4",
-                                 args);
+      std::vector<torch::jit::Value*> args = {f.graph->insertConstant(gq.q), f.graph->insertConstant(gq.scale),
+                                              f.graph->insertConstant(w.numel() / w.size(0)),
+                                              f.graph->insertConstant(w.sizes().vec())};
+      auto out =
+          insert_function(*f.graph, fl.node, kSource, bits_ == 8 ? "lite_dequant_int8" : "lite_dequant_int4", args);
       fl.node->replaceInput(1, out.at(0));
       groups[fl.plan->layer.name] = gq.group;
     }

@@ -9,8 +9,7 @@ void to_json(nlohmann::json& j, const SearchStep& s) {
 }
 
 void to_json(nlohmann::json& j, const SearchResult& r) {
-  j = nlohmann::json{
-      {"float_layers", r.float_layers}, {"drop_points", r.drop}, {"met", r.met}, {"steps", r.steps}};
+  j = nlohmann::json{{"float_layers", r.float_layers}, {"drop_points", r.drop}, {"met", r.met}, {"steps", r.steps}};
 }
 
 SearchResult search_float_layers(const std::vector<std::string>& by_sensitivity, double tolerance,
@@ -45,8 +44,10 @@ SearchResult search_float_layers(const std::vector<std::string>& by_sensitivity,
       size_t lo = failed, hi = k;
       while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (eval(mid) <= tolerance) hi = mid;
-        else lo = mid;
+        if (eval(mid) <= tolerance)
+          hi = mid;
+        else
+          lo = mid;
       }
       fit = hi;
     }

@@ -86,7 +86,7 @@ TEST_CASE("min-max keeps the observed range exactly") {
 TEST_CASE("percentile clips a rare outlier that min-max keeps") {
   std::vector<float> v;
   for (int i = 0; i < 20000; ++i) v.push_back(static_cast<float>(i) / 20000.f);  // uniform [0, 1)
-  v.push_back(1000.f);                                                             // one outlier
+  v.push_back(1000.f);                                                           // one outlier
   ObservedStats s = observe(v);
   CHECK(minmax_range(s).hi == 1000);
   Range r = percentile_range(s);
@@ -102,8 +102,8 @@ TEST_CASE("entropy and mse clip a long tail but keep most of it") {
   for (auto method : {entropy_range, mse_range}) {
     Range r = method(s);
     CHECK(r.lo == s.min);  // the smallest value, 5e-6
-    CHECK(r.hi < max);  // clips the sparse tail
-    CHECK(r.hi > 3);    // but keeps the bulk (95% of the mass is below 3)
+    CHECK(r.hi < max);     // clips the sparse tail
+    CHECK(r.hi > 3);       // but keeps the bulk (95% of the mass is below 3)
   }
 }
 
@@ -190,7 +190,7 @@ TEST_CASE("the calibration JSON round-trips and any method can be rerun from it"
     }
   }
   CHECK_THROWS_AS(parse_calibration_document(nlohmann::json{{"format", "other"}}, "x.json"), lite::InputError);
-  CHECK_THROWS_AS(parse_calibration_document(nlohmann::json{{"format", "lite-calibration"}, {"values", nlohmann::json::object()}},
-                                             "x.json"),
+  CHECK_THROWS_AS(parse_calibration_document(
+                      nlohmann::json{{"format", "lite-calibration"}, {"values", nlohmann::json::object()}}, "x.json"),
                   lite::InputError);
 }

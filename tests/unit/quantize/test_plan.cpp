@@ -36,8 +36,10 @@ TEST_CASE("every mode in the table parses, has a unique name and tag, and plans 
     CHECK(p.quantized_layers() >= 1);
     // Every scheme shrinks what it quantizes, and the expected file shrinks with it.
     for (const auto& l : p.layers) {
-      if (l.quantized) CHECK(l.bytes_after < l.bytes_before);
-      else CHECK(l.bytes_after == l.bytes_before);
+      if (l.quantized)
+        CHECK(l.bytes_after < l.bytes_before);
+      else
+        CHECK(l.bytes_after == l.bytes_before);
     }
     CHECK(p.weight_bytes_after < p.weight_bytes_before);
     CHECK(p.expected_file_bytes == 2'000'000 - (p.weight_bytes_before - p.weight_bytes_after));

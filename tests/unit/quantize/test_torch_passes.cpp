@@ -78,14 +78,16 @@ TEST_CASE("observers honour the contract torch::jit::InsertObservers expects") {
 TEST_CASE("the vectorized input quantization is bit-identical to aten::quantize_per_tensor") {
   for (int64_t zp : {int64_t{0}, int64_t{37}}) {
     torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Q" + std::to_string(zp))};
-    m.define("def forward(self, x: Tensor) -> Tensor:\n"
-             "    return torch.int_repr(torch.quantize_per_tensor(x, 0.0173, " + std::to_string(zp) + ", 13))\n");
+    m.define(
+        "def forward(self, x: Tensor) -> Tensor:\n"
+        "    return torch.int_repr(torch.quantize_per_tensor(x, 0.0173, " +
+        std::to_string(zp) + ", 13))\n");
     auto reference = m.clone();
     auto passes = optimize_int8_graph(m);
     CHECK(std::find(passes.begin(), passes.end(), "vectorized-input-quantize") != passes.end());
     torch::manual_seed(7);
     for (int64_t n : {int64_t{100}, int64_t{5000}}) {  // below and above the switch to vectorized ops
-      auto x = torch::randn({n}) * 3;                 // includes values beyond the range (saturation)
+      auto x = torch::randn({n}) * 3;                  // includes values beyond the range (saturation)
       x[0] = 0.0173f * 10.5f;                          // exact half-way points round to even
       x[1] = -0.0173f * 2.5f;
       CAPTURE(n);
@@ -103,7 +105,7 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   Plan all = make_plan(layers, find_mode("static"), "onednn", {}, {}, {}, model.file_bytes);
   BuildContext ctx{model, all, &calibrator, {}, nlohmann::json::object()};
   static_scheme().build(ctx);
-  CHECK(calibrator.passes() == 2);  // ranges, then histograms
+  CHECK(calibrator.passes() == 2);           // ranges, then histograms
   CHECK(ctx.details["quantized_ops"] == 4);  // 3 convs + classifier.1; classifier.4 is too small
   auto passes = ctx.details["lite_passes"].get<std::vector<std::string>>();
   CHECK(std::find(passes.begin(), passes.end(), "flatten-channels-last") != passes.end());
