@@ -2,6 +2,8 @@
 // --mode and --calib-method comes from the library's tables, so a new scheme or method shows up here
 // without touching this file.
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <limits>
 #include <memory>
 
 #include "cli_common.hpp"
@@ -20,7 +22,7 @@ struct QuantizeState {
   OutputOptions output;
   std::string model, out, calib, calib_stats, eval, labels;
   std::vector<std::string> inputs;
-  double tolerance = -1;
+  double tolerance = std::numeric_limits<double>::quiet_NaN();  // NaN: not given
   bool no_calib_json = false;
 };
 
@@ -87,10 +89,7 @@ Runner setup_quantize(CLI::App& app) {
     if (!s->calib_stats.empty()) o.calib_stats = s->calib_stats;
     if (!s->eval.empty()) o.eval = s->eval;
     if (!s->labels.empty()) o.labels = s->labels;
-    if (s->tolerance >= 0)
-      o.tolerance = s->tolerance;
-    else if (s->tolerance != -1)
-      throw UsageError("--tolerance must be >= 0 points");
+    if (!std::isnan(s->tolerance)) o.tolerance = s->tolerance;  // the library rejects negative values
     o.write_calib_json = !s->no_calib_json;
     for (const auto& spec : s->inputs) o.inputs.push_back(model::parse_input_spec(spec));
     o.command_line = command_line();

@@ -332,6 +332,12 @@ class QuantizeBadInput(LiteTestCase):
     def test_static_without_calibration_data(self):
         self.check([self.model, "--mode", "static"], "needs calibration data", "--calib")
 
+    def test_bad_numbers(self):
+        self.check([self.model, "--tolerance", "-1"], "--tolerance must be >= 0")
+        self.check([self.model, "--batch", "1,0"], "--batch sizes must be at least 1")
+        self.check([self.model, "--calib-samples", "0"], "--calib-samples must be at least 1")
+        self.check([self.model, "--qengine", "fbgemm"], "unknown quantized engine 'fbgemm'")
+
     def test_a_skip_pattern_that_matches_nothing(self):
         self.check([self.model, "--skip", "decoder.*"], "--skip 'decoder.*' matches no layer", "features.0")
 
