@@ -1,14 +1,103 @@
-// lite quantize: placeholder until the library side lands in this branch.
+// lite quantize: flags -> QuantizeOptions -> lite::quantize::run -> report printer. The help text for
+// --mode and --calib-method comes from the library's tables, so a new scheme or method shows up here
+// without touching this file.
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <limits>
+#include <memory>
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "lite/core/error.hpp"
+#include "lite/model/input_spec.hpp"
+#include "lite/quantize/calibration.hpp"
+#include "lite/quantize/quantize.hpp"
 
 namespace lite::cli {
 
+namespace {
+
+struct QuantizeState {
+  quantize::QuantizeOptions options;
+  OutputOptions output;
+  std::string model, out, calib, calib_stats, eval, labels;
+  std::vector<std::string> inputs;
+  double tolerance = std::numeric_limits<double>::quiet_NaN();  // NaN: not given
+  bool no_calib_json = false;
+};
+
+std::string mode_help() {
+  std::string text = "Quantization mode (default auto); measured on the bundled CNN, 1 thread, against frozen float:";
+  for (const auto& m : quantize::modes())
+    text += std::string("\n  ") + m.name + ": " + m.summary + "\n      [" + m.measured + "]";
+  return text;
+}
+
+std::string calib_method_help() {
+  std::string text = "How activation ranges are chosen from the calibration data (default mse):";
+  for (const auto& m : quantize::calib_methods()) text += std::string("\n  ") + m.name + ": " + m.description;
+  return text;
+}
+
+}  // namespace
+
 Runner setup_quantize(CLI::App& app) {
-  app.allow_extras();
-  return [] { return report_unavailable("quantize", "in progress"); };
+  auto s = std::make_shared<QuantizeState>();
+  auto& o = s->options;
+  app.description(
+      "Quantize a TorchScript model and prove the gain: the artifact is measured against the frozen float model on "
+      "this machine (size, latency at each --batch, accuracy or agreement). Exit 1 when it is slower (unless "
+      "--allow-slower) or misses --tolerance; the artifact is still written.");
+  app.add_option("model", s->model, "TorchScript model file (.pt)")->required();
+  app.add_option("-o,--output", s->out, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
+  app.add_option("--mode", o.mode, mode_help());
+  app.add_option("--calib", s->calib,
+                 "Calibration data for static mode (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
+  app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib (default 256)");
+  app.add_option("--calib-method", o.calib_method, calib_method_help());
+  app.add_option("--calib-stats", s->calib_stats,
+                 "Reuse the calibration JSON of an earlier run (MODEL.int8.calib.json) instead of calibrating");
+  app.add_flag("--no-calib-json", s->no_calib_json, "Do not write the calibration JSON beside the artifact");
+  app.add_option("--eval", s->eval,
+                 "Evaluation data: with labels, top-1 accuracy before and after; without, agreement with float");
+  app.add_option("--labels", s->labels, "Labels for an idx --eval file (e.g. t10k-labels-idx1-ubyte.gz)");
+  app.add_option("--tolerance", s->tolerance,
+                 "Points of top-1 accuracy (or of top-1 agreement without labels) the result may lose; the most "
+                 "sensitive layers stay float until it holds (auto mode: 1.0 by default)");
+  app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable), e.g. 'features.0'");
+  app.add_option("--only", o.only, "Quantize only layers matching this glob (repeatable)");
+  app.add_option("--qengine", o.qengine,
+                 "Quantized engine: onednn (default) or qnnpack; the consumer must select the same");
+  app.add_option("--input", s->inputs,
+                 "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced)");
+  app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,64)")->delimiter(',');
+  app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
+  app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement (default 5)");
+  app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
+  app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given (default 1)");
+  app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and calibration passes (default 64)");
+  app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, scheme per layer, expected size); write nothing");
+  app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
+  add_output_flags(app, s->output);
+
+  return [s] {
+    auto& o = s->options;
+    resolve_format(s->output);  // a bad --format fails before any work
+    o.model = s->model;
+    o.output = s->out;
+    if (!s->calib.empty()) o.calib = s->calib;
+    if (!s->calib_stats.empty()) o.calib_stats = s->calib_stats;
+    if (!s->eval.empty()) o.eval = s->eval;
+    if (!s->labels.empty()) o.labels = s->labels;
+    if (!std::isnan(s->tolerance)) o.tolerance = s->tolerance;  // the library rejects negative values
+    o.write_calib_json = !s->no_calib_json;
+    for (const auto& spec : s->inputs) o.inputs.push_back(model::parse_input_spec(spec));
+    o.command_line = command_line();
+    auto progress = make_progress(s->output);
+    auto result = quantize::run(o, *progress);
+    print_report(quantize::to_report(result), s->output);
+    return result.exit_status;
+  };
 }
 
 }  // namespace lite::cli

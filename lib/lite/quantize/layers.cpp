@@ -1,0 +1,109 @@
+// Finding the quantizable layers: inline a copy of forward, then follow each convolution's and linear's
+// weight back through its chain of prim::GetAttr nodes to the module that owns it.
+#include <torch/csrc/jit/passes/inliner.h>
+
+#include <deque>
+#include <set>
+
+#include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
+#include "lite/quantize/quantize_internal.hpp"
+
+namespace lite::quantize {
+
+namespace {
+
+const std::map<std::string, std::string>& layer_ops() {
+  static const std::map<std::string, std::string> ops = {
+      {"aten::conv1d", "Conv1d"}, {"aten::conv2d", "Conv2d"}, {"aten::conv3d", "Conv3d"}, {"aten::linear", "Linear"}};
+  return ops;
+}
+
+// The attribute path of a value read from `self` through GetAttr nodes, e.g. {"features", "0", "weight"}.
+std::optional<std::deque<std::string>> attribute_path(torch::jit::Value* v, torch::jit::Value* self) {
+  std::deque<std::string> path;
+  while (v->node()->kind() == c10::prim::GetAttr) {
+    path.push_front(v->node()->s(c10::attr::name));
+    v = v->node()->input(0);
+  }
+  if (v != self || path.empty()) return std::nullopt;
+  return path;
+}
+
+std::optional<torch::Tensor> tensor_at(const torch::jit::Module& root, const std::deque<std::string>& path) {
+  c10::IValue cur = root._ivalue();
+  for (const auto& name : path) {
+    if (!cur.isObject()) return std::nullopt;
+    auto obj = cur.toObject();
+    if (!obj->type()->hasAttribute(name)) return std::nullopt;
+    cur = obj->getAttr(name);
+  }
+  if (!cur.isTensor()) return std::nullopt;
+  return cur.toTensor();
+}
+
+void collect(torch::jit::Block* block, std::vector<torch::jit::Node*>& out) {
+  for (auto* n : block->nodes()) {
+    if (layer_ops().count(n->kind().toQualString())) out.push_back(n);
+    for (auto* b : n->blocks()) collect(b, out);
+  }
+}
+
+}  // namespace
+
+std::string torch_error_summary(const std::exception& e) {
+  std::string what;
+  if (auto* c10 = dynamic_cast<const c10::Error*>(&e))
+    what = c10->what_without_backtrace();
+  else
+    what = e.what();
+  auto pos = what.rfind("RuntimeError: ");
+  if (pos != std::string::npos) what = what.substr(pos + 14);
+  return first_line(what);
+}
+
+torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path) {
+  torch::jit::Module m = module;
+  if (path.empty()) return m;
+  for (const auto& part : split(path, '.')) m = m.attr(part).toModule();
+  return m;
+}
+
+std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
+  auto graph = module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  torch::jit::Value* self = graph->inputs().at(0);
+  std::vector<torch::jit::Node*> nodes;
+  collect(graph->block(), nodes);
+  std::vector<LayerInfo> layers;
+  std::set<std::string> seen;
+  for (auto* n : nodes) {
+    auto wpath = attribute_path(n->input(1), self);
+    if (!wpath) continue;
+    auto weight = tensor_at(module, *wpath);
+    if (!weight || !weight->is_floating_point()) continue;
+    LayerInfo l;
+    l.op = n->kind().toQualString();
+    l.kind = layer_ops().at(l.op);
+    std::deque<std::string> owner(wpath->begin(), wpath->end() - 1);
+    l.name = join(std::vector<std::string>(owner.begin(), owner.end()), ".");
+    if (l.name.empty()) l.name = wpath->back();  // a weight kept on the root module (functional code)
+    if (!owner.empty()) {
+      auto type = submodule_at(module, l.name).type()->name();
+      if (type) {
+        std::string kind = type->name();
+        if (kind.rfind("Conv", 0) == 0 || kind.rfind("Linear", 0) == 0) l.kind = kind;
+      }
+    }
+    if (!seen.insert(l.name).second) continue;
+    l.weight_shape = weight->sizes().vec();
+    if (n->inputs().size() > 2) {
+      if (auto bpath = attribute_path(n->input(2), self))
+        if (auto bias = tensor_at(module, *bpath)) l.bias = bias->numel();
+    }
+    layers.push_back(std::move(l));
+  }
+  return layers;
+}
+
+}  // namespace lite::quantize

@@ -1,0 +1,514 @@
+// lite quantize: check everything, plan, build each candidate mode, measure it against the frozen float
+// model on this machine, search for float fallbacks when a tolerance is given, keep the best candidate,
+// write it. Nothing is written before every input has been checked and the artifact is final.
+#include <torch/script.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/core/text.hpp"
+#include "lite/model/artifact.hpp"
+#include "lite/model/inputs.hpp"
+#include "lite/model/torch_environment.hpp"
+#include "lite/profile/evaluate.hpp"
+#include "lite/profile/timing.hpp"
+#include "lite/quantize/quantize.hpp"
+#include "lite/quantize/quantize_internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite::quantize {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+void check_options(const QuantizeOptions& o) {
+  if (o.calib_samples < 1) throw UsageError("--calib-samples must be at least 1");
+  if (o.eval_batch < 1) throw UsageError("--eval-batch must be at least 1");
+  if (o.batches.empty()) throw UsageError("--batch needs at least one batch size");
+  for (auto b : o.batches)
+    if (b < 1) throw UsageError("--batch sizes must be at least 1");
+  if (o.tolerance && !(*o.tolerance >= 0)) throw UsageError("--tolerance must be >= 0 points");
+  if (o.warmup < 0) throw UsageError("--warmup must be >= 0");
+  if (o.iterations < 0) throw UsageError("--iterations must be >= 0");
+  if (o.iterations == 0 && !(o.duration_s > 0)) throw UsageError("--duration must be > 0 seconds");
+  if (o.labels && !o.eval) throw UsageError("--labels gives the labels of --eval; pass --eval too");
+  if (o.model.empty()) throw UsageError("pass the model file");
+}
+
+// Runs one sample of `data` through the float model so that data of the wrong shape is reported
+// against the data file, before any work.
+void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs::path& model_path, const char* flag) {
+  torch::NoGradGuard no_grad;
+  auto x = data.x.narrow(0, 0, 1);
+  try {
+    module.forward({x});
+  } catch (const std::exception& e) {
+    throw InputError(data.source.string(),
+                     "samples of shape " + c10::str(data.x.sizes()) + " do not fit " + model_path.string() + ": " +
+                         torch_error_summary(e),
+                     std::string("pass ") + flag + " data shaped like the model's input");
+  }
+}
+
+torch::Tensor batch_from(const model::Dataset& data, int64_t batch) {
+  auto x = data.x;
+  if (x.size(0) >= batch) return x.narrow(0, 0, batch).contiguous();
+  std::vector<int64_t> rep(static_cast<size_t>(x.dim()), 1);
+  rep[0] = (batch + x.size(0) - 1) / x.size(0);
+  return x.repeat(rep).narrow(0, 0, batch).contiguous();
+}
+
+Latency to_latency(int64_t batch, const profile::LatencySamples& s) {
+  Latency l;
+  l.batch = batch;
+  l.samples_ms = s.ms;
+  l.iterations = static_cast<int64_t>(s.ms.size());
+  auto sum = stats::summarize(s.ms);
+  l.median_ms = sum.p50;
+  l.p90_ms = sum.p90;
+  return l;
+}
+
+struct Context {
+  Context(const QuantizeOptions& options, Progress& p, model::LoadedModel& s) : o(options), progress(p), source(s) {}
+  const QuantizeOptions& o;
+  Progress& progress;
+  model::LoadedModel& source;
+  std::optional<model::Dataset> calib;
+  std::optional<model::Dataset> eval;
+  model::Dataset quality_data;                // what accuracy/agreement is measured on
+  std::vector<torch::Tensor> quality_inputs;  // instead, for models with several inputs (random, one batch)
+  std::string quality_name;
+  torch::Tensor float_outputs;
+  double float_metric = 100;  // percent
+  bool labels = false;
+  torch::jit::Module frozen;
+  std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per batch size
+  std::unique_ptr<Calibrator> calibrator;
+  profile::TimingOptions timing;
+};
+
+Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress) {
+  Quality q;
+  q.data = c.quality_name;
+  torch::Tensor out;
+  if (!c.quality_inputs.empty()) {
+    torch::NoGradGuard no_grad;
+    out = model::primary_output(model::run_forward(m, c.quality_inputs, c.source.path), c.source.path)
+              .dequantize()
+              .to(torch::kFloat32);
+    q.samples = out.dim() > 0 ? out.size(0) : 1;
+  } else {
+    q.samples = c.quality_data.size();
+    out = profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
+  }
+  q.agreement = profile::compare_outputs(c.float_outputs, out);
+  q.float_value = c.float_metric;
+  if (c.labels) {
+    q.metric = "top-1 accuracy";
+    q.value = profile::top1_accuracy(out, *c.quality_data.y).percent();
+  } else {
+    q.metric = "top-1 agreement";
+    q.value = 100.0 * q.agreement.top1_agreement;
+  }
+  q.drop = q.float_value - q.value;
+  return q;
+}
+
+struct Built {
+  std::string file;           // the serialized module
+  torch::jit::Module module;  // loaded back from it (evaluation)
+  uint64_t bytes = 0;
+  nlohmann::json details;
+};
+
+Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
+  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object()};
+  mode.scheme->build(b);
+  Built out;
+  out.file = serialize(b.result);
+  out.module = deserialize(out.file);
+  out.bytes = out.file.size();
+  out.details = b.details;
+  return out;
+}
+
+Speed measure_speed(Context& c, torch::jit::Module& m) {
+  Speed s;
+  for (auto& [batch, inputs] : c.inputs) {
+    auto [a, f] = profile::time_interleaved(m, c.source.path, c.frozen, c.source.path, inputs, c.timing, c.progress);
+    s.candidate.push_back(to_latency(batch, a));
+    s.frozen_float.push_back(to_latency(batch, f));
+    auto ci = stats::bootstrap_median_ratio(a.ms, f.ms);
+    s.ratio.push_back(ci.estimate);
+    s.ratio_low.push_back(ci.low);
+    s.ratio_high.push_back(ci.high);
+    // Slower only when the whole 95% interval of the ratio lies above 1: noise alone does not fail.
+    s.slower = s.slower || ci.low > 1.0;
+  }
+  return s;
+}
+
+double geometric_mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return v.empty() ? 1 : std::exp(s / double(v.size()));
+}
+
+// Layers ordered by how much quantizing each one alone moves the output (KL divergence against the
+// float model on the quality data), most sensitive first.
+std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, const Plan& plan, nlohmann::json& record) {
+  std::vector<std::pair<double, std::string>> scored;
+  std::vector<std::string> quantized;
+  for (const auto& l : plan.layers)
+    if (l.quantized) quantized.push_back(l.layer.name);
+  ProgressPhase phase(c.progress, "sensitivity", quantized.size());
+  for (const auto& name : quantized) {
+    std::set<std::string> others;
+    for (const auto& n : quantized)
+      if (n != name) others.insert(n);
+    std::vector<LayerInfo> infos;
+    for (const auto& l : plan.layers) infos.push_back(l.layer);
+    std::set<std::string> keep = others;
+    for (const auto& l : plan.layers)
+      if (!l.quantized) keep.insert(l.layer.name);
+    Plan p = make_plan(infos, mode, plan.engine, {}, {}, keep, plan.file_bytes_before);
+    Built b = build(c, mode, p);
+    Quality q = measure_quality(c, b.module, no_progress());
+    scored.emplace_back(q.agreement.kl_divergence, name);
+    record[name] = {{"kl_divergence", q.agreement.kl_divergence}, {"drop_points", q.drop}};
+    phase.advance();
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> order;
+  for (const auto& s : scored) order.push_back(s.second);
+  return order;
+}
+
+}  // namespace
+
+QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
+  const auto start = Clock::now();
+  check_options(o);
+  const ModeEntry& requested = find_mode(o.mode);
+  const CalibMethodEntry& method = find_calib_method(o.calib_method);
+  set_intra_op_threads(o.threads);
+  select_quantized_engine(o.qengine);
+  if (!o.output.empty()) check_output_path(o.output, o.model);
+
+  QuantizeResult r;
+  r.requested_mode = requested.name;
+  r.engine = current_quantized_engine();
+  r.threads = at::get_num_threads();
+  r.dry_run = o.dry_run;
+  r.allow_slower = o.allow_slower;
+  r.tolerance_given = o.tolerance.has_value();
+  r.tolerance = o.tolerance.value_or(kAutoTolerance);
+
+  // ---- inputs: model, layers, data -------------------------------------------------------------
+  model::LoadedModel source = model::load_model(o.model);
+  r.model = source.path.string();
+  r.model_bytes = source.file_bytes;
+  r.layers = find_layers(source.module);
+  if (r.layers.empty())
+    throw InputError(source.path.string(), "has no quantizable layers (no convolution or linear layer in forward)",
+                     "lite quantize works on models with Conv1d/2d/3d or Linear layers");
+  check_layer_globs(r.layers, o.skip, o.only);
+
+  std::vector<const ModeEntry*> todo;
+  if (requested.scheme) {
+    todo.push_back(&requested);
+  } else {
+    for (const auto& m : modes())
+      if (m.scheme) todo.push_back(&m);
+  }
+  bool wants_static =
+      std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
+
+  Context c{o, progress, source};
+  if (o.calib) {
+    c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
+    check_fits(source.module, *c.calib, source.path, "--calib");
+  }
+  if (o.eval) {
+    c.eval = model::load_dataset(*o.eval, o.labels);
+    check_fits(source.module, *c.eval, source.path, "--eval");
+  }
+  std::optional<CalibrationStats> reused;
+  if (o.calib_stats) {
+    std::ifstream in(*o.calib_stats);
+    if (!in) throw InputError(o.calib_stats->string(), "cannot open the calibration file", "check the path");
+    nlohmann::json j;
+    try {
+      in >> j;
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(o.calib_stats->string(), std::string("is not valid JSON: ") + e.what(),
+                       "pass the .calib.json an earlier lite quantize run wrote");
+    }
+    reused = parse_calibration_document(j, o.calib_stats->string());
+    if (!reused->model_sha256.empty() && reused->model_sha256 != source.sha256)
+      r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)", "",
+                            "recalibrate with --calib if accuracy suffers"});
+  }
+
+  // Which data calibrates static mode.
+  const model::Dataset* calib_data = c.calib ? &*c.calib : nullptr;
+  std::string calib_problem;
+  if (wants_static && !calib_data && !reused) {
+    if (c.eval) {
+      calib_data = &*c.eval;  // keep a copy of the first samples below
+      r.notes.push_back(
+          "static mode was calibrated on the --eval data (no --calib given): the accuracy shown is "
+          "optimistic; pass separate --calib data for an honest estimate");
+    } else if (requested.scheme) {
+      throw UsageError(
+          "static mode needs calibration data: pass --calib FILE (samples shaped like the model input) "
+          "or --calib-stats FILE");
+    } else {
+      calib_problem = "needs calibration data (--calib)";
+    }
+  }
+  std::optional<model::Dataset> calib_from_eval;
+  if (calib_data && !c.calib) {
+    calib_from_eval = model::take_first(*calib_data, o.calib_samples);
+    calib_data = &*calib_from_eval;
+  }
+
+  // ---- plans -----------------------------------------------------------------------------------
+  std::vector<std::pair<const ModeEntry*, std::string>> skipped;  // mode, why
+  std::vector<std::pair<const ModeEntry*, Plan>> planned;
+  for (const ModeEntry* m : todo) {
+    std::string problem = m->scheme->engine_problem(r.engine);
+    if (problem.empty() && m->scheme->needs_calibration() && !calib_problem.empty()) problem = calib_problem;
+    if (problem.empty()) {
+      try {
+        planned.emplace_back(m, make_plan(r.layers, *m, r.engine, o.skip, o.only, {}, source.file_bytes));
+        if (planned.back().second.quantized_layers() == 0) {
+          planned.pop_back();
+          problem = "no layer left to quantize after --skip/--only";
+        }
+      } catch (const InputError& e) {
+        problem = e.what();
+      }
+    }
+    if (!problem.empty()) {
+      if (requested.scheme) throw InputError(source.path.string(), problem, "try another --mode");
+      skipped.emplace_back(m, problem);
+    }
+  }
+  if (planned.empty())
+    throw InputError(source.path.string(), "no quantization mode applies to this model",
+                     "see the reasons with --dry-run --mode auto");
+  for (const auto& [m, p] : planned) r.plans.push_back(p);
+  for (const auto& [m, why] : skipped) {
+    Candidate cand;
+    cand.mode = m->name;
+    cand.problem = why;
+    r.candidates.push_back(cand);
+  }
+  if (o.dry_run) {
+    r.mode = planned.front().first->name;
+    r.wall_s = seconds_since(start);
+    return r;
+  }
+
+  // ---- references: float outputs, frozen float baseline, timing inputs ---------------------------
+  if (c.eval) {
+    c.quality_data = *c.eval;
+    c.quality_name = o.eval->string();
+  } else if (c.calib) {
+    c.quality_data = *c.calib;
+    c.quality_name = o.calib->string() + " (the calibration data; pass --eval for held-out data)";
+  } else {
+    auto inputs = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, 64, 0x5eed});
+    if (inputs.size() == 1)
+      c.quality_data = model::Dataset{inputs[0], std::nullopt, "random inputs"};
+    else
+      c.quality_inputs = inputs;
+    c.quality_name = "64 random inputs (pass --eval for a real estimate)";
+  }
+  c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
+  if (c.quality_inputs.empty())
+    c.float_outputs = profile::predict(source.module, c.quality_data, o.eval_batch, source.path, progress);
+  else
+    c.float_outputs =
+        model::primary_output(model::run_forward(source.module, c.quality_inputs, source.path), source.path)
+            .to(torch::kFloat32);
+  if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
+  try {
+    c.frozen = frozen_float(source.module);
+  } catch (const std::exception& e) {
+    throw InputError(source.path.string(), "torch::jit::freeze failed: " + torch_error_summary(e),
+                     "lite quantize needs a model that freezes (no training-only code in forward)");
+  }
+  const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;
+  for (int64_t b : o.batches) {
+    if (o.inputs.empty() && timing_data)
+      c.inputs[b] = {batch_from(*timing_data, b)};
+    else
+      c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed});
+  }
+  c.timing.warmup = o.warmup;
+  c.timing.iterations = o.iterations;
+  c.timing.duration_s = o.duration_s;
+  c.timing.min_iterations = 5;
+  {
+    torch::jit::Module as_given = torch::jit::load(source.path.string());  // fresh: see measure_speed's caller
+    as_given.eval();
+    for (auto& [b, inputs] : c.inputs)
+      r.float_latency.push_back(
+          to_latency(b, profile::time_forward(as_given, inputs, c.timing, source.path, progress)));
+  }
+
+  if (calib_data || reused) {
+    c.calibrator = std::make_unique<Calibrator>(calib_data, o.eval_batch, method, source.path, progress);
+    if (reused) c.calibrator->preload(*reused);
+    c.calibrator->stats().model_sha256 = source.sha256;
+  }
+
+  // ---- candidates ------------------------------------------------------------------------------
+  std::map<std::string, Built> built;
+  for (auto& [mode, plan0] : planned) {
+    Candidate cand;
+    cand.mode = mode->name;
+    cand.plan = plan0;
+    auto t = Clock::now();
+    try {
+      Built b = build(c, *mode, cand.plan);
+      cand.quality = measure_quality(c, b.module, progress);
+      if (r.tolerance_given || !requested.scheme) {
+        if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
+          nlohmann::json sensitivity = nlohmann::json::object();
+          auto order = rank_sensitivity(c, *mode, cand.plan, sensitivity);
+          std::vector<LayerInfo> infos;
+          for (const auto& l : cand.plan.layers) infos.push_back(l.layer);
+          ProgressPhase searching(progress, "tolerance search", 0);
+          auto search = search_float_layers(order, r.tolerance, [&](const std::vector<std::string>& keep) {
+            searching.advance();
+            if (keep.empty()) return cand.quality.drop;
+            Plan p = make_plan(infos, *mode, r.engine, o.skip, o.only, {keep.begin(), keep.end()}, source.file_bytes);
+            Built trial = build(c, *mode, p);
+            return measure_quality(c, trial.module, no_progress()).drop;
+          });
+          cand.search = search;
+          if (!search.float_layers.empty()) {
+            cand.plan = make_plan(infos, *mode, r.engine, o.skip, o.only,
+                                  {search.float_layers.begin(), search.float_layers.end()}, source.file_bytes);
+            b = build(c, *mode, cand.plan);
+            cand.quality = measure_quality(c, b.module, progress);
+          }
+          b.details["sensitivity"] = sensitivity;
+        }
+        cand.meets_tolerance = cand.quality.drop <= r.tolerance;
+      }
+      cand.file_bytes = b.bytes;
+      // A fresh copy for timing: the one evaluated above has run other batch sizes, and the profiling
+      // executor's specializations for them would be timed too.
+      torch::jit::Module timed = deserialize(b.file);
+      cand.speed = measure_speed(c, timed);
+      cand.built = true;
+      built.emplace(cand.mode, std::move(b));
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      if (requested.scheme) throw;
+      cand.problem = "failed: " + first_line(e.what());
+    }
+    cand.build_s = seconds_since(t);
+    r.candidates.push_back(std::move(cand));
+  }
+
+  // ---- choice ----------------------------------------------------------------------------------
+  Candidate* chosen = nullptr;
+  for (auto& cand : r.candidates) {
+    if (!cand.built || !cand.meets_tolerance) continue;
+    if (!chosen || geometric_mean(cand.speed.ratio) < geometric_mean(chosen->speed.ratio)) chosen = &cand;
+  }
+  if (!chosen) {
+    r.tolerance_met = false;
+    for (auto& cand : r.candidates)
+      if (cand.built && (!chosen || cand.quality.drop < chosen->quality.drop)) chosen = &cand;
+  }
+  if (!chosen) {
+    std::vector<std::string> why;
+    for (const auto& cand : r.candidates) why.push_back(cand.mode + ": " + cand.problem);
+    throw InternalError("no candidate could be built (" + join(why, "; ") + ")");
+  }
+  chosen->chosen = true;
+  r.mode = chosen->mode;
+  r.slower = chosen->speed.slower;
+  const ModeEntry& mode = find_mode(r.mode);
+  Built& artifact = built.at(r.mode);
+
+  // ---- artifact --------------------------------------------------------------------------------
+  fs::path out = o.output.empty() ? derive_output_path(source.path, mode.tag) : o.output;
+  check_output_path(out, source.path);
+  model::ArtifactInfo info;
+  info.transform = "quantize";
+  info.command_line = o.command_line;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : chosen->plan.layers)
+    layers.push_back({{"name", l.layer.name},
+                      {"kind", l.layer.kind},
+                      {"scheme", l.scheme},
+                      {"quantized", l.quantized},
+                      {"reason", l.reason}});
+  info.details = {
+      {"mode", r.mode},     {"requested_mode", r.requested_mode},
+      {"engine", r.engine}, {"consumer_engine_setting", "torch.backends.quantized.engine = '" + r.engine + "'"},
+      {"layers", layers},   {"scheme", artifact.details}};
+  if (mode.scheme->needs_calibration() && c.calibrator) {
+    CalibrationInfo ci;
+    ci.method = method.name;
+    ci.reused = reused.has_value() && c.calibrator->passes() == 0;
+    ci.source = ci.reused ? o.calib_stats->string() : c.calibrator->stats().source;
+    ci.samples = c.calibrator->stats().samples;
+    ci.observed_values = static_cast<int64_t>(c.calibrator->stats().values.size());
+    if (o.write_calib_json) {
+      fs::path stats_file = out;
+      stats_file.replace_extension(".calib.json");
+      ci.stats_file = stats_file.string();
+    }
+    r.calibration = ci;
+    info.details["calibration"] = ci;
+  }
+  if (chosen->search) info.details["tolerance_search"] = *chosen->search;
+  info.figures = {{"size_bytes", {{"before", source.file_bytes}, {"after", chosen->file_bytes}}},
+                  {"latency_ms", nlohmann::json::array()},
+                  {"quality", chosen->quality}};
+  for (size_t i = 0; i < chosen->speed.candidate.size(); ++i)
+    info.figures["latency_ms"].push_back({{"batch", chosen->speed.candidate[i].batch},
+                                          {"float", r.float_latency[i].median_ms},
+                                          {"frozen_float", chosen->speed.frozen_float[i].median_ms},
+                                          {"quantized", chosen->speed.candidate[i].median_ms},
+                                          {"ratio_vs_frozen_float", chosen->speed.ratio[i]}});
+  info.inputs = source.declared_inputs;
+  if (info.inputs.empty()) info.inputs = model::describe_inputs(c.inputs.begin()->second);
+  model::save_artifact(deserialize(artifact.file), out, source, info);
+  r.output = out.string();
+  r.output_bytes = fs::file_size(out);
+  if (r.calibration && !r.calibration->stats_file.empty())
+    write_file_atomically(r.calibration->stats_file,
+                          calibration_document(c.calibrator->stats(), method).dump(1) + "\n");
+
+  // ---- gates -----------------------------------------------------------------------------------
+  if (!r.tolerance_met || (r.tolerance_given && !chosen->meets_tolerance)) {
+    r.tolerance_met = false;
+    r.exit_status = 1;
+  }
+  if (r.slower && !o.allow_slower) r.exit_status = 1;
+  r.wall_s = seconds_since(start);
+  return r;
+}
+
+}  // namespace lite::quantize

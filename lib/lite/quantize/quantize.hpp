@@ -1,0 +1,138 @@
+#pragma once
+// lite quantize: the library verb. Torch-free: the CLI fills QuantizeOptions, calls run(), and prints
+// to_report(result). run() never prints and never exits; it throws UsageError / InputError for bad
+// flags and inputs (nothing written) and returns a result whose `exit_status` says whether a gate
+// failed (artifact still written).
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/progress.hpp"
+#include "lite/core/report.hpp"
+#include "lite/model/input_spec.hpp"
+#include "lite/profile/agreement.hpp"
+#include "lite/quantize/plan.hpp"
+#include "lite/quantize/tolerance.hpp"
+
+namespace lite::quantize {
+
+struct QuantizeOptions {
+  std::filesystem::path model;
+  std::filesystem::path output;  // empty: MODEL.<tag>.pt beside the model
+  std::string mode = "auto";
+  std::optional<std::filesystem::path> calib;  // calibration data (static)
+  int64_t calib_samples = 256;                 // first N samples of --calib
+  std::string calib_method = "mse";
+  std::optional<std::filesystem::path> calib_stats;  // reuse an earlier run's calibration JSON
+  std::optional<std::filesystem::path> eval;         // evaluation data (labels: accuracy; else agreement)
+  std::optional<std::filesystem::path> labels;       // labels for an idx --eval file
+  std::optional<double> tolerance;                   // points of accuracy (or top-1 agreement) to give up
+  std::vector<std::string> skip, only;               // layer-name globs
+  std::string qengine = "onednn";
+  std::vector<model::InputSpec> inputs;    // --input, when the model declares no shape
+  std::vector<int64_t> batches = {1, 64};  // latency is measured at these batch sizes
+  int threads = 0;                         // 0: libtorch's default
+  int warmup = 5;
+  int iterations = 0;  // timed iterations; 0 = run for `duration_s`
+  double duration_s = 1.0;
+  int64_t eval_batch = 64;
+  bool dry_run = false;
+  bool allow_slower = false;
+  bool write_calib_json = true;  // MODEL.<tag>.calib.json beside the artifact
+  std::string command_line;      // recorded in the artifact
+};
+
+// The tolerance auto mode applies when --tolerance is not given (points).
+inline constexpr double kAutoTolerance = 1.0;
+
+struct Latency {
+  int64_t batch = 0;
+  double median_ms = 0, p90_ms = 0;
+  int64_t iterations = 0;
+  std::vector<double> samples_ms;
+};
+
+struct Speed {
+  // Candidate vs the frozen float model, timed interleaved at each batch size.
+  std::vector<Latency> candidate, frozen_float;
+  std::vector<double> ratio;                  // median(candidate) / median(frozen) per batch
+  std::vector<double> ratio_low, ratio_high;  // 95% bootstrap interval of the ratio
+  bool slower = false;                        // slower than frozen float at some batch (interval above 1)
+};
+
+struct Quality {
+  std::string metric;  // "top-1 accuracy" (labels) or "top-1 agreement" (no labels)
+  std::string data;    // the file evaluated on ("random inputs" when none)
+  int64_t samples = 0;
+  double float_value = 0;        // percent
+  double value = 0;              // percent
+  double drop = 0;               // points: float_value - value
+  profile::Agreement agreement;  // against the float model's outputs
+};
+
+struct Candidate {
+  std::string mode;
+  bool built = false;
+  std::string problem;  // why the mode was not built or failed
+  Plan plan;
+  uint64_t file_bytes = 0;
+  Quality quality;
+  Speed speed;
+  bool meets_tolerance = true;
+  std::optional<SearchResult> search;  // the tolerance search, when one ran
+  bool chosen = false;
+  double build_s = 0;
+};
+
+struct CalibrationInfo {
+  std::string method;
+  std::string source;  // --calib file, --calib-stats file, or the --eval file used instead
+  int64_t samples = 0;
+  bool reused = false;     // ranges came from --calib-stats
+  std::string stats_file;  // where this run wrote its calibration JSON
+  int64_t observed_values = 0;
+};
+
+struct QuantizeResult {
+  std::string model;
+  uint64_t model_bytes = 0;
+  std::string requested_mode;
+  std::string mode;    // the mode of the artifact (auto's choice)
+  std::string engine;  // quantized engine used; the consumer must select the same
+  int threads = 0;
+  bool dry_run = false;
+  std::vector<LayerInfo> layers;
+  std::vector<Plan> plans;            // dry-run: the plan of each mode considered
+  std::vector<Candidate> candidates;  // every mode tried (one unless auto)
+  std::optional<CalibrationInfo> calibration;
+  std::vector<Latency> float_latency;  // the model as given (unfrozen)
+  std::string output;                  // artifact written ("" for a dry run)
+  uint64_t output_bytes = 0;
+  double tolerance = 0;
+  bool tolerance_given = false;
+  bool tolerance_met = true;
+  bool slower = false;
+  bool allow_slower = false;
+  int exit_status = 0;  // 0, or 1 when a gate failed (the artifact is still written)
+  std::vector<std::string> notes;
+  std::vector<report::Finding> findings;
+  double wall_s = 0;
+};
+
+void to_json(nlohmann::json& j, const QuantizeOptions& o);
+void to_json(nlohmann::json& j, const Latency& l);
+void to_json(nlohmann::json& j, const Speed& s);
+void to_json(nlohmann::json& j, const Quality& q);
+void to_json(nlohmann::json& j, const Candidate& c);
+void to_json(nlohmann::json& j, const CalibrationInfo& c);
+void to_json(nlohmann::json& j, const QuantizeResult& r);
+
+QuantizeResult run(const QuantizeOptions& options, Progress& progress);
+
+report::Report to_report(const QuantizeResult& result);
+
+}  // namespace lite::quantize

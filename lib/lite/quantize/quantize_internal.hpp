@@ -1,0 +1,124 @@
+#pragma once
+// The torch side of lite quantize, shared by the scheme files and the torch unit tests. Not installed
+// and not included by the CLI (quantize.hpp is the public, torch-free header).
+#include <torch/script.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/progress.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/load.hpp"
+#include "lite/quantize/calibration.hpp"
+#include "lite/quantize/plan.hpp"
+
+namespace lite::quantize {
+
+// Convolution and linear layers of the model's forward (inlined), in execution order, one entry per
+// module (a module called twice, or from both branches of an `if`, is listed once). Layers whose
+// weight is computed rather than read from an attribute are not listed (no scheme can quantize them).
+std::vector<LayerInfo> find_layers(const torch::jit::Module& module);
+
+// The useful line of a libtorch or TorchScript interpreter error: TorchScript wraps the cause in a
+// traceback ("The following operation failed in the TorchScript interpreter. ... RuntimeError: <cause>").
+std::string torch_error_summary(const std::exception& e);
+
+// The submodule at a dotted path ("" is the module itself).
+torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path);
+
+// ---- calibration -------------------------------------------------------------------------------
+
+// TorchScript observer modules built in C++ (no Python at run time); see observers.cpp.
+torch::jit::Module make_activation_observer();
+torch::jit::Module make_weight_observer(bool per_channel);
+
+// Runs calibration data through observed modules (made by torch::jit::InsertObservers with lite's
+// observers) and sets every activation observer's scale and zero point with the chosen method. The
+// statistics are kept by observed value, so building the same model again with other layers kept in
+// float (the tolerance search) needs no second pass over the data.
+class Calibrator {
+ public:
+  Calibrator(const model::Dataset* data, int64_t batch, const CalibMethodEntry& method,
+             std::filesystem::path model_path, Progress& progress);
+
+  // Statistics from an earlier run (--calib-stats); calibration then runs only for values they lack.
+  void preload(CalibrationStats stats);
+  void calibrate(torch::jit::Module& observed);
+
+  const CalibrationStats& stats() const { return stats_; }
+  CalibrationStats& stats() { return stats_; }
+  const CalibMethodEntry& method() const { return method_; }
+  int64_t passes() const { return passes_; }  // forward passes over the data so far
+
+ private:
+  void run_data(torch::jit::Module& observed, const char* phase);
+  const model::Dataset* data_;
+  int64_t batch_;
+  const CalibMethodEntry& method_;
+  std::filesystem::path model_path_;
+  Progress& progress_;
+  CalibrationStats stats_;
+  int64_t passes_ = 0;
+};
+
+// ---- building ----------------------------------------------------------------------------------
+
+struct BuildContext {
+  const model::LoadedModel& source;
+  const Plan& plan;
+  Calibrator* calibrator = nullptr;  // static mode
+  torch::jit::Module result;
+  nlohmann::json details = nlohmann::json::object();  // what the scheme did (recorded in the artifact)
+};
+
+// The torch::jit qconfig dict for a plan: everything quantized with (activation, weight) observers
+// except the plan's float layers.
+using QConfigPair = std::tuple<torch::jit::Module, torch::jit::Module>;
+std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(const Plan& plan,
+                                                                              const QConfigPair& qconfig);
+
+// Linear layers with fewer multiply-accumulates per sample than this stay float in the int8 modes:
+// a onednn quantized::linear call costs about 15 us here whatever its size (17 us for the CNN's
+// 256->10 classifier at batch 1), the float linear plus a dequantize about 3 us.
+inline constexpr uint64_t kSmallLayerMacs = 16384;
+std::string small_layer_reason(const LayerInfo& layer);
+
+// Counts quantized::* compute ops (conv/linear, static or dynamic) in a module's forward graph.
+int64_t count_quantized_ops(const torch::jit::Module& module);
+
+// Lite's passes on a finalized int8 graph (graph_passes.cpp): drop dropout, quantize large float
+// inputs with vectorized ops instead of the scalar aten::quantize_per_tensor loop of this libtorch,
+// flatten channels-last activations without a copy. Returns the names of the passes that changed it.
+std::vector<std::string> optimize_int8_graph(torch::jit::Module& module);
+
+// Frozen-graph schemes (fp16, bf16, weight-only): the model frozen (BN folded) with each planned layer
+// matched to its conv/linear node. Throws InternalError when the frozen graph's layers do not match.
+struct FrozenLayer {
+  torch::jit::Node* node;
+  const LayerPlan* plan;
+};
+struct FrozenModel {
+  torch::jit::Module module;
+  std::shared_ptr<torch::jit::Graph> graph;
+  std::vector<FrozenLayer> layers;
+};
+FrozenModel freeze_with_layers(const model::LoadedModel& source, const Plan& plan);
+
+// Inserts the graph of TorchScript function `name` from `source` before `before`, called with
+// `inputs`; returns its outputs.
+std::vector<torch::jit::Value*> insert_function(torch::jit::Graph& graph, torch::jit::Node* before,
+                                                const std::string& source, const std::string& name,
+                                                const std::vector<torch::jit::Value*>& inputs);
+
+// The baseline of the speed guard: torch::jit::freeze + torch::jit::optimize_for_inference.
+torch::jit::Module frozen_float(const torch::jit::Module& module);
+
+// Saves to memory (what a consumer of the file gets) and loads copies of it back.
+std::string serialize(const torch::jit::Module& module);
+torch::jit::Module deserialize(const std::string& bytes);
+
+}  // namespace lite::quantize

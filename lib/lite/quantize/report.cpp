@@ -1,0 +1,287 @@
+// QuantizeResult -> JSON and -> Report (tables, findings, notes) for the printers.
+#include <fmt/format.h>
+
+#include "lite/core/environment.hpp"
+#include "lite/core/text.hpp"
+#include "lite/model/torch_environment.hpp"
+#include "lite/quantize/quantize.hpp"
+
+namespace lite::quantize {
+
+void to_json(nlohmann::json& j, const QuantizeOptions& o) {
+  auto opt_path = [](const std::optional<std::filesystem::path>& p) {
+    return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
+  };
+  j = nlohmann::json{{"model", o.model.string()},
+                     {"output", o.output.string()},
+                     {"mode", o.mode},
+                     {"calib", opt_path(o.calib)},
+                     {"calib_samples", o.calib_samples},
+                     {"calib_method", o.calib_method},
+                     {"calib_stats", opt_path(o.calib_stats)},
+                     {"eval", opt_path(o.eval)},
+                     {"labels", opt_path(o.labels)},
+                     {"tolerance", o.tolerance ? nlohmann::json(*o.tolerance) : nlohmann::json(nullptr)},
+                     {"skip", o.skip},
+                     {"only", o.only},
+                     {"qengine", o.qengine},
+                     {"inputs", o.inputs},
+                     {"batches", o.batches},
+                     {"threads", o.threads},
+                     {"warmup", o.warmup},
+                     {"iterations", o.iterations},
+                     {"duration_s", o.duration_s},
+                     {"eval_batch", o.eval_batch},
+                     {"dry_run", o.dry_run},
+                     {"allow_slower", o.allow_slower}};
+}
+
+void to_json(nlohmann::json& j, const Latency& l) {
+  j = nlohmann::json{{"batch", l.batch},
+                     {"median_ms", l.median_ms},
+                     {"p90_ms", l.p90_ms},
+                     {"iterations", l.iterations},
+                     {"samples_ms", l.samples_ms}};
+}
+
+void to_json(nlohmann::json& j, const Speed& s) {
+  j = nlohmann::json{{"candidate", s.candidate}, {"frozen_float", s.frozen_float}, {"ratio", s.ratio},
+                     {"ratio_low", s.ratio_low}, {"ratio_high", s.ratio_high},     {"slower", s.slower}};
+}
+
+void to_json(nlohmann::json& j, const Quality& q) {
+  j = nlohmann::json{
+      {"metric", q.metric}, {"data", q.data},        {"samples", q.samples},    {"float_percent", q.float_value},
+      {"percent", q.value}, {"drop_points", q.drop}, {"agreement", q.agreement}};
+}
+
+void to_json(nlohmann::json& j, const Candidate& c) {
+  j = nlohmann::json{
+      {"mode", c.mode}, {"built", c.built}, {"problem", c.problem}, {"chosen", c.chosen}, {"build_s", c.build_s}};
+  if (c.built) {
+    j["plan"] = c.plan;
+    j["file_bytes"] = c.file_bytes;
+    j["quality"] = c.quality;
+    j["speed"] = c.speed;
+    j["meets_tolerance"] = c.meets_tolerance;
+    if (c.search) j["tolerance_search"] = *c.search;
+  }
+}
+
+void to_json(nlohmann::json& j, const CalibrationInfo& c) {
+  j = nlohmann::json{{"method", c.method}, {"source", c.source},         {"samples", c.samples},
+                     {"reused", c.reused}, {"stats_file", c.stats_file}, {"observed_values", c.observed_values}};
+}
+
+void to_json(nlohmann::json& j, const QuantizeResult& r) {
+  j = nlohmann::json{{"model", r.model},
+                     {"model_bytes", r.model_bytes},
+                     {"requested_mode", r.requested_mode},
+                     {"mode", r.mode},
+                     {"engine", r.engine},
+                     {"consumer_engine_setting", "torch.backends.quantized.engine = '" + r.engine + "'"},
+                     {"threads", r.threads},
+                     {"dry_run", r.dry_run},
+                     {"layers", r.layers},
+                     {"plans", r.plans},
+                     {"candidates", r.candidates},
+                     {"calibration", r.calibration ? nlohmann::json(*r.calibration) : nlohmann::json(nullptr)},
+                     {"float_latency", r.float_latency},
+                     {"output", r.output},
+                     {"output_bytes", r.output_bytes},
+                     {"tolerance_points", r.tolerance},
+                     {"tolerance_given", r.tolerance_given},
+                     {"tolerance_met", r.tolerance_met},
+                     {"slower_than_frozen_float", r.slower},
+                     {"allow_slower", r.allow_slower},
+                     {"exit_status", r.exit_status},
+                     {"notes", r.notes},
+                     {"wall_s", r.wall_s}};
+}
+
+namespace {
+
+std::string ratio_text(double r) { return fmt::format("{:.2f}x", r); }
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::vector<std::string> parts;
+  for (auto d : s) parts.push_back(std::to_string(d));
+  return join(parts, "x");
+}
+
+const Candidate* chosen_of(const QuantizeResult& r) {
+  for (const auto& c : r.candidates)
+    if (c.chosen) return &c;
+  return nullptr;
+}
+
+report::Table layer_table(const Plan& p, const std::string& title) {
+  report::Table t;
+  t.title = title;
+  t.columns = {"layer", "kind", "weight", "scheme", "note", "bytes before", "bytes after"};
+  t.left_aligned_columns = 5;
+  for (const auto& l : p.layers)
+    t.rows.push_back({l.layer.name, l.layer.kind, shape_text(l.layer.weight_shape), l.scheme, l.reason,
+                      format_bytes(double(l.bytes_before)), format_bytes(double(l.bytes_after))});
+  t.rows.push_back({"total", "", "", fmt::format("{} of {} layers quantized", p.quantized_layers(), p.layers.size()),
+                    fmt::format("expected file {} -> {}", format_bytes(double(p.file_bytes_before)),
+                                format_bytes(double(p.expected_file_bytes))),
+                    format_bytes(double(p.weight_bytes_before)), format_bytes(double(p.weight_bytes_after))});
+  return t;
+}
+
+std::string quality_cell(const Quality& q) { return fmt::format("{:.2f}%", q.value); }
+
+}  // namespace
+
+report::Report to_report(const QuantizeResult& r) {
+  report::Report rep;
+  rep.command = "quantize";
+  rep.environment = host_environment();
+  add_torch_environment(rep.environment);
+  rep.result = r;
+
+  if (r.dry_run) {
+    for (const auto& p : r.plans)
+      rep.tables.push_back(layer_table(p, fmt::format("plan: {} ({} engine), {}", p.mode, p.engine, r.model)));
+    for (const auto& c : r.candidates)
+      if (!c.problem.empty()) rep.notes.push_back(fmt::format("{}: not tried ({})", c.mode, c.problem));
+    rep.notes.push_back("dry run: nothing was calibrated, measured or written");
+    return rep;
+  }
+
+  const Candidate* chosen = chosen_of(r);
+  if (chosen) {
+    report::Table t;
+    t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{})", r.model, r.output, r.mode,
+                          r.engine, r.threads, r.threads == 1 ? "" : "s");
+    t.columns = {"", "float (as given)", "frozen float", r.mode, "vs frozen float"};
+    t.rows.push_back(
+        {"file size", format_bytes(double(r.model_bytes)), "-", format_bytes(double(r.output_bytes)),
+         ratio_text(double(r.output_bytes) / double(std::max<uint64_t>(r.model_bytes, 1))) + " of the input"});
+    for (size_t i = 0; i < chosen->speed.candidate.size(); ++i) {
+      const auto& q = chosen->speed.candidate[i];
+      t.rows.push_back({fmt::format("latency batch {} (median ms)", q.batch),
+                        i < r.float_latency.size() ? format_ms(r.float_latency[i].median_ms) : "-",
+                        format_ms(chosen->speed.frozen_float[i].median_ms), format_ms(q.median_ms),
+                        fmt::format("{} [{:.2f}-{:.2f}]", ratio_text(chosen->speed.ratio[i]),
+                                    chosen->speed.ratio_low[i], chosen->speed.ratio_high[i])});
+    }
+    const Quality& q = chosen->quality;
+    t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.float_value),
+                      fmt::format("{:.2f}%", q.float_value), quality_cell(q), fmt::format("{:+.2f} points", -q.drop)});
+    t.rows.push_back({"agreement with float: top-1 / KL / max abs error", "", "",
+                      fmt::format("{:.2f}% / {:.2g} / {:.3g}", 100 * q.agreement.top1_agreement,
+                                  q.agreement.kl_divergence, q.agreement.max_abs_error),
+                      ""});
+    rep.tables.push_back(t);
+  }
+
+  if (r.candidates.size() > 1) {
+    report::Table t;
+    t.title = fmt::format("candidates (tolerance {:.2f} points{})", r.tolerance,
+                          r.tolerance_given ? "" : ", the auto default");
+    t.columns = {"mode", "size"};
+    const Candidate* any = nullptr;
+    for (const auto& c : r.candidates)
+      if (c.built) any = &c;
+    if (any)
+      for (const auto& l : any->speed.candidate) t.columns.push_back(fmt::format("b{} ms (vs frozen)", l.batch));
+    t.columns.insert(t.columns.end(), {"quality", "drop", "status"});
+    for (const auto& c : r.candidates) {
+      std::vector<std::string> row = {c.mode};
+      if (!c.built) {
+        row.push_back("-");
+        if (any)
+          for (size_t i = 0; i < any->speed.candidate.size(); ++i) row.push_back("-");
+        row.insert(row.end(), {"-", "-", c.problem});
+      } else {
+        row.push_back(format_bytes(double(c.file_bytes)));
+        for (size_t i = 0; i < c.speed.candidate.size(); ++i)
+          row.push_back(
+              fmt::format("{} ({})", format_ms(c.speed.candidate[i].median_ms), ratio_text(c.speed.ratio[i])));
+        std::string status = c.chosen ? "chosen" : "";
+        auto add = [&](const std::string& s) { status += (status.empty() ? "" : ", ") + s; };
+        if (!c.meets_tolerance) add("over tolerance");
+        if (c.speed.slower) add("slower than frozen float");
+        if (c.search && !c.search->float_layers.empty())
+          add(fmt::format("{} layer(s) kept float", c.search->float_layers.size()));
+        row.insert(row.end(), {quality_cell(c.quality), fmt::format("{:.2f}", c.quality.drop), status});
+      }
+      t.rows.push_back(row);
+    }
+    rep.tables.push_back(t);
+  }
+
+  if (chosen) {
+    rep.tables.push_back(layer_table(chosen->plan, fmt::format("layers ({})", r.mode)));
+    if (chosen->search) {
+      report::Table t;
+      t.title = "tolerance search (layers kept float, most sensitive first)";
+      t.columns = {"step", "float layers", "drop (points)", "meets"};
+      t.left_aligned_columns = 2;
+      int i = 0;
+      for (const auto& s : chosen->search->steps)
+        t.rows.push_back({std::to_string(++i), s.float_layers.empty() ? "(none)" : join(s.float_layers, ", "),
+                          fmt::format("{:.2f}", s.drop), s.meets ? "yes" : "no"});
+      rep.tables.push_back(t);
+    }
+  }
+
+  // Findings: what was seen, the threshold, what to try.
+  bool static_needs_calib = false;
+  for (const auto& c : r.candidates)
+    static_needs_calib =
+        static_needs_calib || (c.mode == "static" && !c.built && c.problem.find("--calib") != std::string::npos);
+  const std::string faster = static_needs_calib
+                                 ? "pass --calib FILE so that static int8 (the mode that is faster here) "
+                                   "is tried, deploy the frozen float model, or pass --allow-slower"
+                                 : "use --mode static or auto, deploy the frozen float model, or pass "
+                                   "--allow-slower";
+  if (chosen && chosen->speed.slower) {
+    for (size_t i = 0; i < chosen->speed.ratio.size(); ++i) {
+      if (chosen->speed.ratio_low[i] <= 1.0) continue;
+      rep.findings.push_back(
+          {r.allow_slower ? "info" : "warning",
+           fmt::format(
+               "the {} model is slower than the frozen float model at batch {}: {} (95% interval {:.2f}-{:.2f})",
+               r.mode, chosen->speed.candidate[i].batch, ratio_text(chosen->speed.ratio[i]), chosen->speed.ratio_low[i],
+               chosen->speed.ratio_high[i]),
+           "1.00x, the frozen float model", r.allow_slower ? "accepted with --allow-slower" : faster});
+    }
+  }
+  if (!r.tolerance_met && chosen)
+    rep.findings.push_back({"warning",
+                            fmt::format("{} drops {:.2f} points of {} on {}", r.mode, chosen->quality.drop,
+                                        chosen->quality.metric, chosen->quality.data),
+                            fmt::format("--tolerance {:.2f} points", r.tolerance),
+                            "a larger --tolerance, more or better --calib data, another --calib-method, or --skip "
+                            "the layers the sensitivity table names"});
+  rep.findings.insert(rep.findings.end(), r.findings.begin(), r.findings.end());
+
+  if (r.mode == "static" || r.mode == "dynamic")
+    rep.notes.push_back(fmt::format(
+        "the artifact holds {} packed int8 weights: select the same engine before loading it, "
+        "torch.backends.quantized.engine = '{}' (Python) or at::globalContext().setQEngine(at::QEngine::{}) (C++)",
+        r.engine, r.engine,
+        r.engine == "onednn"    ? "ONEDNN"
+        : r.engine == "qnnpack" ? "QNNPACK"
+                                : "FBGEMM"));
+  if (r.calibration) {
+    rep.notes.push_back(fmt::format("calibration: {} over {} samples of {}{}", r.calibration->method,
+                                    r.calibration->samples, r.calibration->source,
+                                    r.calibration->reused ? " (reused, no pass over data)" : ""));
+    if (!r.calibration->stats_file.empty())
+      rep.notes.push_back("calibration statistics written to " + r.calibration->stats_file +
+                          " (pass it back with --calib-stats to skip calibration)");
+  }
+  for (const auto& c : r.candidates)
+    if (!c.built && !c.problem.empty() && r.candidates.size() > 1)
+      rep.notes.push_back(fmt::format("{}: not used ({})", c.mode, c.problem));
+  rep.notes.insert(rep.notes.end(), r.notes.begin(), r.notes.end());
+  if (!r.output.empty())
+    rep.notes.push_back(fmt::format("wrote {} ({})", r.output, format_bytes(double(r.output_bytes))));
+  return rep;
+}
+
+}  // namespace lite::quantize

@@ -1,0 +1,106 @@
+// Static int8: PyTorch's graph-mode post-training quantization (the C++ passes behind Python's
+// torch.ao.quantization.quantize_jit), driven from C++ with lite's observers, then lite's own passes.
+//   1. FoldConvBatchNorm: BN folded into the preceding convolution's weight and bias;
+//   2. InsertObservers: an activation observer on every value a quantized op reads or writes, a weight
+//      observer on every weight (int8, symmetric, per output channel on onednn, per tensor on qnnpack);
+//   3. calibration: the --calib batches run through the observed float model; the chosen method turns
+//      the statistics into scales and zero points (Calibrator);
+//   4. InsertQuantDeQuant, Finalize: quantize/dequantize pairs, then fusion into quantized::conv2d_relu,
+//      quantized::linear_relu, quantized::add_relu, ..., packed weights, freezing;
+//   5. optimize_int8_graph: dropout removed, a vectorized input quantization for large inputs, ...
+// Layers the plan keeps in float get no qconfig and stay aten ops between dequantize and quantize.
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/fold_conv_bn.h>
+#include <torch/csrc/jit/passes/quantization/finalize.h>
+#include <torch/csrc/jit/passes/quantization/insert_observers.h>
+#include <torch/csrc/jit/passes/quantization/insert_quant_dequant.h>
+
+#include "lite/core/error.hpp"
+#include "lite/quantize/quantize_internal.hpp"
+
+namespace lite::quantize {
+
+std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(const Plan& plan,
+                                                                              const QConfigPair& qconfig) {
+  std::unordered_map<std::string, c10::optional<QConfigPair>> dict;
+  bool any_float = false, any_quantized = false;
+  for (const auto& l : plan.layers) (l.quantized ? any_quantized : any_float) = true;
+  if (!any_quantized) throw InternalError("plan quantizes no layer");
+  dict[""] = qconfig;
+  if (any_float)
+    for (const auto& l : plan.layers)
+      if (!l.quantized) dict[l.layer.name] = c10::nullopt;
+  return dict;
+}
+
+std::string small_layer_reason(const LayerInfo& l) {
+  if (l.kind != "Linear" || l.weight_elements() >= kSmallLayerMacs) return {};
+  return "small: " + std::to_string(l.weight_elements()) + " MACs per sample, below what an int8 call costs";
+}
+
+int64_t count_quantized_ops(const torch::jit::Module& module) {
+  int64_t n = 0;
+  std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* b) {
+    for (auto* node : b->nodes()) {
+      for (auto* sub : node->blocks()) walk(sub);
+      std::string kind = node->kind().toQualString();
+      if (kind.rfind("quantized::conv", 0) == 0 || kind.rfind("quantized::linear", 0) == 0) {
+        if (kind.find("prepack") == std::string::npos && kind.find("unpack") == std::string::npos) ++n;
+      }
+    }
+  };
+  walk(module.get_method("forward").graph()->block());
+  return n;
+}
+
+namespace {
+
+class StaticScheme final : public Scheme {
+ public:
+  std::string layer_scheme(const LayerInfo& l) const override {
+    if (l.kind.rfind("Conv", 0) == 0 || l.kind == "Linear") return "int8 static (int8 weights, uint8 activations)";
+    return {};
+  }
+  std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
+  uint64_t layer_bytes(const LayerInfo& l) const override {
+    // int8 weights, a float scale and an int64 zero point per output channel, float bias.
+    uint64_t channels = l.weight_shape.empty() ? 1 : static_cast<uint64_t>(l.weight_shape[0]);
+    return l.weight_elements() + channels * 12 + 4 * static_cast<uint64_t>(l.bias);
+  }
+  bool needs_calibration() const override { return true; }
+
+  void build(BuildContext& ctx) const override {
+    if (!ctx.calibrator) throw InternalError("static mode built without calibration");
+    torch::NoGradGuard no_grad;
+    const bool per_channel = ctx.plan.engine != "qnnpack";
+    torch::jit::Module m = ctx.source.module.clone();
+    m.eval();
+    m = torch::jit::FoldConvBatchNorm(m);
+    auto dict = make_qconfig_dict(ctx.plan, {make_activation_observer(), make_weight_observer(per_channel)});
+    torch::jit::Module observed =
+        torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false, torch::jit::QuantType::STATIC);
+    ctx.calibrator->calibrate(observed);
+    observed = torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false,
+                                              torch::jit::QuantType::STATIC);
+    torch::jit::Module q = torch::jit::Finalize(observed, torch::jit::QuantType::STATIC, {});
+    auto graph = q.get_method("forward").graph();
+    torch::jit::ConstantPropagation(graph);
+    torch::jit::EliminateDeadCode(graph);
+    auto passes = optimize_int8_graph(q);
+    ctx.details["weights"] = per_channel ? "int8 symmetric, per output channel" : "int8 symmetric, per tensor";
+    ctx.details["activations"] = "uint8 affine, per tensor";
+    ctx.details["quantized_ops"] = count_quantized_ops(q);
+    ctx.details["lite_passes"] = passes;
+    ctx.result = q;
+  }
+};
+
+}  // namespace
+
+const Scheme& static_scheme() {
+  static const StaticScheme scheme;
+  return scheme;
+}
+
+}  // namespace lite::quantize

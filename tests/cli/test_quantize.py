@@ -1,0 +1,403 @@
+"""End-to-end tests of `lite quantize`: every mode on the bundled CNN and on torchvision resnet18 and
+mobilenet_v2 (random weights), artifacts loaded back with stock PyTorch, accuracy on the full
+Fashion-MNIST test set, the gates (speed, tolerance), calibration reuse, and bad input.
+
+Runs under Debian's /usr/bin/python3, which has torch: artifacts are loaded in this process.
+Latency is measured with few iterations (--iterations 3) to keep the suite short; the benchmark
+(scripts/bench/quantize_vs_pytorch) measures properly.
+"""
+import json
+import pathlib
+import shutil
+import tempfile
+import unittest
+
+import torch
+
+from litetest import DATA, LiteTestCase, run_lite
+
+FMNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
+MODEL = DATA / "fmnist_cnn.pt"
+EVAL = DATA / "fmnist_eval.pt"
+FAST = ["--batch", "1", "--iterations", "3", "--warmup", "1"]
+
+# Least top-1 agreement with the float CNN on 200 evaluation samples, per mode. A mode added to the
+# table without an entry here fails test_every_mode_on_the_cnn until its tolerance is stated.
+CNN_AGREEMENT = {"static": 0.97, "dynamic": 0.99, "fp16": 0.995, "bf16": 0.98, "weight-int8": 0.99,
+                 "weight-int4": 0.95}
+# Largest relative output error ||q - f|| / ||f|| on the random-weight torchvision models, per mode
+# (measured: static 0.05/0.015, dynamic 0.009/0.010, fp16 0.001/0.0003, bf16 0.013/0.004,
+# weight-int8 0.030/0.009, weight-int4 0.42/0.17 for resnet18/mobilenet_v2; a value quantized with a
+# wrong scale gives 0.5 and more).
+TORCHVISION_REL_ERROR = {"static": 0.15, "dynamic": 0.05, "fp16": 0.01, "bf16": 0.06, "weight-int8": 0.1,
+                         "weight-int4": 0.8}
+
+torch.backends.quantized.engine = "onednn"
+
+
+def lite_json(*args):
+    """Runs lite quantize ... --json; returns (exit code, parsed JSON or None, stderr)."""
+    r = run_lite("quantize", *map(str, args), "--json")
+    doc = json.loads(r.stdout) if r.stdout.strip() else None
+    return r.returncode, doc, r.stderr
+
+
+def provenance(path):
+    extra = {"lite.json": ""}
+    module = torch.jit.load(str(path), _extra_files=extra)
+    return module, json.loads(extra["lite.json"])
+
+
+def chosen(doc):
+    return next(c for c in doc["result"]["candidates"] if c["chosen"])
+
+
+def modes_from_table():
+    """The modes lite plans for the CNN: every entry of its mode table (auto's dry run lists them)."""
+    code, doc, err = lite_json(MODEL, "--calib", EVAL, "--dry-run")
+    assert code == 0, err
+    return [p["mode"] for p in doc["result"]["plans"]]
+
+
+class QuantizeCNN(LiteTestCase):
+    """The bundled Fashion-MNIST CNN."""
+
+    @classmethod
+    def setUpClass(cls):
+        data = torch.load(str(EVAL))
+        cls.x, cls.y = data["x"][:200], data["y"][:200]
+        with torch.no_grad():
+            cls.reference = torch.jit.load(str(MODEL)).eval()(cls.x)
+
+    def test_every_mode_on_the_cnn(self):
+        modes = modes_from_table()
+        self.assertEqual(set(modes), set(CNN_AGREEMENT), "every mode of the table needs a stated tolerance")
+        for mode in modes:
+            with self.subTest(mode=mode):
+                out = self.tmp / f"cnn.{mode}.pt"
+                code, doc, err = lite_json(MODEL, "--mode", mode, "--calib", EVAL, "--calib-samples", 64, "--eval",
+                                           EVAL, "-o", out, "--allow-slower", *FAST)
+                self.assertEqual(code, 0, err)
+                self.assertEqual(doc["result"]["mode"], mode)
+                self.assertTrue(out.exists())
+                module, info = provenance(out)
+                with torch.no_grad():
+                    y = module(self.x)
+                self.assertEqual(tuple(y.shape), (200, 10))
+                self.assertEqual(y.dtype, torch.float32)
+                agreement = (y.argmax(1) == self.reference.argmax(1)).float().mean().item()
+                self.assertGreaterEqual(agreement, CNN_AGREEMENT[mode])
+                # Provenance: mode, engine, per-layer scheme, figures, calibration for static.
+                details = info["details"]
+                self.assertEqual(info["transform"], "quantize")
+                self.assertEqual(details["mode"], mode)
+                self.assertEqual(details["engine"], "onednn")
+                self.assertIn("torch.backends.quantized.engine = 'onednn'", details["consumer_engine_setting"])
+                self.assertEqual([l["name"] for l in details["layers"]],
+                                 ["features.0", "features.4", "features.8", "classifier.1", "classifier.4"])
+                self.assertTrue(any(l["quantized"] for l in details["layers"]))
+                for l in details["layers"]:
+                    self.assertTrue(l["scheme"])
+                figures = info["figures"]
+                self.assertEqual(figures["size_bytes"]["before"], MODEL.stat().st_size)
+                self.assertLess(figures["size_bytes"]["after"], MODEL.stat().st_size)
+                self.assertEqual(figures["latency_ms"][0]["batch"], 1)
+                self.assertGreater(figures["latency_ms"][0]["quantized"], 0)
+                self.assertEqual(figures["quality"]["metric"], "top-1 accuracy")
+                if mode == "static":
+                    self.assertEqual(details["calibration"]["method"], "mse")
+                    self.assertEqual(details["calibration"]["samples"], 64)
+                    self.assertEqual(details["scheme"]["quantized_ops"], 4)
+                # The report's own figures agree with what the artifact does here.
+                self.assertEqual(doc["result"]["output_bytes"], out.stat().st_size)
+
+    def test_static_keeps_fashion_mnist_accuracy_within_0_3_points(self):
+        images = FMNIST / "t10k-images-idx3-ubyte.gz"
+        labels = FMNIST / "t10k-labels-idx1-ubyte.gz"
+        if not images.exists():
+            self.skipTest(f"{images} not installed (dataset-fashion-mnist)")
+        out = self.tmp / "cnn.int8.pt"
+        code, doc, err = lite_json(MODEL, "--mode", "static", "--calib", EVAL, "--eval", images, "--labels", labels,
+                                   "-o", out, *FAST)
+        self.assertIn(code, (0, 1), err)
+        quality = chosen(doc)["quality"]
+        self.assertEqual(quality["samples"], 10000)
+        self.assertEqual(quality["metric"], "top-1 accuracy")
+        self.assertAlmostEqual(quality["float_percent"], 92.34, places=2)
+        self.assertLessEqual(quality["drop_points"], 0.3)
+        # Checked again outside lite, with stock PyTorch on the artifact.
+        import gzip
+        import struct
+
+        def idx(path):
+            raw = gzip.open(path, "rb").read()
+            ndim = raw[3]
+            dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
+            return torch.frombuffer(bytearray(raw[4 + 4 * ndim:]), dtype=torch.uint8).reshape(dims)
+
+        x = idx(images).float().div_(255).unsqueeze(1)
+        y = idx(labels).long()
+        quantized = torch.jit.load(str(out))
+        with torch.no_grad():
+            acc = sum((quantized(x[i:i + 1000]).argmax(1) == y[i:i + 1000]).sum().item()
+                      for i in range(0, 10000, 1000)) / 100.0
+        self.assertGreaterEqual(acc, 92.34 - 0.3)
+        self.assertAlmostEqual(acc, quality["percent"], places=2)
+
+    def test_auto_measures_every_mode_and_keeps_the_fastest_that_fits(self):
+        out = self.tmp / "auto.pt"
+        code, doc, err = lite_json(MODEL, "--calib", EVAL, "--calib-samples", 64, "--eval", EVAL, "-o", out,
+                                   "--batch", "1", "--iterations", "10", "--warmup", "2")
+        result = doc["result"]
+        tried = {c["mode"] for c in result["candidates"]}
+        self.assertEqual(tried, set(CNN_AGREEMENT))
+        self.assertTrue(all(c["built"] for c in result["candidates"]), result["candidates"])
+        # static int8 is 2-3x faster than frozen float here and within the default 1-point tolerance.
+        self.assertEqual(result["mode"], "static")
+        self.assertEqual(code, 0, err)
+        best = chosen(doc)
+        for c in result["candidates"]:
+            if c["meets_tolerance"]:
+                self.assertLessEqual(best["speed"]["ratio"][0], c["speed"]["ratio"][0] * 1.0001)
+        self.assertTrue(out.exists())
+
+    def test_default_output_name_and_calibration_json_round_trip(self):
+        model = self.tmp / "cnn.pt"
+        shutil.copy(MODEL, model)
+        code, doc, err = lite_json(model, "--mode", "static", "--calib", EVAL, "--calib-samples", 64, *FAST)
+        self.assertIn(code, (0, 1), err)
+        artifact, stats = self.tmp / "cnn.int8.pt", self.tmp / "cnn.int8.calib.json"
+        self.assertTrue(artifact.exists())
+        calib = json.loads(stats.read_text())
+        self.assertEqual(calib["format"], "lite-calibration")
+        self.assertEqual(calib["method"], "mse")
+        self.assertEqual(calib["samples"], 64)
+        self.assertGreaterEqual(len(calib["values"]), 5)
+        for v in calib["values"].values():
+            self.assertLessEqual(v["range"][0], v["range"][1])
+            self.assertGreater(v["scale"], 0)
+        # Passing it back skips calibration (no --calib at all) and gives the same model.
+        again = self.tmp / "again.pt"
+        code, doc, err = lite_json(model, "--mode", "static", "--calib-stats", stats, "-o", again, "--eval", EVAL,
+                                   *FAST)
+        self.assertIn(code, (0, 1), err)
+        self.assertTrue(doc["result"]["calibration"]["reused"])
+        with torch.no_grad():
+            a = torch.jit.load(str(artifact))(self.x)
+            b = torch.jit.load(str(again))(self.x)
+        self.assertTrue(torch.equal(a, b))
+
+    def test_tolerance_search_keeps_sensitive_layers_float(self):
+        # weight-int4 loses 0.4 points on the evaluation split; --tolerance 0 makes lite keep the most
+        # sensitive layers float until nothing is lost.
+        out = self.tmp / "tol.pt"
+        code, doc, err = lite_json(MODEL, "--mode", "weight-int4", "--eval", EVAL, "--tolerance", 0, "-o", out,
+                                   "--allow-slower", *FAST)
+        self.assertEqual(code, 0, err)
+        result, c = doc["result"], chosen(doc)
+        self.assertTrue(result["tolerance_met"])
+        search = c["tolerance_search"]
+        self.assertEqual(search["steps"][0]["float_layers"], [])
+        self.assertGreater(search["steps"][0]["drop_points"], 0)
+        self.assertTrue(search["met"])
+        self.assertLessEqual(c["quality"]["drop_points"], 0)
+        self.assertGreaterEqual(len(search["float_layers"]), 1)
+        _, info = provenance(out)
+        kept = {l["name"] for l in info["details"]["layers"] if "sensitive" in l["reason"]}
+        self.assertEqual(kept, set(search["float_layers"]))
+        self.assertIn("tolerance_search", info["details"])
+
+    def test_tolerance_not_met_writes_the_best_effort_and_exits_1(self):
+        # Only two layers may be quantized and neither alone keeps the accuracy: the search cannot fit.
+        out = self.tmp / "best.pt"
+        r = run_lite("quantize", MODEL, "--mode", "weight-int4", "--only", "features.[04]", "--eval", EVAL,
+                     "--tolerance", 0, "-o", out, "--allow-slower", *FAST)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertTrue(out.exists())
+        self.assertIn("tolerance search", r.stdout)
+        self.assertIn("--tolerance 0.00 points", r.stdout)
+
+    def test_skip_and_only_choose_layers(self):
+        out = self.tmp / "skip.pt"
+        code, doc, err = lite_json(MODEL, "--mode", "static", "--calib", EVAL, "--calib-samples", 32, "--skip",
+                                   "features.*", "-o", out, "--allow-slower", *FAST)
+        self.assertEqual(code, 0, err)
+        _, info = provenance(out)
+        layers = {l["name"]: l for l in info["details"]["layers"]}
+        for name in ("features.0", "features.4", "features.8"):
+            self.assertFalse(layers[name]["quantized"])
+            self.assertEqual(layers[name]["reason"], "--skip features.*")
+        self.assertTrue(layers["classifier.1"]["quantized"])
+        out = self.tmp / "only.pt"
+        code, doc, err = lite_json(MODEL, "--mode", "weight-int8", "--only", "classifier.1", "-o", out,
+                                   "--allow-slower", *FAST)
+        self.assertEqual(code, 0, err)
+        _, info = provenance(out)
+        self.assertEqual([l["name"] for l in info["details"]["layers"] if l["quantized"]], ["classifier.1"])
+
+    def test_slower_than_frozen_float_exits_1_unless_allowed(self):
+        # fp16 keeps float32 compute on plain aten convolutions: about 1.5-2x the frozen float model at
+        # batch 1 here.
+        out = self.tmp / "fp16.pt"
+        r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", out, "--batch", "1", "--iterations", "40",
+                     "--warmup", "3")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertTrue(out.exists(), "a failed gate still writes the artifact")
+        self.assertIn("slower than the frozen float model", r.stdout)
+        r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", self.tmp / "fp16b.pt", "--batch", "1", "--iterations",
+                     "40", "--warmup", "3", "--allow-slower")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_dry_run_prints_the_plan_and_writes_nothing(self):
+        model = self.tmp / "cnn.pt"
+        shutil.copy(MODEL, model)
+        before = sorted(p.name for p in self.tmp.iterdir())
+        r = run_lite("quantize", model, "--mode", "weight-int4", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("features.0", "features.4", "features.8", "classifier.1", "classifier.4"):
+            self.assertIn(name, r.stdout)
+        self.assertIn("int4 weights", r.stdout)
+        self.assertIn("nothing was calibrated, measured or written", r.stdout)
+        code, doc, err = lite_json(model, "--mode", "static", "--calib", EVAL, "--dry-run")
+        self.assertEqual(code, 0, err)
+        plan = doc["result"]["plans"][0]
+        self.assertEqual(plan["mode"], "static")
+        self.assertLess(plan["expected_file_bytes"], 0.3 * model.stat().st_size)
+        self.assert_no_new_files(self.tmp, before)
+
+    def test_qnnpack_engine(self):
+        out = self.tmp / "qnnpack.pt"
+        code, doc, err = lite_json(MODEL, "--mode", "static", "--qengine", "qnnpack", "--calib", EVAL,
+                                   "--calib-samples", 32, "-o", out, "--allow-slower", *FAST)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(doc["result"]["engine"], "qnnpack")
+        try:
+            torch.backends.quantized.engine = "qnnpack"
+            module, info = provenance(out)
+            self.assertEqual(info["details"]["engine"], "qnnpack")
+            with torch.no_grad():
+                y = module(self.x)
+            self.assertGreaterEqual((y.argmax(1) == self.reference.argmax(1)).float().mean().item(), 0.97)
+        finally:
+            torch.backends.quantized.engine = "onednn"
+
+
+class QuantizeBadInput(LiteTestCase):
+    """Each a one-line error naming the file and the problem, exit 2, nothing written."""
+
+    def setUp(self):
+        super().setUp()
+        self.model = self.tmp / "cnn.pt"
+        shutil.copy(MODEL, self.model)
+
+    def check(self, args, *needles):
+        before = sorted(p.name for p in self.tmp.iterdir())
+        r = run_lite("quantize", *map(str, args))
+        self.assert_bad_input(r, *needles)
+        self.assert_no_new_files(self.tmp, before)
+
+    def test_calibration_data_with_nan(self):
+        x = torch.rand(10, 1, 28, 28)
+        x[3, 0, 5, 5] = float("nan")
+        torch.save(x, str(self.tmp / "nan.pt"))
+        self.check([self.model, "--mode", "static", "--calib", self.tmp / "nan.pt"], "nan.pt", "NaN")
+
+    def test_calibration_data_of_the_wrong_shape(self):
+        torch.save(torch.rand(10, 3, 28, 28), str(self.tmp / "rgb.pt"))
+        self.check([self.model, "--mode", "static", "--calib", self.tmp / "rgb.pt"], "rgb.pt", "do not fit",
+                   "[10, 3, 28, 28]")
+
+    def test_empty_calibration_file(self):
+        (self.tmp / "empty.pt").write_bytes(b"")
+        self.check([self.model, "--mode", "static", "--calib", self.tmp / "empty.pt"], "empty.pt", "empty")
+        torch.save(torch.rand(0, 1, 28, 28), str(self.tmp / "none.pt"))
+        self.check([self.model, "--mode", "static", "--calib", self.tmp / "none.pt"], "none.pt", "no samples")
+
+    def test_model_with_no_quantizable_layers(self):
+        plain = torch.jit.script(torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Flatten()))
+        torch.jit.save(plain, str(self.tmp / "plain.pt"))
+        for mode in ("auto", "static", "dynamic", "fp16"):
+            with self.subTest(mode=mode):
+                self.check([self.tmp / "plain.pt", "--mode", mode, "--calib", EVAL], "plain.pt",
+                           "no quantizable layers")
+
+    def test_unknown_mode_suggests_the_closest(self):
+        self.check([self.model, "--mode", "statc"], "unknown mode 'statc'", "did you mean 'static'")
+        self.check([self.model, "--calib-method", "entropi"], "did you mean 'entropy'")
+
+    def test_output_path_equal_to_the_input(self):
+        self.check([self.model, "-o", self.model], "cnn.pt", "overwrite the input")
+        self.check([self.model, "-o", self.tmp / "." / "cnn.pt", "--mode", "fp16"], "overwrite the input")
+
+    def test_static_without_calibration_data(self):
+        self.check([self.model, "--mode", "static"], "needs calibration data", "--calib")
+
+    def test_bad_numbers(self):
+        self.check([self.model, "--tolerance", "-1"], "--tolerance must be >= 0")
+        self.check([self.model, "--batch", "1,0"], "--batch sizes must be at least 1")
+        self.check([self.model, "--calib-samples", "0"], "--calib-samples must be at least 1")
+        self.check([self.model, "--qengine", "fbgemm"], "unknown quantized engine 'fbgemm'")
+
+    def test_a_skip_pattern_that_matches_nothing(self):
+        self.check([self.model, "--skip", "decoder.*"], "--skip 'decoder.*' matches no layer", "features.0")
+
+
+class QuantizeTorchvision(LiteTestCase):
+    """torchvision resnet18 and mobilenet_v2 with random weights (batch-norm statistics gathered on random
+    images so activations neither vanish nor explode), 64x64 inputs to keep the suite short."""
+
+    @classmethod
+    def setUpClass(cls):
+        import torchvision
+
+        cls.dir = pathlib.Path(tempfile.mkdtemp(prefix="lite_tv_"))
+        torch.manual_seed(0)
+        gen = torch.Generator().manual_seed(1)
+        for name in ("resnet18", "mobilenet_v2"):
+            net = getattr(torchvision.models, name)(num_classes=100)
+            net.train()
+            with torch.no_grad():
+                for _ in range(4):
+                    net(torch.rand(16, 3, 64, 64, generator=gen))
+            net.eval()
+            torch.jit.save(torch.jit.script(net), str(cls.dir / f"{name}.pt"))
+        torch.save(torch.rand(8, 3, 64, 64, generator=gen), str(cls.dir / "calib.pt"))
+        cls.x = torch.rand(16, 3, 64, 64, generator=gen)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def check_every_mode(self, name):
+        src = self.dir / f"{name}.pt"
+        with torch.no_grad():
+            reference = torch.jit.load(str(src)).eval()(self.x)
+        for mode in CNN_AGREEMENT:
+            with self.subTest(model=name, mode=mode):
+                out = self.tmp / f"{name}.{mode}.pt"
+                code, doc, err = lite_json(src, "--mode", mode, "--calib", self.dir / "calib.pt", "--input",
+                                           "1x3x64x64", "-o", out, "--allow-slower", *FAST)
+                self.assertEqual(code, 0, err)
+                module, info = provenance(out)
+                with torch.no_grad():
+                    y = module(self.x)
+                self.assertEqual(tuple(y.shape), (16, 100))
+                rel = ((y - reference).norm() / reference.norm()).item()
+                self.assertLess(rel, TORCHVISION_REL_ERROR[mode])
+                self.assertEqual(info["details"]["mode"], mode)
+                self.assertEqual(info["inputs"][0]["shape"], [1, 3, 64, 64])
+                quantized = [l for l in info["details"]["layers"] if l["quantized"]]
+                self.assertGreater(len(quantized), 0)
+                if mode == "static":
+                    # Every conv and the classifier become quantized ops (resnet18: 20 convs + fc).
+                    self.assertEqual(info["details"]["scheme"]["quantized_ops"], len(quantized))
+
+    def test_resnet18_every_mode(self):
+        self.check_every_mode("resnet18")
+
+    def test_mobilenet_v2_every_mode(self):
+        self.check_every_mode("mobilenet_v2")
+
+
+if __name__ == "__main__":
+    unittest.main()

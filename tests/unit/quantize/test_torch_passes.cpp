@@ -1,0 +1,161 @@
+// The torch side on the bundled CNN: layer discovery, the observer contract, calibration reuse across
+// builds, lite's int8 graph passes (bit-identical to what they replace) and the schemes' outputs.
+#include <doctest/doctest.h>
+#include <torch/script.h>
+
+#include "lite/core/progress.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/load.hpp"
+#include "lite/model/torch_environment.hpp"
+#include "lite/quantize/quantize_internal.hpp"
+
+using namespace lite::quantize;
+
+namespace {
+
+const std::string kData = std::string(LITE_SOURCE_DIR) + "/data/";
+
+lite::model::LoadedModel cnn() { return lite::model::load_model(kData + "fmnist_cnn.pt"); }
+
+lite::model::Dataset samples(int64_t n) {
+  return lite::model::take_first(lite::model::load_dataset(kData + "fmnist_eval.pt"), n);
+}
+
+torch::Tensor run(torch::jit::Module& m, const torch::Tensor& x) {
+  torch::NoGradGuard no_grad;
+  return m.forward({x}).toTensor().dequantize();
+}
+
+}  // namespace
+
+TEST_CASE("find_layers lists the CNN's convolutions and linears by module path, in order") {
+  auto model = cnn();
+  auto layers = find_layers(model.module);
+  REQUIRE(layers.size() == 5);
+  CHECK(layers[0].name == "features.0");
+  CHECK(layers[0].kind == "Conv2d");
+  CHECK(layers[0].weight_shape == std::vector<int64_t>{32, 1, 3, 3});
+  CHECK(layers[0].bias == 32);
+  CHECK(layers[2].name == "features.8");
+  CHECK(layers[3].name == "classifier.1");
+  CHECK(layers[3].kind == "Linear");
+  CHECK(layers[3].weight_shape == std::vector<int64_t>{256, 1152});
+  CHECK(layers[4].name == "classifier.4");
+}
+
+TEST_CASE("observers honour the contract torch::jit::InsertObservers expects") {
+  auto act = make_activation_observer();
+  CHECK(act.attr("dtype").toInt() == 13);   // quint8
+  CHECK(act.attr("qscheme").toInt() == 0);  // per_tensor_affine
+  auto x = torch::arange(-4, 12, torch::kFloat32);
+  CHECK(torch::equal(act.forward({x}).toTensor(), x));  // identity
+  act.setattr("phase", int64_t{1});
+  act.forward({x});
+  CHECK(act.attr("min_val").toTensor().item<double>() == -4);
+  CHECK(act.attr("max_val").toTensor().item<double>() == 11);
+  auto qparams = act.get_method("calculate_qparams")({}).toTuple();
+  CHECK(qparams->elements().size() == 2);
+
+  auto w = torch::tensor({{1.0f, -2.0f}, {0.5f, 0.25f}});
+  for (bool per_channel : {true, false}) {
+    auto obs = make_weight_observer(per_channel);
+    CHECK(obs.attr("dtype").toInt() == 12);  // qint8
+    CHECK(obs.attr("qscheme").toInt() == (per_channel ? 3 : 2));
+    obs.forward({w});
+    auto q = obs.get_method("calculate_qparams")({}).toTuple();
+    auto scale = q->elements()[0].toTensor();
+    if (per_channel) {
+      CHECK(scale.numel() == 2);
+      CHECK(scale[0].item<float>() == doctest::Approx(2.0 / 127.5));
+      CHECK(scale[1].item<float>() == doctest::Approx(0.5 / 127.5));
+    } else {
+      CHECK(scale.item<float>() == doctest::Approx(2.0 / 127.5));
+    }
+    CHECK(q->elements()[1].toTensor().sum().item<int64_t>() == 0);
+  }
+}
+
+TEST_CASE("the vectorized input quantization is bit-identical to aten::quantize_per_tensor") {
+  for (int64_t zp : {int64_t{0}, int64_t{37}}) {
+    torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Q" + std::to_string(zp))};
+    m.define(
+        "def forward(self, x: Tensor) -> Tensor:\n"
+        "    return torch.int_repr(torch.quantize_per_tensor(x, 0.0173, " +
+        std::to_string(zp) + ", 13))\n");
+    auto reference = m.clone();
+    auto passes = optimize_int8_graph(m);
+    CHECK(std::find(passes.begin(), passes.end(), "vectorized-input-quantize") != passes.end());
+    torch::manual_seed(7);
+    for (int64_t n : {int64_t{100}, int64_t{5000}}) {  // below and above the switch to vectorized ops
+      auto x = torch::randn({n}) * 3;                  // includes values beyond the range (saturation)
+      x[0] = 0.0173f * 10.5f;                          // exact half-way points round to even
+      x[1] = -0.0173f * 2.5f;
+      CAPTURE(n);
+      CHECK(torch::equal(m.forward({x}).toTensor(), reference.forward({x}).toTensor()));
+    }
+  }
+}
+
+TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibration reused across builds") {
+  lite::select_quantized_engine("onednn");
+  auto model = cnn();
+  auto data = samples(64);
+  auto layers = find_layers(model.module);
+  Calibrator calibrator(&data, 32, find_calib_method("mse"), model.path, lite::no_progress());
+  Plan all = make_plan(layers, find_mode("static"), "onednn", {}, {}, {}, model.file_bytes);
+  BuildContext ctx{model, all, &calibrator, {}, nlohmann::json::object()};
+  static_scheme().build(ctx);
+  CHECK(calibrator.passes() == 2);           // ranges, then histograms
+  CHECK(ctx.details["quantized_ops"] == 4);  // 3 convs + classifier.1; classifier.4 is too small
+  auto passes = ctx.details["lite_passes"].get<std::vector<std::string>>();
+  CHECK(std::find(passes.begin(), passes.end(), "flatten-channels-last") != passes.end());
+  CHECK(std::find(passes.begin(), passes.end(), "remove-dropout") != passes.end());
+  auto x = samples(256).x;
+  auto reference = run(model.module, x);
+  auto out = run(ctx.result, x);
+  CHECK(out.argmax(1).eq(reference.argmax(1)).to(torch::kFloat).mean().item<double>() > 0.97);
+  // Keeping features.0 float makes the pooled output after it a quantized input (a value not observed
+  // before): one more calibration (two passes); building that configuration again needs none.
+  size_t observed = calibrator.stats().values.size();
+  Plan skip = make_plan(layers, find_mode("static"), "onednn", {"features.0"}, {}, {}, model.file_bytes);
+  BuildContext ctx2{model, skip, &calibrator, {}, nlohmann::json::object()};
+  static_scheme().build(ctx2);
+  CHECK(calibrator.passes() == 4);
+  CHECK(calibrator.stats().values.size() == observed + 1);
+  CHECK(ctx2.details["quantized_ops"] == 3);
+  BuildContext ctx3{model, skip, &calibrator, {}, nlohmann::json::object()};
+  static_scheme().build(ctx3);
+  CHECK(calibrator.passes() == 4);
+  BuildContext ctx4{model, all, &calibrator, {}, nlohmann::json::object()};
+  static_scheme().build(ctx4);
+  CHECK(calibrator.passes() == 4);
+  CHECK(torch::equal(run(ctx4.result, x), out));  // same statistics, same model
+  // A saved and reloaded artifact computes the same.
+  auto reloaded = deserialize(serialize(ctx.result));
+  CHECK(torch::equal(run(reloaded, x), out));
+}
+
+TEST_CASE("every frozen-graph scheme stays close to float and keeps the output shape") {
+  auto model = cnn();
+  auto layers = find_layers(model.module);
+  auto x = samples(200).x;
+  auto reference = run(model.module, x);
+  struct Case {
+    const char* mode;
+    double max_error;
+  };
+  for (auto c : {Case{"fp16", 0.05}, Case{"bf16", 0.5}, Case{"weight-int8", 0.5}, Case{"weight-int4", 3.0}}) {
+    CAPTURE(c.mode);
+    Plan plan = make_plan(layers, find_mode(c.mode), "onednn", {}, {}, {}, model.file_bytes);
+    BuildContext ctx{model, plan, nullptr, {}, nlohmann::json::object()};
+    find_mode(c.mode).scheme->build(ctx);
+    auto loaded = deserialize(serialize(ctx.result));
+    auto out = run(loaded, x);
+    CHECK(out.sizes().vec() == reference.sizes().vec());
+    CHECK(bool(out.scalar_type() == torch::kFloat32));
+    double err = (out - reference).abs().max().item<double>();
+    CHECK(err < c.max_error);
+    CHECK(err > 0);  // something was really changed
+    CHECK(out.argmax(1).eq(reference.argmax(1)).to(torch::kFloat).mean().item<double>() > 0.95);
+  }
+}
