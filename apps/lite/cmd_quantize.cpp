@@ -82,7 +82,7 @@ Runner setup_quantize(CLI::App& app) {
 
   return [s] {
     auto& o = s->options;
-    resolve_format(s->output);  // a bad --format fails before any work
+    resolve_format(s->output);  // a bad --output-format fails before any work
     o.model = s->model;
     o.output = s->out;
     if (!s->calib.empty()) o.calib = s->calib;

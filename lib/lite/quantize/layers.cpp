@@ -51,17 +51,6 @@ void collect(torch::jit::Block* block, std::vector<torch::jit::Node*>& out) {
 
 }  // namespace
 
-std::string torch_error_summary(const std::exception& e) {
-  std::string what;
-  if (auto* c10 = dynamic_cast<const c10::Error*>(&e))
-    what = c10->what_without_backtrace();
-  else
-    what = e.what();
-  auto pos = what.rfind("RuntimeError: ");
-  if (pos != std::string::npos) what = what.substr(pos + 14);
-  return first_line(what);
-}
-
 torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path) {
   torch::jit::Module m = module;
   if (path.empty()) return m;

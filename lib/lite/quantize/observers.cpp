@@ -14,6 +14,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/inputs.hpp"
+#include "lite/model/torch_errors.hpp"
 #include "lite/quantize/quantize_internal.hpp"
 
 namespace lite::quantize {
@@ -183,7 +184,7 @@ void Calibrator::run_data(torch::jit::Module& observed, const char* phase) {
     } catch (const std::exception& e) {
       throw InputError(data_->source.string(),
                        "calibration samples of shape " + c10::str(x.sizes()) + " do not fit " + model_path_.string() +
-                           ": " + torch_error_summary(e),
+                           ": " + model::torch_error_reason(e),
                        "pass calibration data shaped like the model's input");
     }
     bar.advance(static_cast<uint64_t>(x.size(0)));

@@ -17,6 +17,7 @@
 #include "lite/profile/evaluate.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/quantize/quantize.hpp"
+#include "lite/model/torch_errors.hpp"
 #include "lite/quantize/quantize_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -53,7 +54,7 @@ void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs
   } catch (const std::exception& e) {
     throw InputError(data.source.string(),
                      "samples of shape " + c10::str(data.x.sizes()) + " do not fit " + model_path.string() + ": " +
-                         torch_error_summary(e),
+                         model::torch_error_reason(e),
                      std::string("pass ") + flag + " data shaped like the model's input");
   }
 }
@@ -346,7 +347,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   try {
     c.frozen = frozen_float(source.module);
   } catch (const std::exception& e) {
-    throw InputError(source.path.string(), "torch::jit::freeze failed: " + torch_error_summary(e),
+    throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
                      "lite quantize needs a model that freezes (no training-only code in forward)");
   }
   const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;

@@ -23,10 +23,6 @@ namespace lite::quantize {
 // weight is computed rather than read from an attribute are not listed (no scheme can quantize them).
 std::vector<LayerInfo> find_layers(const torch::jit::Module& module);
 
-// The useful line of a libtorch or TorchScript interpreter error: TorchScript wraps the cause in a
-// traceback ("The following operation failed in the TorchScript interpreter. ... RuntimeError: <cause>").
-std::string torch_error_summary(const std::exception& e);
-
 // The submodule at a dotted path ("" is the module itself).
 torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path);
 

@@ -9,7 +9,7 @@ namespace lite::quantize {
 
 namespace {
 
-const char* kSource = R"JIT(
+const char* kBf16Source = R"JIT(
 def lite_to_bf16(x: Tensor) -> Tensor:
     if x.is_floating_point():
         return x.to(15)
@@ -67,20 +67,20 @@ class Bf16Scheme final : public Scheme {
     for (size_t i = 1; i < g.inputs().size(); ++i) {
       auto* in = g.inputs()[i];
       if (!in->type()->cast<c10::TensorType>()) continue;
-      auto out = insert_function(g, first, kSource, "lite_to_bf16", {in});
+      auto out = insert_function(g, first, kBf16Source, "lite_to_bf16", {in});
       in->replaceAllUsesAfterNodeWith(out.at(0)->node(), out.at(0));
     }
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       auto* o = g.outputs()[i];
       if (!o->type()->cast<c10::TensorType>()) continue;
-      auto out = insert_function(g, g.return_node(), kSource, "lite_to_float", {o});
+      auto out = insert_function(g, g.return_node(), kBf16Source, "lite_to_float", {o});
       g.return_node()->replaceInput(i, out.at(0));
     }
     // Float layers: float32 in, bfloat16 out.
     for (auto* n : float_nodes) {
-      auto in = insert_function(g, n, kSource, "lite_to_float", {n->input(0)});
+      auto in = insert_function(g, n, kBf16Source, "lite_to_float", {n->input(0)});
       n->replaceInput(0, in.at(0));
-      auto out = insert_function(g, n->next(), kSource, "lite_to_bf16", {n->output()});
+      auto out = insert_function(g, n->next(), kBf16Source, "lite_to_bf16", {n->output()});
       n->output()->replaceAllUsesAfterNodeWith(out.at(0)->node(), out.at(0));
     }
     torch::jit::EliminateDeadCode(f.graph);

@@ -10,7 +10,7 @@ namespace lite::quantize {
 
 namespace {
 
-const char* kSource = R"JIT(
+const char* kFp16Source = R"JIT(
 def lite_from_fp16(w: Tensor) -> Tensor:
     return w.float()
 )JIT";
@@ -28,7 +28,7 @@ class Fp16Scheme final : public Scheme {
       auto w = torch::jit::toIValue(fl.node->input(1))->toTensor();
       torch::jit::WithInsertPoint guard(fl.node);
       auto* half = f.graph->insertConstant(w.to(torch::kHalf));
-      auto out = insert_function(*f.graph, fl.node, kSource, "lite_from_fp16", {half});
+      auto out = insert_function(*f.graph, fl.node, kFp16Source, "lite_from_fp16", {half});
       fl.node->replaceInput(1, out.at(0));
     }
     torch::jit::EliminateDeadCode(f.graph);

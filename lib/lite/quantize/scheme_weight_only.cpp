@@ -11,7 +11,7 @@ namespace lite::quantize {
 
 namespace {
 
-const char* kSource = R"JIT(
+const char* kDequantSource = R"JIT(
 def lite_dequant_int8(q: Tensor, scale: Tensor, k: int, shape: List[int]) -> Tensor:
     w = q.float() * scale.float().unsqueeze(-1)
     w = w.reshape([q.size(0), -1])
@@ -94,7 +94,7 @@ class WeightOnlyScheme final : public Scheme {
                                               f.graph->insertConstant(w.numel() / w.size(0)),
                                               f.graph->insertConstant(w.sizes().vec())};
       auto out =
-          insert_function(*f.graph, fl.node, kSource, bits_ == 8 ? "lite_dequant_int8" : "lite_dequant_int4", args);
+          insert_function(*f.graph, fl.node, kDequantSource, bits_ == 8 ? "lite_dequant_int8" : "lite_dequant_int4", args);
       fl.node->replaceInput(1, out.at(0));
       groups[fl.plan->layer.name] = gq.group;
     }
