@@ -60,3 +60,14 @@ class LiteTestCase(unittest.TestCase):
     def assert_no_new_files(self, folder, before):
         after = sorted(p.name for p in pathlib.Path(folder).iterdir())
         self.assertEqual(after, before, "a failed command must not write files (also no temporaries)")
+
+
+def interrupt_lite(*args, after_s=3.0, timeout=120):
+    """Starts lite, sends SIGINT (Ctrl-C) after `after_s` seconds, returns (exit code, stdout, stderr)."""
+    import signal
+    import time
+    p = subprocess.Popen([LITE, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after_s)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err

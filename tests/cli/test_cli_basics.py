@@ -1,7 +1,7 @@
 """The CLI's own surface: help, version, unknown subcommands, planned subcommands."""
 import unittest
 
-from litetest import LiteTestCase, run_lite
+from litetest import DATA, LiteTestCase, interrupt_lite, run_lite
 
 
 class CliBasics(LiteTestCase):
@@ -30,6 +30,24 @@ class CliBasics(LiteTestCase):
     def test_no_subcommand_is_a_usage_error(self):
         r = run_lite()
         self.assertEqual(r.returncode, 2)
+
+
+class CtrlC(LiteTestCase):
+    """SIGINT during long work: exit 130, one line saying so, no result printed, no file left behind."""
+
+    def test_profile_interrupted(self):
+        rc, out, err = interrupt_lite("profile", DATA / "fmnist_cnn.pt", "--duration", "60")
+        self.assertEqual(rc, 130, err)
+        self.assertIn("interrupted", err)
+        self.assertEqual(out.strip(), "")
+
+    def test_quantize_interrupted_writes_nothing(self):
+        out_path = self.tmp / "model.int8.pt"
+        rc, out, err = interrupt_lite("quantize", DATA / "fmnist_cnn.pt", "--mode", "static", "--calib",
+                                      DATA / "fmnist_eval.pt", "--duration", "30", "-o", out_path, after_s=6)
+        self.assertEqual(rc, 130, err)
+        self.assertIn("interrupted", err)
+        self.assertEqual(list(self.tmp.iterdir()), [], "an interrupted quantize must leave no file")
 
 
 if __name__ == "__main__":
