@@ -3,6 +3,9 @@
 // either); BufferedInput keeps one buffer (1 MiB) that the format parsers read records and lines
 // straight out of; one TraceReader per format turns them into batches of requests. Memory is the
 // buffer plus the batch, whatever the trace length.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -93,6 +96,48 @@ class TraceReader {
   // A malformed line or record: throws InputError naming file, line/record and field, or counts it
   // when --skip-bad-lines is on.
   void bad(const std::string& where, const std::string& field, const std::string& problem);
+
+  // One request decoded from a fixed-size binary record.
+  struct Record {
+    uint64_t key = 0;
+    uint32_t size = 0;
+    int64_t next = kNoNextAccess;
+  };
+  // The loop every fixed-size binary format shares: decodes whole records straight from the input
+  // buffer into `batch`, and reports a truncated tail. decode(bytes, record) fills one request, or
+  // returns false to skip the record (after calling bad() or counting it). records_ is the 1-based
+  // index of the record being decoded, for messages.
+  template <class Decode>
+  bool fill_records(Batch& b, size_t record_bytes, Decode decode) {
+    const size_t start = b.n;
+    while (b.n < b.capacity()) {
+      const size_t avail = in_->ensure(record_bytes * 4096);
+      if (avail < record_bytes) {
+        if (avail > 0) {
+          in_->consume(avail);
+          bad(fmt::format("record {}", records_ + 1), "'record'",
+              fmt::format("truncated: the last {} bytes are not a whole {}-byte record", avail, record_bytes));
+        }
+        break;
+      }
+      const char* p = in_->data();
+      const size_t count = std::min(avail / record_bytes, b.capacity() - b.n);
+      for (size_t r = 0; r < count; ++r, p += record_bytes) {
+        ++records_;
+        Record rec;
+        if (!decode(p, rec)) continue;
+        b.key[b.n] = rec.key;
+        b.size[b.n] = config_.bytes ? rec.size : 1;
+        b.cost[b.n] = 0;
+        b.next[b.n] = rec.next;
+        ++b.n;
+      }
+      in_->consume(count * record_bytes);
+    }
+    stats_.n_read += b.n - start;
+    return b.n > start;
+  }
+  uint64_t records_ = 0;
 
   ReaderConfig config_;
   std::string name_;

@@ -22,50 +22,25 @@ class OracleReader final : public TraceReader {
   }
 
   bool fill(Batch& b) override {
-    const size_t start = b.n;
-    while (b.n < b.capacity()) {
-      size_t avail = in_->ensure(kRecord * 4096);
-      if (avail < kRecord) {
-        if (avail > 0) {
-          in_->consume(avail);
-          bad(fmt::format("record {}", record_ + 1), "'record'",
-              fmt::format("truncated: the last {} bytes are not a whole 24-byte record", avail));
-        }
-        break;
+    return fill_records(b, kRecord, [this](const char* p, Record& rec) {
+      uint32_t size;
+      int64_t next;
+      std::memcpy(&rec.key, p + 4, 8);
+      std::memcpy(&size, p + 12, 4);
+      std::memcpy(&next, p + 16, 8);
+      if (size == 0) {
+        ++stats_.n_skipped_zero_size;
+        return false;
       }
-      const char* p = in_->data();
-      size_t records = std::min(avail / kRecord, b.capacity() - b.n);
-      for (size_t r = 0; r < records; ++r, p += kRecord) {
-        ++record_;
-        uint64_t id;
-        uint32_t size;
-        int64_t next;
-        std::memcpy(&id, p + 4, 8);
-        std::memcpy(&size, p + 12, 4);
-        std::memcpy(&next, p + 16, 8);
-        if (size == 0) {
-          ++stats_.n_skipped_zero_size;
-          continue;
-        }
-        if (next < -1) {
-          bad(fmt::format("record {}", record_), "'next_access'",
-              fmt::format("{} is not a request index (>= 1) or -1", next));
-          continue;
-        }
-        b.key[b.n] = id;
-        b.size[b.n] = config_.bytes ? size : 1;
-        b.cost[b.n] = 0;
-        b.next[b.n] = next == -1 ? kNoNextAccess : next;
-        ++b.n;
+      if (next < -1) {
+        bad(fmt::format("record {}", records_), "'next_access'", fmt::format("{} is not a request index (>= 1) or -1", next));
+        return false;
       }
-      in_->consume(records * kRecord);
-    }
-    stats_.n_read += b.n - start;
-    return b.n > start;
+      rec.size = size;
+      rec.next = next == -1 ? kNoNextAccess : next;
+      return true;
+    });
   }
-
- private:
-  uint64_t record_ = 0;
 };
 
 }  // namespace

@@ -33,45 +33,18 @@ class VscsiReader final : public TraceReader {
   }
 
   bool fill(Batch& b) override {
-    const size_t start = b.n;
-    while (b.n < b.capacity()) {
-      size_t avail = in_->ensure(kRecord * 4096);
-      if (avail < kRecord) {
-        if (avail > 0) {
-          in_->consume(avail);
-          bad(fmt::format("record {}", record_ + 1), "'record'",
-              fmt::format("truncated: the last {} bytes are not a whole 32-byte record", avail));
-        }
-        break;
+    return fill_records(b, kRecord, [this](const char* p, Record& rec) {
+      uint16_t ver;
+      std::memcpy(&rec.size, p + 4, 4);
+      std::memcpy(&ver, p + 14, 2);
+      std::memcpy(&rec.key, p + 16, 8);
+      if ((ver >> 8) != 1) {
+        bad(fmt::format("record {}", records_), "'ver'", fmt::format("0x{:04x} is not vscsi version 1", ver));
+        return false;
       }
-      const char* p = in_->data();
-      size_t records = std::min(avail / kRecord, b.capacity() - b.n);
-      for (size_t r = 0; r < records; ++r, p += kRecord) {
-        ++record_;
-        uint32_t len;
-        uint16_t ver;
-        uint64_t lbn;
-        std::memcpy(&len, p + 4, 4);
-        std::memcpy(&ver, p + 14, 2);
-        std::memcpy(&lbn, p + 16, 8);
-        if ((ver >> 8) != 1) {
-          bad(fmt::format("record {}", record_), "'ver'", fmt::format("0x{:04x} is not vscsi version 1", ver));
-          continue;
-        }
-        b.key[b.n] = lbn;
-        b.size[b.n] = config_.bytes ? len : 1;
-        b.cost[b.n] = 0;
-        b.next[b.n] = kNoNextAccess;
-        ++b.n;
-      }
-      in_->consume(records * kRecord);
-    }
-    stats_.n_read += b.n - start;
-    return b.n > start;
+      return true;
+    });
   }
-
- private:
-  uint64_t record_ = 0;
 };
 
 }  // namespace
