@@ -147,7 +147,7 @@ class QuantizeCNN(LiteTestCase):
     def test_auto_measures_every_mode_and_keeps_the_fastest_that_fits(self):
         out = self.tmp / "auto.pt"
         code, doc, err = lite_json(MODEL, "--calib", EVAL, "--calib-samples", 64, "--eval", EVAL, "-o", out,
-                                   "--batch", "1", "--iterations", "10", "--warmup", "2")
+                                   "--batch", "1", "--iterations", "30", "--warmup", "5")
         result = doc["result"]
         tried = {c["mode"] for c in result["candidates"]}
         self.assertEqual(tried, set(CNN_AGREEMENT))
