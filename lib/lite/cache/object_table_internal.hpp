@@ -133,19 +133,6 @@ class ObjectTable {
   }
 
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[static_cast<uint32_t>(hash) & mask_]); }
-  // Second stage: when the home slot (prefetched earlier) holds this hash, prefetch its node too.
-  void prefetch_node(uint64_t hash) const {
-    const uint32_t h32 = static_cast<uint32_t>(hash);
-    size_t i = h32 & mask_;
-    for (int k = 0; k < 4; ++k, i = (i + 1) & mask_) {
-      const uint64_t s = slots_[i];
-      if (s == 0) return;
-      if (static_cast<uint32_t>(s >> 32) == h32) {
-        __builtin_prefetch(&nodes_[static_cast<uint32_t>(s) - 1]);
-        return;
-      }
-    }
-  }
 
   Node& operator[](uint32_t n) { return nodes_[n]; }
   const Node& operator[](uint32_t n) const { return nodes_[n]; }

@@ -25,9 +25,9 @@ struct ArcNode {
   uint8_t where = 0;
 };
 
-class Arc {
+class Arc : public PolicyBase<ArcNode> {
  public:
-  explicit Arc(const PolicyConfig& c) : capacity_(c.capacity), table_(expected_objects(c) * 2) {}
+  explicit Arc(const PolicyConfig& c) : PolicyBase(c, 2) {}
 
   bool find(const Access& a) {
     ++n_req_;  // libCacheSim's cache->n_req, incremented before find
@@ -42,14 +42,13 @@ class Arc {
         in_b1_ = true;
         const double delta = c_max(double(b2_.bytes) / double(b1_.bytes), 1.0);
         p_ = c_min(p_ + delta, double(capacity_));
-        b1_.remove(table_, n, size);
+        drop(b1_, n);
       } else {
         in_b2_ = true;
         const double delta = c_max(double(b1_.bytes) / double(b2_.bytes), 1.0);
         p_ = c_max(p_ - delta, 0.0);
-        b2_.remove(table_, n, size);
+        drop(b2_, n);
       }
-      table_.erase(n);
       return false;
     }
     if (node.where == kT1) {
@@ -61,18 +60,13 @@ class Arc {
     }
     return true;
   }
-  bool can_insert(const Access& a) const { return a.size <= capacity_; }
   void insert(const Access& a) {
-    const uint32_t n = table_.insert(a.key, a.hash);
-    table_[n].size = a.size;
     if (ghost_hit_now()) {
-      table_[n].where = kT2;
-      t2_.push_front(table_, n, a.size);
+      table_[insert_front(t2_, a)].where = kT2;
       in_b1_ = in_b2_ = false;
       ghost_hit_vtime_ = -1;
     } else {
-      table_[n].where = kT1;
-      t1_.push_front(table_, n, a.size);
+      table_[insert_front(t1_, a)].where = kT1;
     }
   }
   void evict(const Access& a) {
@@ -80,9 +74,6 @@ class Arc {
     else evict_miss_on_all_queues(a);
   }
   uint64_t occupied() const { return t1_.bytes + t2_.bytes; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes(); }
 
  private:
   bool ghost_hit_now() const { return ghost_hit_vtime_ == n_req_ && (in_b1_ || in_b2_); }
@@ -104,32 +95,25 @@ class Arc {
     ghost.push_front(table_, n, size);
     table_[n].where = where;
   }
-  void drop_tail(List& list) {
-    const uint32_t n = list.tail;
-    list.remove(table_, n, table_[n].size);
-    table_.erase(n);
-  }
   // Case IV in the paper (libCacheSim's _ARC_evict_miss_on_all_queues).
   void evict_miss_on_all_queues(const Access& a) {
     const int64_t incoming = a.size;
     const int64_t c = static_cast<int64_t>(capacity_);
     if (int64_t(t1_.bytes + b1_.bytes) + incoming > c) {
       if (b1_.bytes > 0) {
-        drop_tail(b1_);
+        drop(b1_, b1_.tail);
         replace();
       } else {
-        drop_tail(t1_);  // T1 alone fills the cache: evict without a ghost
+        drop(t1_, t1_.tail);  // T1 alone fills the cache: evict without a ghost
       }
     } else {
       if (t1_.bytes + b1_.bytes + t2_.bytes + b2_.bytes >= 2 * capacity_) {
-        if (b2_.bytes > 0) drop_tail(b2_);
+        if (b2_.bytes > 0) drop(b2_, b2_.tail);
       }
       replace();
     }
   }
 
-  uint64_t capacity_;
-  ObjectTable<ArcNode> table_;
   List t1_, t2_, b1_, b2_;
   double p_ = 0;
   bool in_b1_ = false, in_b2_ = false;

@@ -21,9 +21,9 @@ struct BeladyNode {
   int64_t next = 0;  // priority
 };
 
-class Belady {
+class Belady : public PolicyBase<BeladyNode> {
  public:
-  explicit Belady(const PolicyConfig& c) : capacity_(c.capacity), table_(expected_objects(c)) {
+  explicit Belady(const PolicyConfig& c) : PolicyBase(c) {
     heap_.push_back(kNil);  // element 0 is unused, as in pqueue.c
   }
 
@@ -33,7 +33,6 @@ class Belady {
     change_priority(n, a.next);
     return true;
   }
-  bool can_insert(const Access& a) const { return a.size <= capacity_; }
   void insert(const Access& a) {
     const uint32_t n = table_.insert(a.key, a.hash);
     table_[n].size = a.size;
@@ -51,9 +50,7 @@ class Belady {
     table_.erase(n);
   }
   uint64_t occupied() const { return occupied_; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes() + heap_.capacity() * sizeof(uint32_t); }
+  size_t memory_bytes() const { return PolicyBase::memory_bytes() + heap_.capacity() * sizeof(uint32_t); }
 
  private:
   // pqueue.c's cmp_pri(next, curr): next < curr, i.e. a max-heap on the next-access index.
@@ -91,9 +88,7 @@ class Belady {
     else percolate_down(table_[n].pos);
   }
 
-  uint64_t capacity_;
   uint64_t occupied_ = 0;
-  ObjectTable<BeladyNode> table_;
   std::vector<uint32_t> heap_;
 };
 

@@ -14,12 +14,10 @@ struct ClockNode {
   uint32_t freq = 0;
 };
 
-class Clock {
+class Clock : public PolicyBase<ClockNode> {
  public:
   explicit Clock(const PolicyConfig& c)
-      : capacity_(c.capacity),
-        max_freq_((1u << static_cast<int>(c.param("bits"))) - 1),
-        table_(expected_objects(c)) {}
+      : PolicyBase(c), max_freq_((1u << static_cast<int>(c.param("bits"))) - 1) {}
 
   bool find(const Access& a) {
     const uint32_t n = table_.find(a.key, a.hash);
@@ -28,13 +26,7 @@ class Clock {
     if (node.freq < max_freq_) ++node.freq;
     return true;
   }
-  bool can_insert(const Access& a) const { return a.size <= capacity_; }
-  void insert(const Access& a) {
-    const uint32_t n = table_.insert(a.key, a.hash);
-    table_[n].size = a.size;
-    table_[n].freq = 0;
-    queue_.push_front(table_, n, a.size);
-  }
+  void insert(const Access& a) { insert_front(queue_, a); }  // a new node has freq 0
   void evict(const Access&) {
     uint32_t n = queue_.tail;
     while (table_[n].freq >= 1) {
@@ -42,18 +34,12 @@ class Clock {
       queue_.move_to_front(table_, n);
       n = queue_.tail;
     }
-    queue_.remove(table_, n, table_[n].size);
-    table_.erase(n);
+    drop(queue_, n);
   }
   uint64_t occupied() const { return queue_.bytes; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes(); }
 
  private:
-  uint64_t capacity_;
   uint32_t max_freq_;
-  ObjectTable<ClockNode> table_;
   List queue_;
 };
 

@@ -11,30 +11,16 @@ struct FifoNode {
   uint32_t size = 0;
 };
 
-class Fifo {
+class Fifo : public PolicyBase<FifoNode> {
  public:
-  explicit Fifo(const PolicyConfig& c) : capacity_(c.capacity), table_(expected_objects(c)) {}
+  using PolicyBase::PolicyBase;
 
   bool find(const Access& a) { return table_.find(a.key, a.hash) != kNil; }
-  bool can_insert(const Access& a) const { return a.size <= capacity_; }
-  void insert(const Access& a) {
-    const uint32_t n = table_.insert(a.key, a.hash);
-    table_[n].size = a.size;
-    queue_.push_front(table_, n, a.size);
-  }
-  void evict(const Access&) {
-    const uint32_t n = queue_.tail;
-    queue_.remove(table_, n, table_[n].size);
-    table_.erase(n);
-  }
+  void insert(const Access& a) { insert_front(queue_, a); }
+  void evict(const Access&) { drop(queue_, queue_.tail); }
   uint64_t occupied() const { return queue_.bytes; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes(); }
 
  private:
-  uint64_t capacity_;
-  ObjectTable<FifoNode> table_;
   List queue_;
 };
 

@@ -174,4 +174,37 @@ inline size_t expected_objects(const PolicyConfig& c) {
   return static_cast<size_t>(c.capacity < (uint64_t(1) << 22) ? c.capacity : (uint64_t(1) << 22)) + 16;
 }
 
+// What every policy holds: its capacity and its object table, with the members of the interface that
+// follow from them alone. A policy derives from it and adds its lists, find, insert, evict and
+// occupied (and hides can_insert or memory_bytes where it admits less or holds more). Policies with
+// ghost lists pass table_scale 2: the table holds the ghosts' keys as well as the cached objects.
+template <class Node>
+class PolicyBase {
+ public:
+  explicit PolicyBase(const PolicyConfig& c, size_t table_scale = 1)
+      : capacity_(c.capacity), table_(expected_objects(c) * table_scale) {}
+
+  bool can_insert(const Access& a) const { return a.size <= capacity_; }
+  uint64_t capacity() const { return capacity_; }
+  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
+  size_t memory_bytes() const { return table_.memory_bytes(); }
+
+ protected:
+  // Adds the missed object to the table and to the head of `list`; returns its node.
+  uint32_t insert_front(List& list, const Access& a) {
+    const uint32_t n = table_.insert(a.key, a.hash);
+    table_[n].size = a.size;
+    list.push_front(table_, n, a.size);
+    return n;
+  }
+  // Unlinks node n from `list` and forgets the object.
+  void drop(List& list, uint32_t n) {
+    list.remove(table_, n, table_[n].size);
+    table_.erase(n);
+  }
+
+  uint64_t capacity_;
+  ObjectTable<Node> table_;
+};
+
 }  // namespace lite::cache::detail

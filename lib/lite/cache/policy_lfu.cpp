@@ -21,9 +21,9 @@ struct Bucket {
   List objects;                       // head = oldest in this bucket (evicted first)
 };
 
-class Lfu {
+class Lfu : public PolicyBase<LfuNode> {
  public:
-  explicit Lfu(const PolicyConfig& c) : capacity_(c.capacity), table_(expected_objects(c)) {}
+  using PolicyBase::PolicyBase;
 
   bool find(const Access& a) {
     const uint32_t n = table_.find(a.key, a.hash);
@@ -37,7 +37,6 @@ class Lfu {
     if (buckets_[b].objects.count == 0) drop_bucket(b);
     return true;
   }
-  bool can_insert(const Access& a) const { return a.size <= capacity_; }
   void insert(const Access& a) {
     const uint32_t n = table_.insert(a.key, a.hash);
     table_[n].size = a.size;
@@ -49,15 +48,12 @@ class Lfu {
   void evict(const Access&) {
     const uint32_t b = first_;
     const uint32_t n = buckets_[b].objects.head;
-    buckets_[b].objects.remove(table_, n, table_[n].size);
     occupied_ -= table_[n].size;
-    table_.erase(n);
+    drop(buckets_[b].objects, n);
     if (buckets_[b].objects.count == 0) drop_bucket(b);
   }
   uint64_t occupied() const { return occupied_; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes() + buckets_.capacity() * sizeof(Bucket); }
+  size_t memory_bytes() const { return PolicyBase::memory_bytes() + buckets_.capacity() * sizeof(Bucket); }
 
  private:
   void append(uint32_t b, uint32_t n) {
@@ -92,9 +88,7 @@ class Lfu {
     free_buckets_.push_back(b);
   }
 
-  uint64_t capacity_;
   uint64_t occupied_ = 0;
-  ObjectTable<LfuNode> table_;
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;
   uint32_t first_ = kNil;  // lowest frequency

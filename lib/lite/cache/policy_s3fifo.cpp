@@ -28,16 +28,15 @@ struct S3Node {
   uint8_t freq = 0;
 };
 
-class S3Fifo {
+class S3Fifo : public PolicyBase<S3Node> {
  public:
   explicit S3Fifo(const PolicyConfig& c)
-      : capacity_(c.capacity),
+      : PolicyBase(c, 2),
         small_cap_(static_cast<int64_t>(double(c.capacity) * c.param("small"))),
         main_cap_(static_cast<int64_t>(c.capacity) - small_cap_),
         ghost_cap_(static_cast<int64_t>(double(c.capacity) * c.param("ghost"))),
         threshold_(static_cast<int>(c.param("threshold"))),
-        original_(c.param("original") != 0),
-        table_(expected_objects(c) * 2) {}
+        original_(c.param("original") != 0) {}
 
   bool find(const Access& a) {
     hit_on_ghost_ = false;
@@ -45,8 +44,7 @@ class S3Fifo {
     if (n == kNil) return false;
     auto& node = table_[n];
     if (node.where == kGhost) {
-      ghost_.remove(table_, n, node.size);
-      table_.erase(n);
+      drop(ghost_, n);
       hit_on_ghost_ = true;
       return false;
     }
@@ -64,12 +62,7 @@ class S3Fifo {
       if (!original_ && !has_evicted_ && int64_t(small_.bytes) >= small_cap_) where = kMain;
       else where = kSmall;
     }
-    const uint32_t n = table_.insert(a.key, a.hash);
-    auto& node = table_[n];
-    node.size = a.size;
-    node.where = where;
-    node.freq = 0;
-    (where == kMain ? main_ : small_).push_front(table_, n, a.size);
+    table_[insert_front(where == kMain ? main_ : small_, a)].where = where;  // freq starts at 0
   }
   void evict(const Access&) {
     has_evicted_ = true;
@@ -77,9 +70,6 @@ class S3Fifo {
     else evict_small();
   }
   uint64_t occupied() const { return small_.bytes + main_.bytes; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes(); }
 
  private:
   void evict_small() {
@@ -96,7 +86,7 @@ class S3Fifo {
       } else {
         // ghost->get(): admitted if it fits the ghost, after FIFO eviction inside the ghost
         if (ghost_cap_ > 0 && int64_t(size) <= ghost_cap_) {
-          while (int64_t(ghost_.bytes + size) > ghost_cap_) drop_tail(ghost_);
+          while (int64_t(ghost_.bytes + size) > ghost_cap_) drop(ghost_, ghost_.tail);
           node.where = kGhost;
           ghost_.push_front(table_, n, size);
         } else {
@@ -115,22 +105,15 @@ class S3Fifo {
         node.freq = static_cast<uint8_t>(std::min<int>(node.freq, 3) - 1);
         main_.move_to_front(table_, n);
       } else {
-        drop_tail(main_);
+        drop(main_, n);
         evicted = true;
       }
     }
   }
-  void drop_tail(List& list) {
-    const uint32_t n = list.tail;
-    list.remove(table_, n, table_[n].size);
-    table_.erase(n);
-  }
 
-  uint64_t capacity_;
   int64_t small_cap_, main_cap_, ghost_cap_;
   int threshold_;
   bool original_;
-  ObjectTable<S3Node> table_;
   List small_, main_, ghost_;
   bool hit_on_ghost_ = false;
   bool has_evicted_ = false;

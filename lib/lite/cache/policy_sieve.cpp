@@ -15,9 +15,9 @@ struct SieveNode {
   uint32_t visited = 0;
 };
 
-class Sieve {
+class Sieve : public PolicyBase<SieveNode> {
  public:
-  explicit Sieve(const PolicyConfig& c) : capacity_(c.capacity), table_(expected_objects(c)) {}
+  using PolicyBase::PolicyBase;
 
   bool find(const Access& a) {
     const uint32_t n = table_.find(a.key, a.hash);
@@ -25,13 +25,7 @@ class Sieve {
     table_[n].visited = 1;
     return true;
   }
-  bool can_insert(const Access& a) const { return a.size <= capacity_; }
-  void insert(const Access& a) {
-    const uint32_t n = table_.insert(a.key, a.hash);
-    table_[n].size = a.size;
-    table_[n].visited = 0;
-    queue_.push_front(table_, n, a.size);
-  }
+  void insert(const Access& a) { insert_front(queue_, a); }  // a new node is unvisited
   void evict(const Access&) {
     uint32_t n = hand_ == kNil ? queue_.tail : hand_;
     while (table_[n].visited > 0) {
@@ -39,17 +33,11 @@ class Sieve {
       n = table_[n].prev == kNil ? queue_.tail : table_[n].prev;
     }
     hand_ = table_[n].prev;
-    queue_.remove(table_, n, table_[n].size);
-    table_.erase(n);
+    drop(queue_, n);
   }
   uint64_t occupied() const { return queue_.bytes; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes(); }
 
  private:
-  uint64_t capacity_;
-  ObjectTable<SieveNode> table_;
   List queue_;
   uint32_t hand_ = kNil;
 };

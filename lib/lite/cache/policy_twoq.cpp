@@ -20,14 +20,13 @@ struct TwoQNode {
   uint8_t where = 0;
 };
 
-class TwoQ {
+class TwoQ : public PolicyBase<TwoQNode> {
  public:
   explicit TwoQ(const PolicyConfig& c)
-      : capacity_(c.capacity),
+      : PolicyBase(c, 2),
         ain_cap_(static_cast<int64_t>(double(c.capacity) * c.param("ain"))),
         aout_cap_(static_cast<int64_t>(double(c.capacity) * c.param("aout"))),
-        am_cap_(static_cast<int64_t>(c.capacity) - ain_cap_),
-        table_(expected_objects(c) * 2) {}
+        am_cap_(static_cast<int64_t>(c.capacity) - ain_cap_) {}
 
   bool find(const Access& a) {
     hit_on_ghost_ = false;
@@ -36,8 +35,7 @@ class TwoQ {
     auto& node = table_[n];
     if (node.where == kAin) return true;
     if (node.where == kAout) {
-      aout_.remove(table_, n, node.size);
-      table_.erase(n);
+      drop(aout_, n);
       hit_on_ghost_ = true;
       return false;
     }
@@ -52,17 +50,11 @@ class TwoQ {
       hit_on_ghost_ = false;
       // Am->get(req): a miss in Am; admitted if it fits Am, after evicting inside Am.
       if (int64_t(a.size) > am_cap_) return;
-      while (int64_t(am_.bytes + a.size) > am_cap_) drop_tail(am_);
-      const uint32_t n = table_.insert(a.key, a.hash);
-      table_[n].size = a.size;
-      table_[n].where = kAm;
-      am_.push_front(table_, n, a.size);
+      while (int64_t(am_.bytes + a.size) > am_cap_) drop(am_, am_.tail);
+      table_[insert_front(am_, a)].where = kAm;
       return;
     }
-    const uint32_t n = table_.insert(a.key, a.hash);
-    table_[n].size = a.size;
-    table_[n].where = kAin;
-    ain_.push_front(table_, n, a.size);
+    table_[insert_front(ain_, a)].where = kAin;
   }
   void evict(const Access&) {
     if (int64_t(ain_.bytes) > ain_cap_) {
@@ -74,28 +66,17 @@ class TwoQ {
         table_.erase(n);
         return;
       }
-      while (int64_t(aout_.bytes + size) > aout_cap_) drop_tail(aout_);
+      while (int64_t(aout_.bytes + size) > aout_cap_) drop(aout_, aout_.tail);
       table_[n].where = kAout;
       aout_.push_front(table_, n, size);
       return;
     }
-    drop_tail(am_);
+    drop(am_, am_.tail);
   }
   uint64_t occupied() const { return ain_.bytes + am_.bytes; }
-  uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { table_.prefetch(hash); }
-  size_t memory_bytes() const { return table_.memory_bytes(); }
 
  private:
-  void drop_tail(List& list) {
-    const uint32_t n = list.tail;
-    list.remove(table_, n, table_[n].size);
-    table_.erase(n);
-  }
-
-  uint64_t capacity_;
   int64_t ain_cap_, aout_cap_, am_cap_;
-  ObjectTable<TwoQNode> table_;
   List ain_, aout_, am_;
   bool hit_on_ghost_ = false;
 };
