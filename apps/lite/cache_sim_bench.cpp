@@ -29,8 +29,7 @@ int main(int argc, char** argv) {
     cache::CacheSimOptions o;
     o.trace = trace;
     o.format = cache::parse_trace_format(format);
-    if (policy == "none") o.policies.clear();
-    else o.policies = cache::parse_policies(policy);
+    o.policies = cache::parse_policies(policy);
     o.sizes = cache::parse_sizes(sizes, bytes);
     o.bytes = bytes;
     o.mrc = mrc;

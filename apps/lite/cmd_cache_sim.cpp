@@ -47,9 +47,7 @@ cache::CacheSimOptions to_options(const CacheSimFlags& f) {
   o.format = cache::parse_trace_format(f.format);
   if (!f.csv_columns.empty()) o.csv = cache::parse_csv_columns(f.csv_columns);
   o.has_header = f.has_header;
-  std::string policies = f.policies.empty() ? "lru" : join(f.policies, ",");
-  if (to_lower(trim(policies)) == "none") o.policies.clear();
-  else o.policies = cache::parse_policies(policies);
+  o.policies = cache::parse_policies(f.policies.empty() ? "lru" : join(f.policies, ","));
   o.sizes = cache::parse_sizes(f.sizes, f.bytes);
   o.bytes = f.bytes;
   o.mrc = f.mrc;

@@ -67,7 +67,7 @@ struct PolicySpec {
   std::vector<std::pair<std::string, double>> params;     // only the ones given, canonical names
   std::string label() const;                              // "s3fifo" or "s3fifo:small=0.2"
 };
-// "lru,fifo,s3fifo:small=0.1,ghost=0.9" or "all". UsageError names the known policies, the closest
+// "lru,fifo,s3fifo:small=0.1,ghost=0.9", "all", or "none" (an empty list: --mrc alone). UsageError names the known policies, the closest
 // match and, for a bad parameter, the policy's parameters.
 std::vector<PolicySpec> parse_policies(const std::string& text);
 
@@ -83,6 +83,8 @@ struct SizeSpec {
 std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes);
 // The fractions used by --sizes auto: libCacheSim cachesim's eight, plus 0.5 and the whole working set.
 const std::vector<double>& auto_size_fractions();
+// A cache size as lite prints it: KiB/MiB/GiB in byte mode, a plain count in object mode.
+std::string size_label(uint64_t size, bool bytes);
 
 // ---- cost model ---------------------------------------------------------------------------------
 
@@ -179,6 +181,7 @@ struct Recommendation {
   std::optional<uint64_t> size;       // smallest evaluated size meeting the target
   double miss_ratio = 0;
   std::optional<double> p99_ms;
+  bool offline_bound = false;  // Belady: needs the future, so a bound to compare against, not a policy to deploy
 };
 struct RecommendationSet {
   std::string target;  // "hit ratio >= 0.8" / "p99 <= 50 ms"

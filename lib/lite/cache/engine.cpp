@@ -205,9 +205,6 @@ class ProfilerConsumer final : public Simulator {
   std::unique_ptr<LruProfiler> profiler;
 };
 
-constexpr double kTwo64 = 18446744073709551616.0;
-uint64_t threshold_for(double rate) { return rate >= 1.0 ? UINT64_MAX : static_cast<uint64_t>(rate * kTwo64); }
-
 struct KeyNode {
   uint64_t key = 0;
 };
@@ -255,20 +252,14 @@ void validate(const CacheSimOptions& o) {
         throw UsageError(fmt::format("--sizes: '{}' has a byte unit but the simulation counts objects; add --bytes", s.text));
 }
 
-std::string size_text(uint64_t size, bool bytes) {
-  return bytes ? format_bytes(double(size)) : format_count(size);
-}
-
 // The request-level filter applied to every batch before the simulators see it.
 struct BatchPrep {
   NextStream* next = nullptr;
   uint64_t threshold = UINT64_MAX;  // reader-level sampling
-  uint64_t total = 0;               // requests before sampling
   uint64_t total_bytes = 0;
 
   void apply(Batch& b) {
     if (next) next->fill(b.next.data(), b.n);
-    total += b.n;
     for (size_t i = 0; i < b.n; ++i) total_bytes += b.size[i];
     if (threshold == UINT64_MAX) {
       for (size_t i = 0; i < b.n; ++i) b.hash[i] = hash_key(b.key[i]);
@@ -303,8 +294,9 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   for (const auto& s : opt.sizes) needs_wss = needs_wss || s.fraction > 0;
 
   ReaderConfig rc;
+  const std::string name = display_name(opt.trace);
   rc.path = opt.trace;
-  rc.display = display_name(opt.trace);
+  rc.display = name;
   rc.format = opt.format;
   rc.csv = opt.csv;
   rc.has_header = opt.has_header;
@@ -314,11 +306,11 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   if (other_miss_source && opt.csv.explicit_columns && opt.csv.cost)
     throw UsageError("the csv cost column and --miss-latency/--miss-latency-from are two miss-latency sources; give one");
   rc.want_cost = !other_miss_source;
-  const std::string name = display_name(opt.trace);
 
-  // ---- spool stdin when more than one pass is needed
+  // ---- spool stdin when more than one pass is needed (an oracleGeneral trace carries next accesses)
   std::unique_ptr<TempFile> spool;
-  const bool multi_pass = needs_wss || needs_next || opt.sample_objects > 0;
+  const bool next_in_trace = opt.format == TraceFormat::oracle_general;
+  const bool multi_pass = needs_wss || (needs_next && !next_in_trace) || opt.sample_objects > 0;
   if (opt.trace == "-" && multi_pass) {
     ProgressPhase phase(progress, "spooling stdin", 0);
     spool = std::make_unique<TempFile>(opt.temp_dir, "stdin");
@@ -333,8 +325,6 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       throw_if_interrupted();
     }
     rc.path = spool->proc_path();
-    result.notes.push_back(fmt::format("stdin was copied to a temporary file ({}) for {} passes",
-                                       format_bytes(double(spool->size())), needs_next ? "three" : "two"));
   }
   const uint64_t source_size = file_size_or_zero(rc.path);
   auto open = [&] { return open_trace(rc); };
@@ -368,10 +358,11 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       while (true) {
         b.n = 0;
         if (!reader->fill(b)) break;
+        for (size_t i = 0; i < b.n; ++i) b.hash[i] = hash_key(b.key[i]);
         for (size_t i = 0; i < b.n; ++i) {
           const uint64_t k = b.key[i];
-          const uint64_t h = hash_key(k);
-          if (i + 8 < b.n) seen.prefetch(hash_key(b.key[i + 8]));
+          const uint64_t h = b.hash[i];
+          if (i + 8 < b.n) seen.prefetch(b.hash[i + 8]);
           if (seen.find(k, h) == kNil) {
             seen.insert(k, h);
             scan.wss += b.size[i];
@@ -457,7 +448,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
         uint64_t v = static_cast<uint64_t>(double(wss) * s.fraction);
         if (v == 0)
           throw UsageError(fmt::format("--sizes: {} of a working set of {} is 0; use a larger fraction", s.text,
-                                       size_text(wss, opt.bytes)));
+                                       size_label(wss, opt.bytes)));
         sizes.push_back({v, s.text});
       } else {
         sizes.push_back({s.absolute, s.text});
@@ -473,7 +464,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   uint64_t threshold = threshold_for(rate);
   if (opt.sample_objects) {
     threshold = scan.fixed_threshold;
-    rate = threshold == UINT64_MAX ? 1.0 : double(threshold) / kTwo64;
+    rate = rate_for(threshold);
     result.trace.sampling = "fixed-size";
     if (threshold == UINT64_MAX)
       result.notes.push_back(fmt::format("--sample-objects {}: the trace has only {} objects, so nothing was sampled out",
@@ -661,7 +652,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       sum += e;
       if (e >= chk.max_abs_error) {
         chk.max_abs_error = e;
-        chk.worst = r.policy + " @ " + size_text(r.size, opt.bytes);
+        chk.worst = r.policy + " @ " + size_label(r.size, opt.bytes);
       }
     }
     chk.mean_abs_error = result.records.empty() ? 0 : sum / double(result.records.size());
@@ -680,10 +671,10 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
       variant_names.push_back("");
     for (const std::string& variant : variant_names)
       for (const auto& p : policies) {
-        if (policies.empty()) break;
         Recommendation rec;
         rec.policy = p.label();
         rec.variant = variant;
+        rec.offline_bound = find_policy(p.name).needs_next_access;
         for (const auto& r : result.records) {
           if (r.policy != rec.policy) continue;
           bool ok;
@@ -706,13 +697,12 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
         }
         set.per_policy.push_back(rec);
       }
-    // Belady needs the future: it is the bound to compare against, not a policy to deploy, so it is
-    // "best" only when it is the only policy simulated.
-    const bool only_oracles = std::all_of(policies.begin(), policies.end(),
-                                          [](const PolicySpec& p) { return find_policy(p.name).needs_next_access; });
+    // An offline bound is "best" only when it is the only policy simulated.
+    const bool only_oracles = std::all_of(set.per_policy.begin(), set.per_policy.end(),
+                                          [](const Recommendation& r) { return r.offline_bound; });
     for (const auto& rec : set.per_policy) {
       if (!rec.size) continue;
-      if (!only_oracles && find_policy(parse_policies(rec.policy).front().name).needs_next_access) continue;
+      if (!only_oracles && rec.offline_bound) continue;
       if (!set.best || *rec.size < *set.best->size ||
           (*rec.size == *set.best->size && rec.miss_ratio < set.best->miss_ratio))
         set.best = rec;
@@ -735,10 +725,13 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   }
 
   result.passes = passes;
+  if (spool)  // first note, written once the number of passes is known
+    result.notes.insert(result.notes.begin(),
+                        fmt::format("stdin was copied to a temporary file ({}) for {} passes",
+                                    format_bytes(double(spool->size())), passes));
   result.simulations = slots.size() + (opt.sample_check ? slots.size() : 0);
   result.seconds = seconds_since(t_start);
   result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;
-  (void)main_seconds;
   return result;
 }
 

@@ -22,7 +22,6 @@ class MissCostStats {
   static constexpr int kBuckets = 3200;
 
   void add(double ms) {
-    ++count_;
     sum_ += ms;
     if (!(ms > kMin)) {
       ++at_or_below_min_;
@@ -33,7 +32,6 @@ class MissCostStats {
     if (b >= kBuckets) b = kBuckets - 1;
     ++buckets_[b];
   }
-  uint64_t count() const { return count_; }
   double sum() const { return sum_; }
   // Walks the distribution in ascending order: f(value, count) for each non-empty bucket.
   template <class F>
@@ -46,7 +44,7 @@ class MissCostStats {
  private:
   inline static const double kInvLogGrowth = 1.0 / std::log(kGrowth);
   std::vector<uint64_t> buckets_;
-  uint64_t count_ = 0, at_or_below_min_ = 0;
+  uint64_t at_or_below_min_ = 0;
   double sum_ = 0;
 };
 

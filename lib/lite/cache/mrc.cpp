@@ -8,12 +8,6 @@ namespace lite::cache::detail {
 
 namespace {
 constexpr uint32_t kMinPositions = 1u << 16;
-constexpr double kTwo64 = 18446744073709551616.0;
-
-uint64_t threshold_for(double rate) {
-  if (rate >= 1.0) return UINT64_MAX;
-  return static_cast<uint64_t>(rate * kTwo64);
-}
 }  // namespace
 
 LruProfiler::LruProfiler(bool bytes, std::vector<uint64_t> query_sizes, double sample_rate, uint64_t max_objects)
@@ -162,7 +156,7 @@ void LruProfiler::drop_largest_hash() {
   erase(e);
   const double old_rate = rate_;
   threshold_ = hash;  // keep iff hash < threshold
-  rate_ = static_cast<double>(threshold_) / kTwo64;
+  rate_ = rate_for(threshold_);
   // Rescale what was counted at the old rate (lazily: new counts are worth more instead).
   scale_ *= rate_ / old_rate;
 }
@@ -192,7 +186,6 @@ void LruProfiler::record(double distance, uint32_t request_size) {
 
 double LruProfiler::access(uint64_t key, uint64_t hash, uint32_t size) {
   if (hash >= threshold_ && threshold_ != UINT64_MAX) return 0;
-  ++n_seen_;
   const double w = 1.0 / scale_;
   sampled_req_ += w;
   sampled_bytes_ += w * size;

@@ -80,7 +80,6 @@ class LruProfiler {
   double cold_req_ = 0, cold_bytes_ = 0;
   double sampled_req_ = 0, sampled_bytes_ = 0;
   double scale_ = 1.0;  // stored counts * scale_ = full-trace counts (fixed-size SHARDS lowers it)
-  uint64_t n_seen_ = 0;  // sampled requests, unweighted
   uint64_t max_object_size_ = 0;
   bool sizes_vary_ = false;
   std::vector<uint64_t> queries_;

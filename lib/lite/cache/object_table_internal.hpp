@@ -65,6 +65,12 @@ inline uint64_t hash_key(uint64_t k) {
   return k;
 }
 
+// SHARDS sampling keeps a key iff hash_key(key) < threshold, i.e. with probability rate = threshold / 2^64;
+// UINT64_MAX stands for "keep everything".
+constexpr double kTwo64 = 18446744073709551616.0;
+inline uint64_t threshold_for(double rate) { return rate >= 1.0 ? UINT64_MAX : static_cast<uint64_t>(rate * kTwo64); }
+inline double rate_for(uint64_t threshold) { return threshold == UINT64_MAX ? 1.0 : double(threshold) / kTwo64; }
+
 // Node must have a `uint64_t key` member and be default-constructible.
 template <class Node>
 class ObjectTable {
@@ -170,7 +176,6 @@ class ObjectTable {
 struct List {
   uint32_t head = kNil, tail = kNil;
   uint64_t bytes = 0;
-  uint64_t count = 0;
 
   template <class T>
   void push_front(T& t, uint32_t n, uint64_t size) {
@@ -181,7 +186,6 @@ struct List {
     head = n;
     if (tail == kNil) tail = n;
     bytes += size;
-    ++count;
   }
 
   template <class T>
@@ -193,7 +197,6 @@ struct List {
     tail = n;
     if (head == kNil) head = n;
     bytes += size;
-    ++count;
   }
 
   template <class T>
@@ -205,7 +208,6 @@ struct List {
     else tail = node.prev;
     node.prev = node.next = kNil;
     bytes -= size;
-    --count;
   }
 
   template <class T>

@@ -112,6 +112,7 @@ void add_param(PolicySpec& spec, const std::string& assignment) {
 }  // namespace
 
 std::vector<PolicySpec> parse_policies(const std::string& text) {
+  if (to_lower(trim(text)) == "none") return {};
   std::vector<PolicySpec> specs;
   for (const std::string& raw : split(text, ',')) {
     std::string token = trim(raw);

@@ -36,7 +36,7 @@ const std::vector<PolicyEntry>& policy_table();
 // Throws UsageError: "unknown policy 'x'; did you mean 'y'? known: ..."
 const PolicyEntry& find_policy(const std::string& name);
 std::vector<std::string> policy_names();
-// "small=0.1 (0..1), ghost=0.9 (0..) ..." for help and --policy list
+// "small=0.1,ghost=0.9,...": the defaults, for help and --policy list
 std::string describe_params(const PolicyEntry& entry);
 
 }  // namespace lite::cache

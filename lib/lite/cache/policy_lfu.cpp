@@ -34,7 +34,7 @@ class Lfu : public PolicyBase<LfuNode> {
     if (target == kNil || buckets_[target].freq != f) target = new_bucket_after(b, f);
     buckets_[b].objects.remove(table_, n, table_[n].size);
     append(target, n);
-    if (buckets_[b].objects.count == 0) drop_bucket(b);
+    if (buckets_[b].objects.head == kNil) drop_bucket(b);
     return true;
   }
   void insert(const Access& a) {
@@ -50,7 +50,7 @@ class Lfu : public PolicyBase<LfuNode> {
     const uint32_t n = buckets_[b].objects.head;
     occupied_ -= table_[n].size;
     drop(buckets_[b].objects, n);
-    if (buckets_[b].objects.count == 0) drop_bucket(b);
+    if (buckets_[b].objects.head == kNil) drop_bucket(b);
   }
   uint64_t occupied() const { return occupied_; }
   size_t memory_bytes() const { return PolicyBase::memory_bytes() + buckets_.capacity() * sizeof(Bucket); }

@@ -22,8 +22,6 @@ nlohmann::json counters_json(const Counters& c) {
           {"n_miss_byte", c.n_miss_byte}, {"byte_miss_ratio", c.byte_miss_ratio()}};
 }
 
-std::string size_label(uint64_t size, bool bytes) { return bytes ? format_bytes(double(size)) : format_count(size); }
-
 std::string ratio(double r) { return fmt::format("{:.4f}", r); }
 std::string ms(double v) { return v == 0 ? std::string("0") : format_ms(v); }
 
@@ -243,8 +241,7 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
       std::vector<std::string> row;
       if (with_variant) row.push_back(x.variant);
       const bool best = set.best && set.best->policy == x.policy && set.best->variant == x.variant;
-      const bool oracle = find_policy(parse_policies(x.policy).front().name).needs_next_access;
-      row.push_back(x.policy + (best ? " (best)" : oracle ? " (offline bound)" : ""));
+      row.push_back(x.policy + (best ? " (best)" : x.offline_bound ? " (offline bound)" : ""));
       row.push_back(x.size ? size_label(*x.size, bytes) : "not reached");
       row.push_back(x.size ? ratio(x.miss_ratio) : "-");
       row.push_back(x.p99_ms ? ms(*x.p99_ms) : "-");

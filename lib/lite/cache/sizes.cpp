@@ -72,4 +72,6 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
   return out;
 }
 
+std::string size_label(uint64_t size, bool bytes) { return bytes ? format_bytes(double(size)) : format_count(size); }
+
 }  // namespace lite::cache

@@ -24,6 +24,7 @@ TEST_CASE("--policy: lists, all, parameters, aliases, duplicates") {
   CHECK(p[1].label() == "s3fifo:small=0.2,ghost=0.5");
   CHECK(p[2].label() == "clock:bits=2");
   CHECK(parse_policies("all").size() == policy_table().size());
+  CHECK(parse_policies(" None ").empty());  // --policy none: the LRU curve alone
   CHECK(parse_policies("LRU,lru").size() == 1);
   CHECK(parse_policies("s3fifo:small-size-ratio=0.3")[0].label() == "s3fifo:small=0.3");  // libCacheSim's name
   CHECK(parse_policies("twoq")[0].name == "2q");

@@ -1,6 +1,11 @@
 // simulate() end to end on trace files: batching and threads change nothing, sizes, targets, cost
 // models, sampling check, errors, JSON record fields, the SVG plot, Ctrl-C.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <sstream>
+#include <unordered_map>
 
 #include "cache_test_util.hpp"
 #include "lite/cache/policies.hpp"
@@ -189,6 +194,48 @@ TEST_CASE("belady on a format without next-access computes it in a backward pass
   auto path = write_txt(d, trace);
   auto r = simulate(options(path, "belady", "50,500"));
   CHECK(r.passes == 3);
+  for (const auto& rec : r.records)
+    CHECK(rec.counters.n_miss == simulate_requests({"belady", {}}, rec.size, trace).n_miss);
+}
+
+TEST_CASE("belady on oracleGeneral from stdin reads the trace once: next accesses come with it, no spool") {
+  TempDir d;
+  auto trace = zipf(20000, 500, 0.9, 1, 67);
+  std::vector<int64_t> next(trace.size(), -1);  // oracleGeneral: 1-based index of the next access, -1 for none
+  std::unordered_map<uint64_t, int64_t> last;
+  for (size_t i = trace.size(); i-- > 0;) {
+    if (auto it = last.find(trace[i].key); it != last.end()) next[i] = it->second;
+    last[trace[i].key] = static_cast<int64_t>(i + 1);
+  }
+  std::string bin;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    char rec[24];
+    const uint32_t time = static_cast<uint32_t>(i), size = 1;
+    std::memcpy(rec, &time, 4);
+    std::memcpy(rec + 4, &trace[i].key, 8);
+    std::memcpy(rec + 12, &size, 4);
+    std::memcpy(rec + 16, &next[i], 8);
+    bin.append(rec, sizeof rec);
+  }
+  const std::string path = d.write("t.oracleGeneral.bin", bin);
+  auto o = options("-", "belady", "50,200");
+  o.format = TraceFormat::oracle_general;
+  const int saved_stdin = ::dup(0);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  ::dup2(fd, 0);
+  ::close(fd);
+  CacheSimResult r;
+  try {
+    r = simulate(o);
+  } catch (...) {
+    ::dup2(saved_stdin, 0);
+    throw;
+  }
+  ::dup2(saved_stdin, 0);
+  ::close(saved_stdin);
+  CHECK(r.passes == 1);
+  for (const auto& note : r.notes) CHECK(note.find("stdin was copied") == std::string::npos);
   for (const auto& rec : r.records)
     CHECK(rec.counters.n_miss == simulate_requests({"belady", {}}, rec.size, trace).n_miss);
 }
