@@ -4,12 +4,12 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "lite/cache/cache_sim.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/memory.hpp"
 
 int main(int argc, char** argv) {
   using namespace lite;
@@ -34,9 +34,7 @@ int main(int argc, char** argv) {
     o.bytes = bytes;
     o.mrc = mrc;
     o.threads = threads;
-    auto t0 = std::chrono::steady_clock::now();
-    cache::CacheSimResult r = cache::simulate(o);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const cache::CacheSimResult r = cache::simulate(o);
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
     const double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
@@ -46,11 +44,11 @@ int main(int argc, char** argv) {
                         {"mrc", mrc},
                         {"threads", r.threads},
                         {"n_req", r.trace.n_req_total},
-                        {"seconds", s},
-                        {"requests_per_second", double(r.trace.n_req_total) / s},
+                        {"seconds", r.seconds},
+                        {"requests_per_second", r.requests_per_second},
                         {"cpu_seconds", cpu},
                         {"requests_per_cpu_second", double(r.trace.n_req_total) / cpu},
-                        {"peak_rss_mb", double(ru.ru_maxrss) / 1024.0},
+                        {"peak_rss_mb", double(peak_rss_bytes()) / (1024.0 * 1024.0)},
                         {"miss_ratio", r.records.empty() ? 0.0 : r.records.front().counters.miss_ratio()},
                         {"mrc_seconds", r.mrc ? r.mrc->seconds : 0.0}};
     std::cout << j.dump() << std::endl;

@@ -91,9 +91,9 @@ class CsvReader final : public TraceReader {
       letters = letters || (std::isalpha(static_cast<unsigned char>(ch)) != 0);
       digits = digits || (std::isdigit(static_cast<unsigned char>(ch)) != 0);
     }
-    header_ = c.has_header || (letters && !digits);
+    const bool header = c.has_header || (letters && !digits);
     std::vector<std::string_view> fields;
-    if (header_) {
+    if (header) {
       split_fields(first, delim_, fields, kMaxColumns);
       if (!columns_.explicit_columns) {
         CsvColumns found;
@@ -203,7 +203,6 @@ class CsvReader final : public TraceReader {
 
   CsvColumns columns_;
   char delim_ = ',';
-  bool header_ = false;
   size_t needed_ = 1;
   std::vector<std::string_view> fields_;
 };
