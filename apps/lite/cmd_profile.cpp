@@ -56,7 +56,6 @@ Runner setup_profile(CLI::App& app) {
   return [s] {
     auto& o = s->options;
     for (const auto& text : s->input_specs) o.inputs.push_back(model::parse_input_spec(text));
-    o.command_line = command_line();
     auto progress = make_progress(s->output);
     auto result = profile::run(o, *progress);
     print_report(profile::to_report(result), s->output);

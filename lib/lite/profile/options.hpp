@@ -40,7 +40,6 @@ struct ProfileOptions {
   std::vector<double> qps;            // load mode: offered rates (requests/s), one run each
   int64_t requests = 0;               // requests per load run
   uint64_t seed = 1;                  // inputs and arrivals are seeded
-  std::string command_line;
 };
 
 // Per-operator totals over the profiled iterations, divided by their number (per-forward figures).
@@ -85,7 +84,7 @@ struct ModelProfile {
   stats::Summary latency_ms;
   double throughput = 0;  // samples per second at the measured batch
   std::vector<double> samples_ms, warmup_samples_ms;
-  uint64_t peak_rss_bytes = 0;
+  uint64_t peak_rss_bytes = 0;  // the process's high-water mark over the run: in compare mode one figure for A and B
   uint64_t rss_before_load_bytes = 0;
   std::optional<Accuracy> accuracy;
   std::optional<OpProfile> ops;

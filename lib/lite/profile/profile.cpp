@@ -154,11 +154,9 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   r.batch = inputs.empty() || inputs[0].dim() == 0 ? 1 : inputs[0].size(0);
 
   first_inference(loaded[0], inputs);
-  loaded[0].profile.peak_rss_bytes = peak_rss_bytes();
   if (o.models.size() == 2) {
     loaded.push_back(load_one(o.models[1], progress));
     first_inference(loaded[1], inputs);
-    loaded[1].profile.peak_rss_bytes = peak_rss_bytes();
   }
 
   if (loaded.size() == 1) {
@@ -178,23 +176,35 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     check_shape_change(l, inputs, r.batch);
     if (o.ops) profile_ops(l, inputs, o, !o.trace_file.empty() && i == 0, progress);
     for (double qps : o.qps) l.profile.load.push_back(run_load(l.model.module, inputs, qps, o.requests, o.seed, progress));
-    l.profile.peak_rss_bytes = std::max(l.profile.peak_rss_bytes, peak_rss_bytes());
   }
+  // The peak covers the whole run (loading, timing, per-op profile, load test). With two models it is
+  // one process's figure for both: it cannot be split between A and B.
+  for (auto& l : loaded) l.profile.peak_rss_bytes = peak_rss_bytes();
 
-  // Accuracy and agreement on the same data: the eval set when given, else seeded random inputs.
+  // Accuracy and agreement on the same data: the eval set when given, else seeded random inputs; a
+  // model with several inputs is compared on the profiled inputs themselves (a data set holds one input).
   std::vector<torch::Tensor> outputs;
   model::Dataset agreement_data;
+  const bool on_profiled_inputs = !eval && inputs.size() > 1;
   if (eval) {
     agreement_data = *eval;
-  } else if (loaded.size() == 2 && !inputs.empty()) {
-    // 256 samples shaped like the first input, in batches of the profiled batch size.
+  } else if (loaded.size() == 2 && inputs.size() == 1) {
+    // 256 samples shaped like the input, in batches of the profiled batch size.
     auto spec = r.inputs[0];
     spec.shape[0] = 256;
     agreement_data.x = model::random_input(spec, o.seed + 1000);
   }
   if (eval || loaded.size() == 2) {
     for (auto& l : loaded) {
-      auto out = predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch, l.model.path, progress);
+      torch::Tensor out;
+      if (on_profiled_inputs) {
+        torch::NoGradGuard no_grad;
+        out = model::primary_output(model::run_forward(l.model.module, inputs, l.model.path), l.model.path)
+                  .dequantize()
+                  .to(torch::kFloat32);
+      } else {
+        out = predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch, l.model.path, progress);
+      }
       if (eval && eval->has_labels()) l.profile.accuracy = top1_accuracy(out, *eval->y);
       outputs.push_back(out);
     }
@@ -203,8 +213,9 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     Comparison c;
     c.speedup = stats::bootstrap_median_ratio(loaded[0].profile.samples_ms, loaded[1].profile.samples_ms);
     c.agreement = compare_outputs(outputs[0], outputs[1]);
-    c.agreement_data = eval ? o.eval_file + " (" + std::to_string(eval->size()) + " samples)"
-                            : "256 seeded random samples shaped like the input";
+    c.agreement_data = eval                 ? o.eval_file + " (" + std::to_string(eval->size()) + " samples)"
+                       : on_profiled_inputs ? "the profiled inputs (" + std::to_string(r.batch) + " samples)"
+                                            : "256 seeded random samples shaped like the input";
     r.comparison = c;
   }
 

@@ -166,7 +166,9 @@ report::Report to_report(const ProfileResult& r) {
   lat.rows.push_back(ms_row("p99.9", &stats::Summary::p999));
   lat.rows.push_back(ms_row("max", &stats::Summary::max));
   lat.rows.push_back(row("throughput (samples/s)", [](const M& m) { return std::pair{fmt::format("{:.1f}", m.throughput), m.throughput}; }, true));
-  lat.rows.push_back(row("peak RSS", [](const M& m) { return std::pair{format_bytes(m.peak_rss_bytes), double(m.peak_rss_bytes)}; }, true));
+  // One process holds A and B, so its peak cannot be split between them: no B/A ratio.
+  lat.rows.push_back(row(compare ? "peak RSS (process, A and B)" : "peak RSS",
+                         [](const M& m) { return std::pair{format_bytes(m.peak_rss_bytes), double(m.peak_rss_bytes)}; }, !compare));
   bool any_accuracy = false;
   for (const auto& m : r.models) any_accuracy = any_accuracy || m.accuracy.has_value();
   if (any_accuracy)

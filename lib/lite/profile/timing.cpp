@@ -78,17 +78,10 @@ LatencySamples time_forward(torch::jit::Module& module, const std::vector<torch:
   model::run_forward(module, inputs, model_path);
   auto args = as_args(inputs);
   LatencySamples s;
-  auto start = Clock::now();
-  bool timing_started = false;
   run_loop(o, progress, [&](bool timed) {
-    if (timed && !timing_started) {
-      timing_started = true;
-      start = Clock::now();
-    }
     double ms = timed_forward(module, args);
     (timed ? s.ms : s.warmup_ms).push_back(ms);
   });
-  s.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return s;
 }
 
@@ -102,14 +95,8 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   model::run_forward(b, inputs, b_path);
   auto args = as_args(inputs);
   LatencySamples sa, sb;
-  auto start = Clock::now();
-  bool timing_started = false;
   int64_t pair = 0;
   run_loop(o, progress, [&](bool timed) {
-    if (timed && !timing_started) {
-      timing_started = true;
-      start = Clock::now();
-    }
     // Alternate which model goes first so neither always runs on a cache the other warmed.
     bool a_first = (pair++ & 1) == 0;
     double first = timed_forward(a_first ? a : b, args);
@@ -118,7 +105,6 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
     (timed ? sa.ms : sa.warmup_ms).push_back(ta);
     (timed ? sb.ms : sb.warmup_ms).push_back(tb);
   });
-  sa.wall_s = sb.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return {sa, sb};
 }
 

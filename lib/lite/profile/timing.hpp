@@ -16,7 +16,6 @@ namespace lite::profile {
 struct LatencySamples {
   std::vector<double> warmup_ms;  // the warm-up iterations, kept for drift diagnosis
   std::vector<double> ms;         // timed iterations
-  double wall_s = 0;              // wall time of the timed phase
 };
 
 // Times `module.forward(inputs)`. Throws InputError when the forward fails (see run_forward) and

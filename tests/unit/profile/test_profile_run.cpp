@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <torch/script.h>
+
 #include "../torch_fixtures.hpp"
 #include "lite/core/error.hpp"
 #include "lite/profile/profile.hpp"
@@ -71,4 +73,23 @@ TEST_CASE("bad profile options are usage errors") {
   o = quick({test::bundled_model().string()});
   o.qengine = "fbgemm";
   CHECK_THROWS_AS(profile::run(o), UsageError);
+}
+
+TEST_CASE("comparing two-input models runs both on every input and agrees on the profiled inputs") {
+  test::ScratchDir dir("two_inputs");
+  auto save = [&](const std::string& name, const std::string& body) {
+    torch::jit::Module m("TwoInputs");
+    m.define("def forward(self, a, b):\n  return " + body + "\n");
+    const auto path = (dir.path / name).string();
+    m.save(path);
+    return path;
+  };
+  auto o = quick({save("a.pt", "a * 2.0 + b"), save("b.pt", "a + a + b")});
+  o.inputs = {model::parse_input_spec("4x8"), model::parse_input_spec("4x8")};
+  auto r = profile::run(o);
+  REQUIRE(r.comparison.has_value());
+  CHECK(r.comparison->agreement_data == "the profiled inputs (4 samples)");
+  CHECK(r.comparison->agreement.max_abs_error < 1e-6);
+  CHECK(r.comparison->agreement.top1_agreement == 1.0);
+  CHECK(r.models[0].peak_rss_bytes == r.models[1].peak_rss_bytes);  // one process, one peak
 }
