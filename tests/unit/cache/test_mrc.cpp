@@ -23,18 +23,28 @@ TEST_CASE("stack distances by hand") {
   CHECK(b[1].n_miss_byte == 6);
 }
 
+namespace {
+// Every counter of the one-pass curve equals a simulated LRU cache of that size.
+void check_curve_is_lru(const std::vector<Request>& trace, const std::vector<uint64_t>& sizes, bool bytes) {
+  auto curve = lru_curve_requests(trace, sizes, bytes);
+  REQUIRE(curve.size() == sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    CAPTURE(sizes[i]);
+    auto sim = simulate_requests({"lru", {}}, sizes[i], trace);
+    REQUIRE(curve[i].n_req == sim.n_req);
+    REQUIRE(curve[i].n_miss == sim.n_miss);
+    REQUIRE(curve[i].n_req_byte == sim.n_req_byte);
+    REQUIRE(curve[i].n_miss_byte == sim.n_miss_byte);
+  }
+}
+}  // namespace
+
 TEST_CASE("the one-pass curve equals simulated LRU at every size (object mode)") {
   for (uint64_t seed : {1, 2, 3}) {
     auto trace = zipf(20000, 400, 0.7 + 0.2 * double(seed), 1, seed);
     std::vector<uint64_t> sizes;
     for (uint64_t s = 1; s <= 410; ++s) sizes.push_back(s);
-    auto curve = lru_curve_requests(trace, sizes, false);
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      CAPTURE(sizes[i]);
-      auto sim = simulate_requests({"lru", {}}, sizes[i], trace);
-      REQUIRE(curve[i].n_req == sim.n_req);
-      REQUIRE(curve[i].n_miss == sim.n_miss);
-    }
+    check_curve_is_lru(trace, sizes, false);
   }
 }
 
@@ -45,25 +55,14 @@ TEST_CASE("the one-pass curve equals simulated LRU at every size from the larges
   for (const auto& r : trace) total += r.size;
   std::vector<uint64_t> sizes;
   for (uint64_t s = largest; s < 200000; s = s + 1 + s / 7) sizes.push_back(s);
-  auto curve = lru_curve_requests(trace, sizes, true);
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    CAPTURE(sizes[i]);
-    auto sim = simulate_requests({"lru", {}}, sizes[i], trace);
-    REQUIRE(curve[i].n_miss == sim.n_miss);
-    REQUIRE(curve[i].n_miss_byte == sim.n_miss_byte);
-    REQUIRE(curve[i].n_req_byte == total);
-  }
+  check_curve_is_lru(trace, sizes, true);
+  CHECK(lru_curve_requests(trace, {largest}, true)[0].n_req_byte == total);
 }
 
 TEST_CASE("the one-pass curve stays exact across position compactions") {
   // 200K requests over 30K keys: positions run out (64K) and are compacted several times.
   auto trace = zipf(200000, 30000, 0.6, 1, 23);
-  std::vector<uint64_t> sizes = {1, 10, 100, 1000, 5000, 20000, 30000};
-  auto curve = lru_curve_requests(trace, sizes, false);
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    CAPTURE(sizes[i]);
-    CHECK(curve[i].n_miss == simulate_requests({"lru", {}}, sizes[i], trace).n_miss);
-  }
+  check_curve_is_lru(trace, {1, 10, 100, 1000, 5000, 20000, 30000}, false);
 }
 
 namespace {

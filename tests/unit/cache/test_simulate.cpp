@@ -35,7 +35,7 @@ CacheSimOptions options(const std::string& path, const std::string& policies, co
 
 }  // namespace
 
-TEST_CASE("batches of 64K requests and 1 or 2 threads give exactly the in-memory results") {
+TEST_CASE("batches of 16K requests and 1 or 2 threads give exactly the in-memory results") {
   TempDir d;
   auto trace = zipf(150000, 5000, 0.9, 1, 41);  // > 2 batches
   auto path = write_txt(d, trace);
