@@ -5,13 +5,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "../scratch_dir.hpp"
 #include "lite/cache/cache_sim.hpp"
 
 namespace cache_test {
@@ -64,21 +63,7 @@ inline std::vector<Request> zipf(size_t n, size_t k, double alpha, uint32_t max_
   return out;
 }
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    path = std::filesystem::temp_directory_path() / ("lite_cache_test_" + std::to_string(std::random_device{}()));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& contents) const {
-    auto p = path / name;
-    std::ofstream(p, std::ios::binary) << contents;
-    return p.string();
-  }
-};
+using lite::test::ScratchDir;
+
 
 }  // namespace cache_test

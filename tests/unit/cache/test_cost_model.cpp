@@ -7,7 +7,7 @@
 #include "lite/core/error.hpp"
 
 using namespace lite::cache;
-using cache_test::TempDir;
+using cache_test::ScratchDir;
 
 namespace {
 Counters counts(uint64_t req, uint64_t miss) {
@@ -63,8 +63,8 @@ TEST_CASE("model variant: no cache reproduces the model's own p50/p99, hits pull
 }
 
 TEST_CASE("--miss-latency-from reads result.latency_ms and labels by the model file name") {
-  TempDir d;
-  auto ok = d.write("fp32.json", R"({"schema_version":1,"tool":"lite","command":"profile","environment":{},
+  ScratchDir d;
+  auto ok = d.file("fp32.json", R"({"schema_version":1,"tool":"lite","command":"profile","environment":{},
     "result":{"model":{"path":"/models/resnet_fp32.pt"},"latency_ms":{"p50":8.5,"mean":9.25,"p99":14.0,"min":8.0}}})");
   auto v = load_profile_variant(ok);
   CHECK(v.label == "resnet_fp32.pt");
@@ -73,12 +73,12 @@ TEST_CASE("--miss-latency-from reads result.latency_ms and labels by the model f
   CHECK(v.p99_ms == 14.0);
   CHECK(v.source == ok);
 
-  auto other = d.write("q.json", R"({"tool":"lite","command":"quantize","result":{}})");
+  auto other = d.file("q.json", R"({"tool":"lite","command":"quantize","result":{}})");
   auto m = input_error(other);
   CHECK(m.find("q.json") != std::string::npos);
   CHECK(m.find("not a lite profile report") != std::string::npos);
-  CHECK(input_error(d.write("bad.json", "{not json")).find("not valid JSON") != std::string::npos);
-  CHECK(input_error(d.write("nolat.json", R"({"tool":"lite","command":"profile","result":{"model":{"path":"m.pt"}}})"))
+  CHECK(input_error(d.file("bad.json", "{not json")).find("not valid JSON") != std::string::npos);
+  CHECK(input_error(d.file("nolat.json", R"({"tool":"lite","command":"profile","result":{"model":{"path":"m.pt"}}})"))
             .find("latency_ms") != std::string::npos);
   CHECK(input_error((d.path / "absent.json").string()).find("absent.json") != std::string::npos);
 }

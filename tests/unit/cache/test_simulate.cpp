@@ -17,10 +17,10 @@ using namespace lite::cache;
 
 namespace {
 
-std::string write_txt(const TempDir& d, const std::vector<Request>& trace, const std::string& name = "t.txt") {
+std::string write_txt(const ScratchDir& d, const std::vector<Request>& trace, const std::string& name = "t.txt") {
   std::ostringstream s;
   for (const auto& r : trace) s << r.key << "\n";
-  return d.write(name, s.str());
+  return d.file(name, s.str());
 }
 
 CacheSimOptions options(const std::string& path, const std::string& policies, const std::string& sizes, bool bytes = false) {
@@ -36,7 +36,7 @@ CacheSimOptions options(const std::string& path, const std::string& policies, co
 }  // namespace
 
 TEST_CASE("batches of 16K requests and 1 or 2 threads give exactly the in-memory results") {
-  TempDir d;
+  ScratchDir d;
   auto trace = zipf(150000, 5000, 0.9, 1, 41);  // > 2 batches
   auto path = write_txt(d, trace);
   for (int threads : {1, 2}) {
@@ -56,7 +56,7 @@ TEST_CASE("batches of 16K requests and 1 or 2 threads give exactly the in-memory
 }
 
 TEST_CASE("sizes: auto fractions of the working set, explicit fractions, sorted and deduplicated") {
-  TempDir d;
+  ScratchDir d;
   auto trace = zipf(5000, 1000, 0.8, 1, 43);
   std::vector<uint64_t> keys;
   for (const auto& r : trace) keys.push_back(r.key);
@@ -82,15 +82,15 @@ TEST_CASE("sizes: auto fractions of the working set, explicit fractions, sorted 
 }
 
 TEST_CASE("errors: empty trace, only zero sizes, a fraction that rounds to nothing") {
-  TempDir d;
-  auto e = d.write("empty.txt", "");
+  ScratchDir d;
+  auto e = d.file("empty.txt", "");
   try {
     simulate(options(e, "lru", "10"));
     FAIL("expected an error");
   } catch (const lite::InputError& err) {
     CHECK(std::string(err.what()).find("empty.txt: the trace has no requests") != std::string::npos);
   }
-  auto z = d.write("zeros.csv", "key,size\na,0\nb,0\n");
+  auto z = d.file("zeros.csv", "key,size\na,0\nb,0\n");
   try {
     simulate(options(z, "lru", "10", true));
     FAIL("expected an error");
@@ -102,7 +102,7 @@ TEST_CASE("errors: empty trace, only zero sizes, a fraction that rounds to nothi
 }
 
 TEST_CASE("targets: smallest size per policy, the best policy, exit status 1 when unreachable") {
-  TempDir d;
+  ScratchDir d;
   auto trace = zipf(30000, 2000, 1.0, 1, 47);
   auto path = write_txt(d, trace);
   auto o = options(path, "lru,fifo,belady", "10,100,500,2000");
@@ -134,10 +134,10 @@ TEST_CASE("targets: smallest size per policy, the best policy, exit status 1 whe
 }
 
 TEST_CASE("cost models: constant, cost column, p99 target") {
-  TempDir d;
+  ScratchDir d;
   std::string csv = "key,size,cost\n";
   for (int i = 0; i < 400; ++i) csv += std::to_string(i % 40) + ",10," + std::to_string(5 + i % 7) + "\n";
-  auto path = d.write("c.csv", csv);
+  auto path = d.file("c.csv", csv);
   auto o = options(path, "lru", "10,40");
   auto r = simulate(o);
   CHECK(r.cost_model == "cost column");
@@ -158,7 +158,7 @@ TEST_CASE("cost models: constant, cost column, p99 target") {
 }
 
 TEST_CASE("sampling: SHARDS fixed rate with a full-trace check, fixed size") {
-  TempDir d;
+  ScratchDir d;
   auto trace = zipf(200000, 40000, 0.8, 1, 53);
   auto path = write_txt(d, trace);
   auto o = options(path, "lru,s3fifo", "1000,5000,20000");
@@ -189,7 +189,7 @@ TEST_CASE("sampling: SHARDS fixed rate with a full-trace check, fixed size") {
 }
 
 TEST_CASE("belady on a format without next-access computes it in a backward pass") {
-  TempDir d;
+  ScratchDir d;
   auto trace = zipf(100000, 3000, 0.9, 1, 59);
   auto path = write_txt(d, trace);
   auto r = simulate(options(path, "belady", "50,500"));
@@ -199,7 +199,7 @@ TEST_CASE("belady on a format without next-access computes it in a backward pass
 }
 
 TEST_CASE("belady on oracleGeneral from stdin reads the trace once: next accesses come with it, no spool") {
-  TempDir d;
+  ScratchDir d;
   auto trace = zipf(20000, 500, 0.9, 1, 67);
   std::vector<int64_t> next(trace.size(), -1);  // oracleGeneral: 1-based index of the next access, -1 for none
   std::unordered_map<uint64_t, int64_t> last;
@@ -217,7 +217,7 @@ TEST_CASE("belady on oracleGeneral from stdin reads the trace once: next accesse
     std::memcpy(rec + 16, &next[i], 8);
     bin.append(rec, sizeof rec);
   }
-  const std::string path = d.write("t.oracleGeneral.bin", bin);
+  const std::string path = d.file("t.oracleGeneral.bin", bin);
   auto o = options("-", "belady", "50,200");
   o.format = TraceFormat::oracle_general;
   const int saved_stdin = ::dup(0);
@@ -241,7 +241,7 @@ TEST_CASE("belady on oracleGeneral from stdin reads the trace once: next accesse
 }
 
 TEST_CASE("--mrc through simulate: the curve at the requested sizes equals the simulated LRU rows") {
-  TempDir d;
+  ScratchDir d;
   auto path = write_txt(d, zipf(50000, 2000, 0.9, 1, 61));
   auto o = options(path, "lru", "1,10,100,1000,2000");
   o.mrc = true;
@@ -251,7 +251,7 @@ TEST_CASE("--mrc through simulate: the curve at the requested sizes equals the s
 }
 
 TEST_CASE("JSON records carry the stable field names, the report and the SVG render") {
-  TempDir d;
+  ScratchDir d;
   auto path = write_txt(d, zipf(3000, 300, 1.0, 1, 67));
   auto o = options(path, "lru,s3fifo", "20,100");
   o.miss_latency_ms = 20;
@@ -272,7 +272,7 @@ TEST_CASE("JSON records carry the stable field names, the report and the SVG ren
 }
 
 TEST_CASE("Ctrl-C: a long simulation stops with lite::Interrupted") {
-  TempDir d;
+  ScratchDir d;
   auto path = write_txt(d, zipf(1000, 100, 1.0, 1, 71));
   lite::request_interrupt_for_testing(true);
   CHECK_THROWS_AS(simulate(options(path, "lru", "10")), lite::Interrupted);
@@ -280,7 +280,7 @@ TEST_CASE("Ctrl-C: a long simulation stops with lite::Interrupted") {
 }
 
 TEST_CASE("usage errors in option combinations") {
-  TempDir d;
+  ScratchDir d;
   auto path = write_txt(d, zipf(1000, 100, 1.0, 1, 73));
   auto o = options(path, "lru", "10");
   o.sample_rate = 1.5;

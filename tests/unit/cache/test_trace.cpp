@@ -75,8 +75,8 @@ std::string vscsi_record(uint64_t lbn, uint32_t len, uint16_t ver = 0x100) {
 }  // namespace
 
 TEST_CASE("txt: one key per line, blank lines skipped, no trailing newline needed, string keys") {
-  TempDir d;
-  auto r = read_all(config(d.write("t.txt", "1\n2\n\n1\r\nfoo\n  2  \n42")));
+  ScratchDir d;
+  auto r = read_all(config(d.file("t.txt", "1\n2\n\n1\r\nfoo\n  2  \n42")));
   CHECK(r.format == TraceFormat::txt);
   REQUIRE(r.keys.size() == 6);
   CHECK(r.keys[0] == 1);
@@ -89,8 +89,8 @@ TEST_CASE("txt: one key per line, blank lines skipped, no trailing newline neede
 }
 
 TEST_CASE("csv: columns from the header names, zero sizes skipped, cost column") {
-  TempDir d;
-  auto path = d.write("t.csv", "time,key,size,cost\n1,a,100,5.5\n2,b,0,1\n3,a,100,2\n4,7,30,0.25\n");
+  ScratchDir d;
+  auto path = d.file("t.csv", "time,key,size,cost\n1,a,100,5.5\n2,b,0,1\n3,a,100,2\n4,7,30,0.25\n");
   auto r = read_all(config(path));
   CHECK(r.format == TraceFormat::csv);
   REQUIRE(r.keys.size() == 3);
@@ -107,16 +107,16 @@ TEST_CASE("csv: columns from the header names, zero sizes skipped, cost column")
 }
 
 TEST_CASE("csv: explicit columns like libCacheSim's time-col=2,obj-id-col=5,obj-size-col=4, tab delimiter") {
-  TempDir d;
-  auto c = config(d.write("t.csv", "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633899,28,1024,7\n"));
+  ScratchDir d;
+  auto c = config(d.file("t.csv", "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633899,28,1024,7\n"));
   c.csv = lite::cache::parse_csv_columns("time=2,key=5,size=4");
   auto r = read_all(c);
   CHECK(r.keys == std::vector<uint64_t>{42932745, 7});
   CHECK(r.sizes == std::vector<uint32_t>{512, 1024});
-  auto t = read_all(config(d.write("tab.csv", "9\t100\n9\t100\n")));
+  auto t = read_all(config(d.file("tab.csv", "9\t100\n9\t100\n")));
   CHECK(t.format == TraceFormat::csv);
   CHECK(t.keys == std::vector<uint64_t>{9, 9});
-  auto q = config(d.write("q.csv", "\"a,b\",5\n\"a,b\",5\nc,5\n"));
+  auto q = config(d.file("q.csv", "\"a,b\",5\n\"a,b\",5\nc,5\n"));
   q.csv = lite::cache::parse_csv_columns("key=1,size=2");
   auto qr = read_all(q);
   REQUIRE(qr.keys.size() == 3);
@@ -125,8 +125,8 @@ TEST_CASE("csv: explicit columns like libCacheSim's time-col=2,obj-id-col=5,obj-
 }
 
 TEST_CASE("csv: a malformed line names file, line and field, --skip-bad-lines counts it") {
-  TempDir d;
-  auto path = d.write("bad.csv", "key,size\na,10\nb,ten\nc\nd,-4\ne,20\n");
+  ScratchDir d;
+  auto path = d.file("bad.csv", "key,size\na,10\nb,ten\nc\nd,-4\ne,20\n");
   auto msg = message_of(config(path));
   CHECK(msg.find("bad.csv:3") != std::string::npos);
   CHECK(msg.find("'size' (column 2)") != std::string::npos);
@@ -138,20 +138,20 @@ TEST_CASE("csv: a malformed line names file, line and field, --skip-bad-lines co
   CHECK(r.keys.size() == 2);
   CHECK(r.stats.n_bad_lines == 3);
   // a missing column
-  auto m = message_of(config(d.write("short.csv", "key,size\na,1\nb\n")));
+  auto m = message_of(config(d.file("short.csv", "key,size\na,1\nb\n")));
   CHECK(m.find("short.csv:3") != std::string::npos);
   CHECK(m.find("1 field") != std::string::npos);
   // a header without a key column
-  auto h = message_of(config(d.write("nokey.csv", "alpha,beta\n1,2\n")));
+  auto h = message_of(config(d.file("nokey.csv", "alpha,beta\n1,2\n")));
   CHECK(h.find("names no key column") != std::string::npos);
   CHECK(h.find("--csv-columns") != std::string::npos);
 }
 
 TEST_CASE("oracleGeneral: packed 24-byte records, -1 = no next access, size 0 skipped") {
-  TempDir d;
+  ScratchDir d;
   std::string data = oracle_record(1, 10, 100, 3) + oracle_record(2, 20, 0, -1) + oracle_record(3, 10, 100, -1) +
                      oracle_record(4, 30, 7, -1);
-  auto r = read_all(config(d.write("t.oracleGeneral.bin", data)));
+  auto r = read_all(config(d.file("t.oracleGeneral.bin", data)));
   CHECK(r.format == TraceFormat::oracle_general);
   CHECK(r.has_next);
   CHECK(r.keys == std::vector<uint64_t>{10, 10, 30});
@@ -160,38 +160,38 @@ TEST_CASE("oracleGeneral: packed 24-byte records, -1 = no next access, size 0 sk
   CHECK(r.next[1] == lite::cache::kNoNextAccess);
   CHECK(r.stats.n_skipped_zero_size == 1);
   // a truncated last record
-  auto msg = message_of(config(d.write("cut.oracleGeneral.bin", data + std::string(10, '\0'))));
+  auto msg = message_of(config(d.file("cut.oracleGeneral.bin", data + std::string(10, '\0'))));
   CHECK(msg.find("cut.oracleGeneral.bin:record 5") != std::string::npos);
   CHECK(msg.find("truncated") != std::string::npos);
   // a bad next-access field
-  auto bad = message_of(config(d.write("next.oracleGeneral.bin", oracle_record(1, 1, 1, -7))));
+  auto bad = message_of(config(d.file("next.oracleGeneral.bin", oracle_record(1, 1, 1, -7))));
   CHECK(bad.find("record 1") != std::string::npos);
   CHECK(bad.find("'next_access'") != std::string::npos);
 }
 
 TEST_CASE("vscsi v1: 32-byte records, lbn is the key, len the size, detected from the contents") {
-  TempDir d;
+  ScratchDir d;
   std::string data = vscsi_record(42, 512) + vscsi_record(43, 1024) + vscsi_record(42, 4096);
-  auto r = read_all(config(d.write("t.vscsi", data)));
+  auto r = read_all(config(d.file("t.vscsi", data)));
   CHECK(r.format == TraceFormat::vscsi);
   CHECK(r.keys == std::vector<uint64_t>{42, 43, 42});
   CHECK(r.sizes == std::vector<uint32_t>{512, 1024, 4096});
-  auto sniffed = read_all(config(d.write("noext", data)));
+  auto sniffed = read_all(config(d.file("noext", data)));
   CHECK(sniffed.format == TraceFormat::vscsi);
-  auto msg = message_of(config(d.write("v2.vscsi", vscsi_record(1, 1, 0x200) + vscsi_record(2, 1, 0x200))));
+  auto msg = message_of(config(d.file("v2.vscsi", vscsi_record(1, 1, 0x200) + vscsi_record(2, 1, 0x200))));
   CHECK(msg.find("not a vscsi v1 trace") != std::string::npos);
 }
 
 TEST_CASE("format detection and errors") {
-  TempDir d;
-  CHECK(read_all(config(d.write("x.log", "a,1\nb,2\n"))).format == TraceFormat::csv);
-  CHECK(read_all(config(d.write("y.log", "a\nb\n"))).format == TraceFormat::txt);
-  auto bin = message_of(config(d.write("z.dat", std::string("\x01\x00\x00\x00\x02\x00", 6) + std::string(100, '\0'))));
+  ScratchDir d;
+  CHECK(read_all(config(d.file("x.log", "a,1\nb,2\n"))).format == TraceFormat::csv);
+  CHECK(read_all(config(d.file("y.log", "a\nb\n"))).format == TraceFormat::txt);
+  auto bin = message_of(config(d.file("z.dat", std::string("\x01\x00\x00\x00\x02\x00", 6) + std::string(100, '\0'))));
   CHECK(bin.find("cannot tell the trace format") != std::string::npos);
   auto missing = message_of(config((d.path / "nope.csv").string()));
   CHECK(missing.find("nope.csv") != std::string::npos);
   CHECK(missing.find("cannot open") != std::string::npos);
-  auto explicit_format = config(d.write("ids.dat", "5\n6\n5\n"));
+  auto explicit_format = config(d.file("ids.dat", "5\n6\n5\n"));
   explicit_format.format = TraceFormat::txt;
   CHECK(read_all(explicit_format).keys == std::vector<uint64_t>{5, 6, 5});
 }

@@ -1,41 +1,29 @@
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
+#include "../scratch_dir.hpp"
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 
 using namespace lite;
 namespace fs = std::filesystem;
 
-namespace {
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("lite_test_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
-size_t count_files(const fs::path& dir) {
-  size_t n = 0;
-  for ([[maybe_unused]] auto& e : fs::directory_iterator(dir)) ++n;
-  return n;
-}
-}  // namespace
+using test::ScratchDir;
 
 TEST_CASE("atomic write leaves the finished file and no temporaries") {
-  TempDir dir;
+  ScratchDir dir;
   write_file_atomically(dir.path / "out.txt", "hello");
   std::ifstream in(dir.path / "out.txt");
   std::string s;
   in >> s;
   CHECK(s == "hello");
-  CHECK(count_files(dir.path) == 1);
+  CHECK(dir.count() == 1);
 }
 
 TEST_CASE("a failed write leaves the old file untouched and removes the temporary") {
-  TempDir dir;
+  ScratchDir dir;
   write_file_atomically(dir.path / "out.txt", "old");
   CHECK_THROWS(write_atomically(dir.path / "out.txt", [](const fs::path& tmp) {
     std::ofstream(tmp) << "partial";
@@ -45,11 +33,11 @@ TEST_CASE("a failed write leaves the old file untouched and removes the temporar
   std::string s;
   in >> s;
   CHECK(s == "old");
-  CHECK(count_files(dir.path) == 1);
+  CHECK(dir.count() == 1);
 }
 
 TEST_CASE("output path checks") {
-  TempDir dir;
+  ScratchDir dir;
   fs::path model = dir.path / "model.pt";
   std::ofstream(model) << "x";
   CHECK_THROWS_AS(check_output_path(model, model), InputError);
