@@ -44,6 +44,7 @@ enum class TraceFormat { auto_detect, csv, txt, oracle_general, vscsi };
 
 struct TraceFormatEntry {
   const char* name;
+  const char* alias;  // libCacheSim's spelling, also accepted ("" if none)
   TraceFormat format;
   const char* description;
 };

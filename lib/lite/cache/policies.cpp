@@ -13,32 +13,32 @@ namespace lite::cache {
 
 const std::vector<PolicyEntry>& policy_table() {
   static const std::vector<PolicyEntry> table = {
-      {"lru", "LRU", "least recently used: evict the tail of one recency list (libCacheSim LRU.c)", {}, false,
+      {"lru", "", "LRU", "least recently used: evict the tail of one recency list (libCacheSim LRU.c)", {}, false,
        detail::make_lru},
-      {"fifo", "FIFO", "first in, first out: hits change nothing (libCacheSim FIFO.c)", {}, false, detail::make_fifo},
-      {"lfu", "LFU",
+      {"fifo", "", "FIFO", "first in, first out: hits change nothing (libCacheSim FIFO.c)", {}, false, detail::make_fifo},
+      {"lfu", "", "LFU",
        "least frequently used, FIFO among equal frequencies, frequency forgotten on eviction (libCacheSim LFU.c)",
        {}, false, detail::make_lfu},
-      {"arc", "ARC", "adaptive replacement: recency and frequency lists with ghosts, self-tuning split (libCacheSim ARC.c)",
+      {"arc", "", "ARC", "adaptive replacement: recency and frequency lists with ghosts, self-tuning split (libCacheSim ARC.c)",
        {}, false, detail::make_arc},
-      {"2q", "2Q",
+      {"2q", "twoq", "2Q",
        "FIFO for new objects, ghost of its evictions, LRU for re-referenced ones (libCacheSim TwoQ.c)",
        {{"ain", "Ain-size-ratio", 0.25, 0.0, 1.0, false, "share of the capacity for the Ain FIFO"},
         {"aout", "Aout-size-ratio", 0.5, 0.0, 10.0, false, "ghost Aout size as a share of the capacity"}},
        false, detail::make_twoq},
-      {"s3fifo", "S3-FIFO",
+      {"s3fifo", "s3-fifo", "S3-FIFO",
        "small FIFO + main FIFO (2-bit CLOCK) + ghost: quick demotion of one-hit wonders (libCacheSim S3FIFO.c)",
        {{"small", "small-size-ratio", 0.10, 0.0, 1.0, false, "share of the capacity for the small FIFO"},
         {"ghost", "ghost-size-ratio", 0.90, 0.0, 10.0, false, "ghost FIFO size as a share of the capacity"},
         {"threshold", "move-to-main-threshold", 2, 1, 255, true, "hits in small needed to move to main"},
         {"original", "", 0, 0, 1, true, "1 = libCacheSim S3FIFOv0.c (the SOSP'23 version): new objects always go to small"}},
        false, detail::make_s3fifo},
-      {"sieve", "SIEVE", "FIFO with a visited bit and a moving hand; hits never move objects (libCacheSim Sieve.c)", {},
+      {"sieve", "", "SIEVE", "FIFO with a visited bit and a moving hand; hits never move objects (libCacheSim Sieve.c)", {},
        false, detail::make_sieve},
-      {"clock", "CLOCK", "second chance: FIFO with an n-bit counter, reinsert on eviction if used (libCacheSim Clock.c)",
+      {"clock", "", "CLOCK", "second chance: FIFO with an n-bit counter, reinsert on eviction if used (libCacheSim Clock.c)",
        {{"bits", "n-bit-counter", 1, 1, 8, true, "bits of the access counter (libCacheSim default 1)"}}, false,
        detail::make_clock},
-      {"belady", "Belady",
+      {"belady", "opt", "Belady",
        "OPT: evict the object needed farthest in the future; uses next-access indices (libCacheSim Belady.c)", {},
        true, detail::make_belady},
   };
@@ -54,11 +54,7 @@ std::vector<std::string> policy_names() {
 const PolicyEntry& find_policy(const std::string& name) {
   const std::string lower = to_lower(trim(name));
   for (const auto& e : policy_table())
-    if (lower == e.name) return e;
-  // libCacheSim's spellings are accepted too
-  if (lower == "twoq") return find_policy("2q");
-  if (lower == "s3-fifo") return find_policy("s3fifo");
-  if (lower == "opt") return find_policy("belady");
+    if (lower == e.name || (*e.alias && lower == e.alias)) return e;
   throw UsageError(unknown_name_message("policy", name, policy_names()) + "; run 'lite cache-sim --policy list'");
 }
 

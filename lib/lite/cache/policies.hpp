@@ -25,6 +25,7 @@ struct PolicyParam {
 
 struct PolicyEntry {
   const char* name;         // "s3fifo"
+  const char* alias;        // libCacheSim's spelling, also accepted: "s3-fifo" ("" if none)
   const char* display;      // "S3-FIFO"
   const char* description;  // one line: the algorithm and what libCacheSim file it follows
   std::vector<PolicyParam> params;

@@ -19,23 +19,23 @@ namespace lite::cache {
 
 const std::vector<TraceFormatEntry>& trace_formats() {
   static const std::vector<TraceFormatEntry> table = {
-      {"auto", TraceFormat::auto_detect, "from the file name (.csv .txt .vscsi .oracleGeneral[.bin], + .zst), else the contents"},
-      {"csv", TraceFormat::csv, "text with configurable columns (time, key, size, cost) and an optional header"},
-      {"txt", TraceFormat::txt, "plain text, one key per line, every request size 1"},
-      {"oracleGeneral", TraceFormat::oracle_general,
+      {"auto", "", TraceFormat::auto_detect, "from the file name (.csv .txt .vscsi .oracleGeneral[.bin], + .zst), else the contents"},
+      {"csv", "", TraceFormat::csv, "text with configurable columns (time, key, size, cost) and an optional header"},
+      {"txt", "", TraceFormat::txt, "plain text, one key per line, every request size 1"},
+      {"oracleGeneral", "oracleGeneralBin", TraceFormat::oracle_general,
        "libCacheSim binary: packed little-endian uint32 time, uint64 id, uint32 size, int64 next-access"},
-      {"vscsi", TraceFormat::vscsi, "VMware vscsi v1 binary (32-byte records; len = size, lbn = key)"},
+      {"vscsi", "", TraceFormat::vscsi, "VMware vscsi v1 binary (32-byte records; len = size, lbn = key)"},
   };
   return table;
 }
 
 TraceFormat parse_trace_format(const std::string& name) {
   std::vector<std::string> names;
+  const std::string lower = to_lower(name);
   for (const auto& f : trace_formats()) {
-    if (to_lower(name) == to_lower(f.name)) return f.format;
+    if (lower == to_lower(f.name) || (*f.alias && lower == to_lower(f.alias))) return f.format;
     names.push_back(f.name);
   }
-  if (to_lower(name) == "oraclegeneralbin") return TraceFormat::oracle_general;
   throw UsageError(unknown_name_message("trace format", name, names));
 }
 
