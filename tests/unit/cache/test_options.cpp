@@ -28,6 +28,8 @@ TEST_CASE("--policy: lists, all, parameters, aliases, duplicates") {
   CHECK(parse_policies("LRU,lru").size() == 1);
   CHECK(parse_policies("s3fifo:small-size-ratio=0.3")[0].label() == "s3fifo:small=0.3");  // libCacheSim's name
   CHECK(parse_policies("twoq")[0].name == "2q");
+  CHECK(parse_policies("S3-FIFO")[0].name == "s3fifo");
+  CHECK(parse_policies("opt")[0].name == "belady");
 }
 
 TEST_CASE("--policy: unknown names and parameters get the known ones and a suggestion") {
