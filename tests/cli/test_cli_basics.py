@@ -49,7 +49,7 @@ class CliBasics(LiteTestCase):
         ]
         for sub, args, needles in cases:
             with self.subTest(sub=sub, args=args):
-                self.assert_rejected(sub, *args, needles=[*needles, f"run 'lite {sub} --help'"])
+                self.assert_rejected(sub, *args, needles=[*needles, f"run 'lite {sub} --help'"], watch=[DATA])
 
 
 class CtrlC(LiteTestCase):
