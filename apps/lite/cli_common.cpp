@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
 
 namespace lite::cli {
 
@@ -23,11 +25,22 @@ void add_output_flags(CLI::App& app, OutputOptions& o) {
 }
 
 report::Format resolve_format(const OutputOptions& o) {
-  if (o.json + o.csv + o.markdown > 1) throw UsageError("choose one of --json, --csv, --markdown");
+  std::vector<std::string> given;
+  if (o.json) given.push_back("--json");
+  if (o.csv) given.push_back("--csv");
+  if (o.markdown) given.push_back("--markdown");
+  if (o.format != "text") given.push_back("--output-format");  // "text" is also the default: cannot tell
+  if (given.size() > 1)
+    throw UsageError(join(given, ", ") + ": one output format at a time; choose one of --json, --csv, --markdown, "
+                     "--output-format NAME");
   if (o.json) return report::Format::json;
   if (o.csv) return report::Format::csv;
   if (o.markdown) return report::Format::markdown;
-  return report::parse_format(o.format);
+  try {
+    return report::parse_format(o.format);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("--output-format: ") + e.what());
+  }
 }
 
 namespace {
@@ -107,7 +120,8 @@ void remember_command_line(int argc, char** argv) {
 const std::string& command_line() { return g_command_line; }
 
 int report_unavailable(const char* name, const char* plan) {
-  std::fprintf(stderr, "lite %s: not part of this build yet (%s); see README.md \"Subcommands\"\n", name, plan);
+  std::fprintf(stderr, "lite %s: error: %s: not part of this build yet (%s); see README.md \"Subcommands\"\n", name,
+               name, plan);
   return exit_bad_input;
 }
 

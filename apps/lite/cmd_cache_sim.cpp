@@ -129,7 +129,7 @@ Runner setup_cache_sim(CLI::App& app) {
     }
     if (f->trace.empty()) throw UsageError("missing TRACE: pass a trace file, or - for stdin; run 'lite cache-sim --help'");
     cache::CacheSimOptions options = to_options(*f);
-    if (!f->plot.empty()) check_output_path(f->plot, f->trace == "-" ? std::string() : f->trace);
+    if (!f->plot.empty()) check_output_path(f->plot, f->trace == "-" ? std::string() : f->trace, "--plot");
     auto progress = make_progress(f->out);
     cache::CacheSimResult result = cache::simulate(options, *progress);
     if (!f->plot.empty()) {

@@ -3,6 +3,7 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/profile.hpp"
@@ -26,7 +27,8 @@ Runner setup_profile(CLI::App& app) {
       ->group("Inputs");
   app.add_option("--input-file", o.input_files, "Input tensor file (torch.save tensor, .npy); repeat per input")
       ->group("Inputs");
-  app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
+  auto* batch =
+      app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
   app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs");
   app.add_option("--warmup", o.timing.warmup, "Untimed warm-up iterations (default 20)")->group("Timing");
   auto* iters = app.add_option("--iterations", o.timing.iterations, "Timed iterations (default: run for --duration)")
@@ -53,8 +55,16 @@ Runner setup_profile(CLI::App& app) {
   app.add_option("--requests", o.requests, "Requests per --qps rate")->group("Load");
   add_output_flags(app, s->output);
 
-  return [s] {
+  return [s, batch, iters] {
     auto& o = s->options;
+    resolve_format(s->output);  // a bad --output-format fails before any work
+    // 0 means "not given" in ProfileOptions (keep the shapes; run for --duration): given explicitly it is an error.
+    if (batch->count() && o.batch < 1)
+      throw UsageError("--batch: must be at least 1; omit it to keep the model's input shapes");
+    if (iters->count() && o.timing.iterations < 1)
+      throw UsageError("--iterations: must be at least 1; omit it to run for --duration seconds");
+    // The trace is written after the run: a folder that does not exist fails now, not after the work.
+    if (!o.trace_file.empty() && o.ops) check_output_path(o.trace_file, {}, "--trace");
     for (const auto& text : s->input_specs) o.inputs.push_back(model::parse_input_spec(text));
     auto progress = make_progress(s->output);
     auto result = profile::run(o, *progress);

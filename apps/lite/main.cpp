@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const auto& n : names) known = known || n == word;
     if (!known) {
-      std::fprintf(stderr, "lite: %s; run 'lite --help'\n", unknown_name_message("subcommand", word, names).c_str());
+      std::fprintf(stderr, "lite: error: %s: %s; run 'lite --help'\n", word.c_str(),
+                   unknown_name_message("subcommand", word, names).c_str());
       return exit_bad_input;
     }
   }
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string where = app.get_subcommands().empty() ? "lite" : "lite " + app.get_subcommands()[0]->get_name();
-    std::fprintf(stderr, "%s: %s; run '%s --help'\n", where.c_str(), first_line(e.what()).c_str(), where.c_str());
+    std::fprintf(stderr, "%s: error: %s; run '%s --help'\n", where.c_str(), first_line(e.what()).c_str(),
+                 where.c_str());
     return exit_bad_input;
   }
 

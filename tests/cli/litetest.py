@@ -6,6 +6,7 @@ stderr, and files written. Artifacts are loaded back with Debian's torch where a
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -60,6 +61,48 @@ class LiteTestCase(unittest.TestCase):
     def assert_no_new_files(self, folder, before):
         after = sorted(p.name for p in pathlib.Path(folder).iterdir())
         self.assertEqual(after, before, "a failed command must not write files (also no temporaries)")
+
+    def assert_rejected(self, sub, *args, needles=(), stdin=None, watch=()):
+        """Runs `lite SUB ARGS...` and checks the project's bad-input rule: exit 2, exactly one line on stderr,
+        `lite SUB: error: ...`, mentioning every needle, nothing on stdout, and nothing written: no file added,
+        removed or changed anywhere under self.tmp or under the folders in `watch` (an output folder elsewhere;
+        a watched folder that does not exist must not be created). Returns the CompletedProcess."""
+        folders = [self.tmp, *(pathlib.Path(f) for f in watch)]
+        before = [snapshot(f) for f in folders]
+        r = run_lite(sub, *args, stdin=stdin)
+        self.assert_bad_input(r, *needles)
+        self.assertTrue(r.stderr.startswith(f"lite {sub}: error: "),
+                        f"expected 'lite {sub}: error: ...', got: {r.stderr!r}")
+        for folder, was in zip(folders, before):
+            self.assertEqual(snapshot(folder), was,
+                             f"a failed command must not write under {folder} (also no temporaries)")
+        return r
+
+    def assert_readme_documents_every_flag(self, sub, section=None):
+        """Every flag in `lite SUB --help` appears in backticks (`--flag` or `--flag ARG`) in README's `## lite SUB`
+        section. Returns the section's text."""
+        readme = (REPO / "README.md").read_text()
+        heading = section or f"## lite {sub}"
+        self.assertIn(heading, readme)
+        text = readme.split(heading, 1)[1].split("\n## ", 1)[0]
+        r = run_lite(sub, "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # whole flags only: not the "--target" of a "--target-*" in the help text
+        flags = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w*-])", r.stdout))
+        flags = sorted(flags - {"--help", "-h"})
+        # `--output` must not count as documented because `--output-format` is
+        missing = [f for f in flags if not re.search(rf"`{re.escape(f)}(?![\w-])", text)]
+        self.assertEqual(missing, [], f"flags in 'lite {sub} --help' but not in README's '{heading}' section")
+        return text
+
+
+def snapshot(folder):
+    """Every path under `folder` with its size and modification time; None when the folder does not exist."""
+    folder = pathlib.Path(folder)
+    if not folder.exists():
+        return None
+    return sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in folder.rglob("*"))
 
 
 def interrupt_lite(*args, after_s=3.0, timeout=120):

@@ -52,7 +52,7 @@ class CacheSimCli(LiteTestCase):
         for p in POLICIES:
             self.assertRegex(r.stdout, rf"(?m)^{re.escape(p)}\s")
         self.assertIn("small=0.1", r.stdout)
-        doc = json.loads(run_lite("cache-sim", "-", "--policy", "list", "--json").stdout)
+        doc = run_lite_json("cache-sim", "-", "--policy", "list")
         self.assertEqual([p["name"] for p in doc["result"]["policies"]], POLICIES)
 
     # ---- the demo trace ------------------------------------------------------------------------
@@ -98,13 +98,10 @@ class CacheSimCli(LiteTestCase):
         t = self.zipf_txt()
         base = misses(run_lite_json("cache-sim", t, "--policy", "all", "--sizes", "10,100"))
         # stdin, one pass (absolute sizes, no Belady) and spooled (auto sizes + Belady need two passes)
-        r = run_lite("cache-sim", "-", "--format", "txt", "--policy", "lru,s3fifo", "--sizes", "10,100", "--json",
-                     stdin=t.read_text())
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(misses(json.loads(r.stdout)), [m for m in base if m[0] in ("lru", "s3fifo")])
-        r = run_lite("cache-sim", "-", "--policy", "all", "--sizes", "10,100", "--json", stdin=t.read_text())
-        self.assertEqual(r.returncode, 0, r.stderr)
-        doc = json.loads(r.stdout)
+        doc = run_lite_json("cache-sim", "-", "--format", "txt", "--policy", "lru,s3fifo", "--sizes", "10,100",
+                            stdin=t.read_text())
+        self.assertEqual(misses(doc), [m for m in base if m[0] in ("lru", "s3fifo")])
+        doc = run_lite_json("cache-sim", "-", "--policy", "all", "--sizes", "10,100", stdin=t.read_text())
         self.assertEqual(misses(doc), base)
         self.assertEqual(doc["result"]["trace"]["path"], "<stdin>")
         if shutil.which("zstd") is None:
@@ -193,21 +190,15 @@ class CacheSimCli(LiteTestCase):
 
     # ---- bad input: exit 2, one line naming the file and the problem, nothing written --------
 
-    def assert_rejected(self, args, *needles, stdin=None):
-        before = sorted(p.name for p in self.tmp.iterdir())
-        r = run_lite("cache-sim", *args, "--plot", self.tmp / "out.svg", stdin=stdin)
-        self.assert_bad_input(r, *needles)
-        self.assertTrue(r.stderr.startswith("lite cache-sim: "), r.stderr)
-        self.assert_no_new_files(self.tmp, before)
-        return r
+    def rejected(self, args, *needles, stdin=None):
+        """LiteTestCase.assert_rejected for cache-sim, asking for a plot too: even then nothing is written."""
+        return self.assert_rejected("cache-sim", *args, "--plot", self.tmp / "out.svg", needles=needles, stdin=stdin)
 
     def test_malformed_line_names_file_line_and_field(self):
         bad = self.write("bad.csv", "key,size\na,10\nb,ten\nc,5\n")
-        self.assert_rejected([bad, "--bytes", "--sizes", "100"], "bad.csv:3", "'size' (column 2)", "'ten'",
-                             "--skip-bad-lines")
-        r = run_lite("cache-sim", bad, "--bytes", "--sizes", "100", "--skip-bad-lines", "--json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        doc = json.loads(r.stdout)
+        self.rejected([bad, "--bytes", "--sizes", "100"], "bad.csv:3", "'size' (column 2)", "'ten'",
+                      "--skip-bad-lines")
+        doc = run_lite_json("cache-sim", bad, "--bytes", "--sizes", "100", "--skip-bad-lines")
         self.assertEqual(doc["result"]["trace"]["n_bad_lines_skipped"], 1)
         self.assertEqual(doc["result"]["records"][0]["n_req"], 2)
         self.assertIn("skipped 1 malformed line", " ".join(doc["result"]["notes"]))
@@ -215,47 +206,94 @@ class CacheSimCli(LiteTestCase):
     def test_truncated_binary_record(self):
         p = self.tmp / "cut.oracleGeneral.bin"
         p.write_bytes(struct.pack("<IQIq", 1, 2, 3, -1) + b"\0" * 7)
-        self.assert_rejected([p, "--sizes", "10"], "cut.oracleGeneral.bin:record 2", "truncated")
+        self.rejected([p, "--sizes", "10"], "cut.oracleGeneral.bin:record 2", "truncated")
 
     def test_empty_trace(self):
         e = self.write("empty.txt", "")
-        self.assert_rejected([e, "--sizes", "10"], "empty.txt", "no requests")
-        self.assert_rejected(["-", "--format", "txt", "--sizes", "10"], "<stdin>", "no requests", stdin="")
+        self.rejected([e, "--sizes", "10"], "empty.txt", "no requests")
+        self.rejected(["-", "--format", "txt", "--sizes", "10"], "<stdin>", "no requests", stdin="")
 
     def test_bad_sizes(self):
         t = self.zipf_txt()
-        self.assert_rejected([t, "--sizes", "0"], "'0' is not positive")
-        self.assert_rejected([t, "--sizes", "100,-5"], "'-5' is not positive")
-        self.assert_rejected([t, "--sizes", "64MB"], "add --bytes")
-        self.assert_rejected([t, "--sizes", "lots"], "'lots' is not a size")
+        self.rejected([t, "--sizes", "0"], "'0' is not positive")
+        self.rejected([t, "--sizes", "100,-5"], "'-5' is not positive")
+        self.rejected([t, "--sizes", "64MB"], "add --bytes")
+        self.rejected([t, "--sizes", "lots"], "'lots' is not a size")
 
     def test_unknown_policy_and_format_list_the_known_ones(self):
         t = self.zipf_txt()
-        self.assert_rejected([t, "--policy", "lru,s3fif"], "unknown policy 's3fif'", "did you mean 's3fifo'",
-                             "lru, fifo, lfu, arc, 2q, s3fifo, sieve, clock, belady")
-        self.assert_rejected([t, "--policy", "s3fifo:smal=0.2"], "did you mean 'small'")
-        self.assert_rejected([t, "--format", "vsci"], "unknown trace format 'vsci'", "did you mean 'vscsi'")
+        self.rejected([t, "--policy", "lru,s3fif"], "unknown policy 's3fif'", "did you mean 's3fifo'",
+                      "lru, fifo, lfu, arc, 2q, s3fifo, sieve, clock, belady")
+        self.rejected([t, "--policy", "s3fifo:smal=0.2"], "did you mean 'small'")
+        self.rejected([t, "--format", "vsci"], "unknown trace format 'vsci'", "did you mean 'vscsi'")
 
     def test_missing_trace_and_bad_profile(self):
-        self.assert_rejected([self.tmp / "nope.csv"], "nope.csv", "cannot open")
+        self.rejected([self.tmp / "nope.csv"], "nope.csv", "cannot open")
         q = self.write("quant.json", json.dumps({"tool": "lite", "command": "quantize", "result": {}}))
-        self.assert_rejected([self.zipf_txt(), "--sizes", "10", "--miss-latency-from", q], "quant.json",
-                             "not a lite profile report")
+        self.rejected([self.zipf_txt(), "--sizes", "10", "--miss-latency-from", q], "quant.json",
+                      "not a lite profile report")
 
     def test_plot_into_a_missing_folder_fails_before_simulating(self):
         t = self.zipf_txt()
-        r = run_lite("cache-sim", t, "--sizes", "10", "--plot", self.tmp / "no" / "such" / "dir" / "p.svg")
-        self.assert_bad_input(r, "p.svg", "folder does not exist")
+        self.assert_rejected("cache-sim", t, "--sizes", "10", "--plot", self.tmp / "no" / "such" / "dir" / "p.svg",
+                             needles=["p.svg", "folder does not exist"])
+
+    def test_bad_numbers(self):
+        t = self.zipf_txt()
+        cases = [
+            (["--threads", "-1"], "--threads", ">= 0"),
+            (["--hit-latency", "-1"], "--hit-latency", ">= 0"),
+            (["--miss-latency", "-1"], "--miss-latency", ">= 0"),
+            (["--target-hit-ratio", "0"], "--target-hit-ratio", "outside (0, 1]"),
+            (["--target-hit-ratio", "1.5"], "--target-hit-ratio", "outside (0, 1]"),
+            (["--target-p99", "0", "--miss-latency", "10"], "--target-p99", "> 0"),
+            (["--sample-rate", "1.5"], "--sample-rate", "outside (0, 1]"),
+            (["--sizes", "0MB"], "--sizes", "'0MB'", "not positive"),
+            (["--sizes", "0MB", "--bytes"], "--sizes", "'0MB'", "not positive"),
+            (["--sizes", ","], "--sizes", "no size given"),
+        ]
+        for args, *needles in cases:
+            with self.subTest(args=args):
+                self.rejected([t, *args], *needles)
+
+    def test_flag_combinations(self):
+        t = self.zipf_txt()
+        costs = self.write("costs.csv", "key,cost\na,5\nb,7\na,5\n")
+        cases = [
+            ([t, "--target-hit-ratio", "0.5", "--target-p99", "10", "--miss-latency", "10"], "give one target"),
+            ([t, "--sample-rate", "0.5", "--sample-objects", "100"], "--sample-rate", "--sample-objects", "give one"),
+            ([t, "--sample-check"], "--sample-check", "add --sample-rate"),
+            ([t, "--policy", "none"], "no policy to simulate", "--mrc"),
+            ([t, "--policy", "lru:"], "policy 'lru'", "nothing after ':'"),
+            ([t, "--has-header"], "--has-header", "csv traces", "t.txt"),
+            ([costs, "--csv-columns", "key"], "--csv-columns", "'key' is not NAME=COLUMN"),
+            ([costs, "--csv-columns", "key=0"], "--csv-columns", "key=0 is not a column number"),
+            ([t, "--target-p99", "10"], "--target-p99", "needs a miss latency"),
+            # a cost column found by its header name is ignored (with a note); one named by --csv-columns clashes
+            ([costs, "--csv-columns", "key=1,cost=2", "--miss-latency", "10"], "cost column", "--miss-latency",
+             "give one"),
+        ]
+        for args, *needles in cases:
+            with self.subTest(args=args[1:]):
+                self.rejected(args, *needles)
+
+    def test_missing_trace_argument_and_a_plot_over_the_trace(self):
+        self.rejected(["--sizes", "10"], "missing TRACE", "- for stdin")
+        t = self.zipf_txt()
+        before = t.read_bytes()
+        self.assert_rejected("cache-sim", t, "--sizes", "10", "--plot", t,
+                             needles=[str(t), "would overwrite", "--plot"])
+        self.assertEqual(t.read_bytes(), before)
+
+    def test_output_format_flags(self):
+        t = self.zipf_txt()
+        self.rejected([t, "--output-format", "jsn"], "--output-format", "unknown", "did you mean 'json'")
+        self.rejected([t, "--json", "--csv"], "--json", "--csv", "choose one")
 
     # ---- documentation -------------------------------------------------------------------------
 
     def test_readme_documents_every_flag_and_policy(self):
-        readme = (REPO / "README.md").read_text()
-        section = readme.split("## lite cache-sim", 1)[1].split("\n## ", 1)[0]
-        help_text = run_lite("cache-sim", "--help").stdout
-        flags = sorted(set(re.findall(r"(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)", help_text)) - {"--help"})
-        missing = [f for f in flags if f"`{f}" not in section]
-        self.assertEqual(missing, [], "flags in --help but not in README's cache-sim section")
+        section = self.assert_readme_documents_every_flag("cache-sim")
         for p in POLICIES:
             self.assertRegex(section, rf"\| `{re.escape(p)}`", f"policy {p} missing from README's policy table")
 

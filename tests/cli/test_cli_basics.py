@@ -20,16 +20,36 @@ class CliBasics(LiteTestCase):
 
     def test_unknown_subcommand_suggests_the_closest(self):
         r = run_lite("quantise", "model.pt")
-        self.assert_bad_input(r, "quantise", "did you mean 'quantize'")
+        self.assert_bad_input(r, "quantise", "did you mean 'quantize'", "run 'lite --help'")
+        self.assertTrue(r.stderr.startswith("lite: error: quantise: "), r.stderr)
 
     def test_planned_subcommands_say_so_and_exit_2(self):
         for name in ["prune", "distill"]:
-            r = run_lite(name, "model.pt")
-            self.assert_bad_input(r, f"lite {name}", "not part of this build")
+            with self.subTest(name=name):
+                self.assert_rejected(name, "model.pt", needles=[f"lite {name}", "not part of this build"])
 
     def test_no_subcommand_is_a_usage_error(self):
         r = run_lite()
-        self.assertEqual(r.returncode, 2)
+        self.assert_bad_input(r, "subcommand", "run 'lite --help'")
+        self.assertTrue(r.stderr.startswith("lite: error: "), r.stderr)
+
+    def test_parse_errors_have_the_documented_form(self):
+        """CLI11's own errors (unknown flag, extra positional, a flag without its value, a non-number, an
+        'excludes' pair) get the same one-line `lite SUB: error: ...` form as every other bad input."""
+        trace = self.tmp / "t.txt"
+        trace.write_text("1\n2\n")
+        cases = [
+            ("cache-sim", [trace, "extra.txt"], ["extra.txt"]),
+            ("cache-sim", [trace, "--bogus"], ["--bogus"]),
+            ("cache-sim", [trace, "--threads", "many"], ["--threads", "many"]),
+            ("cache-sim", [trace, "--sizes"], ["--sizes"]),
+            ("quantize", [DATA / "fmnist_cnn.pt", "--bogus"], ["--bogus"]),
+            ("profile", [DATA / "fmnist_cnn.pt", "--iterations", "5", "--duration", "1"],
+             ["--duration", "excludes", "--iterations"]),
+        ]
+        for sub, args, needles in cases:
+            with self.subTest(sub=sub, args=args):
+                self.assert_rejected(sub, *args, needles=[*needles, f"run 'lite {sub} --help'"], watch=[DATA])
 
 
 class CtrlC(LiteTestCase):

@@ -117,8 +117,7 @@ class ProfileTorchvision(LiteTestCase):
                "m = torchvision.models.mobilenet_v2(num_classes=10).eval(); "
                f"torch.jit.script(m).save('{path}')", self.tmp)
         # No declared shape: the model needs --input.
-        r = run_lite("profile", path, "--iterations", "3")
-        self.assert_bad_input(r, str(path), "no input shape", "--input")
+        self.assert_rejected("profile", path, "--iterations", "3", needles=[str(path), "no input shape", "--input"])
         doc = run_lite_json("profile", path, "--input", "1x3x96x96", "--warmup", "2", "--iterations", "5")
         res = doc["result"]
         self.assertEqual(res["inputs"][0]["shape"], [1, 3, 96, 96])
@@ -127,57 +126,97 @@ class ProfileTorchvision(LiteTestCase):
 
 
 class ProfileBadInput(LiteTestCase):
-    def bad(self, *args):
-        before = sorted(p.name for p in self.tmp.iterdir())
-        r = run_lite("profile", *args)
-        self.assert_no_new_files(self.tmp, before)
-        return r
+    """Each a one-line error naming the file or flag and the problem, exit 2, nothing written."""
 
     def test_missing_file(self):
-        self.assert_bad_input(self.bad(self.tmp / "nope.pt"), "nope.pt", "no such file")
+        self.assert_rejected("profile", self.tmp / "nope.pt", needles=["nope.pt", "no such file"])
 
     def test_not_an_archive(self):
         f = self.tmp / "notes.pt"
         f.write_text("this is not a model")
-        self.assert_bad_input(self.bad(f), str(f), "not a TorchScript archive")
+        self.assert_rejected("profile", f, needles=[str(f), "not a TorchScript archive"])
 
     def test_truncated_archive(self):
         f = self.tmp / "cut.pt"
         data = MODEL.read_bytes()
         f.write_bytes(data[: len(data) // 3])
-        self.assert_bad_input(self.bad(f), str(f), "truncated")
+        self.assert_rejected("profile", f, needles=[str(f), "truncated"])
 
     def test_state_dict(self):
         python("import torch; m = torch.nn.Linear(4, 2); torch.save(m.state_dict(), 'sd.pt')", self.tmp)
-        self.assert_bad_input(self.bad(self.tmp / "sd.pt"), "sd.pt", "state_dict", "torch.jit.save")
+        self.assert_rejected("profile", self.tmp / "sd.pt", needles=["sd.pt", "state_dict", "torch.jit.save"])
 
     def test_pickled_module(self):
         python("import torch; torch.save(torch.nn.Sequential(torch.nn.Linear(4, 2)), 'mod.pt')", self.tmp)
-        self.assert_bad_input(self.bad(self.tmp / "mod.pt"), "mod.pt", "pickled nn.Module", "script or trace")
+        self.assert_rejected("profile", self.tmp / "mod.pt", needles=["mod.pt", "pickled nn.Module", "script or trace"])
 
     def test_optimize_for_inference_file(self):
         python(f"import torch; m = torch.jit.load('{MODEL}').eval(); "
                "torch.jit.optimize_for_inference(torch.jit.freeze(m)).save('opt.pt')", self.tmp)
-        self.assert_bad_input(self.bad(self.tmp / "opt.pt"), "opt.pt", "optimize_for_inference", "torch.jit.freeze")
+        self.assert_rejected("profile", self.tmp / "opt.pt",
+                             needles=["opt.pt", "optimize_for_inference", "torch.jit.freeze"])
 
     def test_wrong_input_shape(self):
-        self.assert_bad_input(self.bad(MODEL, "--input", "1x3x28x28", "--iterations", "3"),
-                              str(MODEL), "forward failed on input 1x3x28x28", "channels")
+        self.assert_rejected("profile", MODEL, "--input", "1x3x28x28", "--iterations", "3",
+                             needles=[str(MODEL), "forward failed on input 1x3x28x28", "channels"])
 
     def test_bad_input_spec(self):
-        self.assert_bad_input(self.bad(MODEL, "--input", "1x3xfoo"), "--input", "1x3xfoo")
+        self.assert_rejected("profile", MODEL, "--input", "1x3xfoo", needles=["--input", "1x3xfoo"])
+
+    def test_bad_input_file(self):
+        garbage = self.tmp / "x.bin"
+        garbage.write_bytes(b"\x00\x01garbage")
+        self.assert_rejected("profile", MODEL, "--input-file", garbage, "--iterations", "3", needles=[str(garbage)])
+        self.assert_rejected("profile", MODEL, "--input-file", self.tmp / "none.pt", "--iterations", "3",
+                             needles=["none.pt"])
 
     def test_bad_eval_file(self):
         f = self.tmp / "eval.bin"
         f.write_bytes(b"\x00\x01garbage")
-        self.assert_bad_input(self.bad(MODEL, "--eval", f, "--iterations", "3"), str(f), "unknown data format")
+        self.assert_rejected("profile", MODEL, "--eval", f, "--iterations", "3",
+                             needles=[str(f), "unknown data format"])
+
+    def test_bad_numbers(self):
+        cases = [
+            (["--batch", "-1"], "--batch", "at least 1"),
+            (["--batch", "0"], "--batch", "at least 1"),
+            (["--threads", "-1"], "--threads", "0 (libtorch's default) or a positive count"),
+            (["--ops", "--top", "0"], "--top", ">= 1"),
+            (["--ops", "--op-iterations", "0"], "--op-iterations", ">= 1"),
+            (["--eval", EVAL, "--eval-batch", "0"], "--eval-batch", ">= 1"),
+            (["--warmup", "-1"], "--warmup", ">= 0"),
+            (["--iterations", "-1"], "--iterations", "at least 1"),
+            (["--iterations", "0"], "--iterations", "at least 1"),
+            (["--duration", "0"], "--duration", "> 0 seconds"),
+            (["--qps", "0", "--requests", "10"], "--qps", "> 0"),
+        ]
+        for args, *needles in cases:
+            with self.subTest(args=args):
+                self.assert_rejected("profile", MODEL, *args, needles=needles)
 
     def test_flag_combinations(self):
-        self.assert_bad_input(self.bad(MODEL, "--trace", self.tmp / "t.json"), "--trace needs --ops")
-        self.assert_bad_input(self.bad(MODEL, "--qps", "100"), "--requests")
-        self.assert_bad_input(self.bad(MODEL, "--qengine", "fbgem"), "unknown quantized engine 'fbgem'", "onednn")
-        self.assert_bad_input(self.bad(MODEL, MODEL, MODEL), "lite profile")
-        self.assert_bad_input(self.bad(MODEL, "--iterations", "5", "--duration", "1"), "excludes")
+        self.assert_rejected("profile", MODEL, "--trace", self.tmp / "t.json", needles=["--trace needs --ops"])
+        self.assert_rejected("profile", MODEL, "--qps", "100", needles=["--requests"])
+        self.assert_rejected("profile", MODEL, "--requests", "10", needles=["--requests needs --qps"])
+        self.assert_rejected("profile", MODEL, "--labels", EVAL, needles=["--labels needs --eval"])
+        self.assert_rejected("profile", MODEL, "--qengine", "fbgem",
+                             needles=["unknown quantized engine 'fbgem'", "onednn"])
+        self.assert_rejected("profile", MODEL, MODEL, MODEL, needles=["lite profile", "run 'lite profile --help'"])
+        self.assert_rejected("profile", MODEL, "--iterations", "5", "--duration", "1", needles=["excludes"])
+
+    def test_trace_into_a_missing_folder_fails_before_profiling(self):
+        self.assert_rejected("profile", MODEL, "--ops", "--trace", self.tmp / "no" / "t.json", *QUICK,
+                             needles=["t.json", "folder does not exist", "--trace"])
+
+    def test_output_format_flags(self):
+        self.assert_rejected("profile", MODEL, "--output-format", "jsn",
+                             needles=["--output-format", "did you mean 'json'"])
+        self.assert_rejected("profile", MODEL, "--json", "--csv", needles=["--json", "--csv", "choose one"])
+
+
+class ProfileDocumentation(LiteTestCase):
+    def test_readme_documents_every_flag(self):
+        self.assert_readme_documents_every_flag("profile")
 
 
 if __name__ == "__main__":

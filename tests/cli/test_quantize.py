@@ -290,56 +290,105 @@ class QuantizeBadInput(LiteTestCase):
         self.model = self.tmp / "cnn.pt"
         shutil.copy(MODEL, self.model)
 
-    def check(self, args, *needles):
-        before = sorted(p.name for p in self.tmp.iterdir())
-        r = run_lite("quantize", *map(str, args))
-        self.assert_bad_input(r, *needles)
-        self.assert_no_new_files(self.tmp, before)
-
     def test_calibration_data_with_nan(self):
         x = torch.rand(10, 1, 28, 28)
         x[3, 0, 5, 5] = float("nan")
         torch.save(x, str(self.tmp / "nan.pt"))
-        self.check([self.model, "--mode", "static", "--calib", self.tmp / "nan.pt"], "nan.pt", "NaN")
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib", self.tmp / "nan.pt",
+                             needles=["nan.pt", "NaN"])
 
     def test_calibration_data_of_the_wrong_shape(self):
         torch.save(torch.rand(10, 3, 28, 28), str(self.tmp / "rgb.pt"))
-        self.check([self.model, "--mode", "static", "--calib", self.tmp / "rgb.pt"], "rgb.pt", "do not fit",
-                   "[10, 3, 28, 28]")
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib", self.tmp / "rgb.pt",
+                             needles=["rgb.pt", "do not fit", "[10, 3, 28, 28]"])
 
     def test_empty_calibration_file(self):
         (self.tmp / "empty.pt").write_bytes(b"")
-        self.check([self.model, "--mode", "static", "--calib", self.tmp / "empty.pt"], "empty.pt", "empty")
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib", self.tmp / "empty.pt",
+                             needles=["empty.pt", "empty"])
         torch.save(torch.rand(0, 1, 28, 28), str(self.tmp / "none.pt"))
-        self.check([self.model, "--mode", "static", "--calib", self.tmp / "none.pt"], "none.pt", "no samples")
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib", self.tmp / "none.pt",
+                             needles=["none.pt", "no samples"])
 
     def test_model_with_no_quantizable_layers(self):
         plain = torch.jit.script(torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Flatten()))
         torch.jit.save(plain, str(self.tmp / "plain.pt"))
         for mode in ("auto", "static", "dynamic", "fp16"):
             with self.subTest(mode=mode):
-                self.check([self.tmp / "plain.pt", "--mode", mode, "--calib", EVAL], "plain.pt",
-                           "no quantizable layers")
+                self.assert_rejected("quantize", self.tmp / "plain.pt", "--mode", mode, "--calib", EVAL,
+                                     needles=["plain.pt", "no quantizable layers"])
 
     def test_unknown_mode_suggests_the_closest(self):
-        self.check([self.model, "--mode", "statc"], "unknown mode 'statc'", "did you mean 'static'")
-        self.check([self.model, "--calib-method", "entropi"], "did you mean 'entropy'")
+        self.assert_rejected("quantize", self.model, "--mode", "statc",
+                             needles=["unknown mode 'statc'", "did you mean 'static'"])
+        self.assert_rejected("quantize", self.model, "--calib-method", "entropi", needles=["did you mean 'entropy'"])
 
     def test_output_path_equal_to_the_input(self):
-        self.check([self.model, "-o", self.model], "cnn.pt", "overwrite the input")
-        self.check([self.model, "-o", self.tmp / "." / "cnn.pt", "--mode", "fp16"], "overwrite the input")
+        self.assert_rejected("quantize", self.model, "-o", self.model, needles=["cnn.pt", "overwrite the input"])
+        self.assert_rejected("quantize", self.model, "-o", self.tmp / "." / "cnn.pt", "--mode", "fp16",
+                             needles=["overwrite the input"])
 
     def test_static_without_calibration_data(self):
-        self.check([self.model, "--mode", "static"], "needs calibration data", "--calib")
+        self.assert_rejected("quantize", self.model, "--mode", "static", needles=["needs calibration data", "--calib"])
 
     def test_bad_numbers(self):
-        self.check([self.model, "--tolerance", "-1"], "--tolerance must be >= 0")
-        self.check([self.model, "--batch", "1,0"], "--batch sizes must be at least 1")
-        self.check([self.model, "--calib-samples", "0"], "--calib-samples must be at least 1")
-        self.check([self.model, "--qengine", "fbgemm"], "unknown quantized engine 'fbgemm'")
+        self.assert_rejected("quantize", self.model, "--tolerance", "-1", needles=["--tolerance must be >= 0"])
+        self.assert_rejected("quantize", self.model, "--batch", "1,0", needles=["--batch sizes must be at least 1"])
+        self.assert_rejected("quantize", self.model, "--calib-samples", "0",
+                             needles=["--calib-samples must be at least 1"])
+        self.assert_rejected("quantize", self.model, "--qengine", "fbgemm",
+                             needles=["unknown quantized engine 'fbgemm'"])
 
     def test_a_skip_pattern_that_matches_nothing(self):
-        self.check([self.model, "--skip", "decoder.*"], "--skip 'decoder.*' matches no layer", "features.0")
+        self.assert_rejected("quantize", self.model, "--skip", "decoder.*",
+                             needles=["--skip 'decoder.*' matches no layer", "features.0"])
+
+    def test_bad_timing_and_evaluation_numbers(self):
+        cases = [
+            (["--eval-batch", "0"], "--eval-batch", "at least 1"),
+            (["--warmup", "-1"], "--warmup", ">= 0"),
+            (["--iterations", "-1"], "--iterations", ">= 0"),
+            (["--duration", "0"], "--duration", "> 0 seconds"),
+            (["--threads", "-1"], "--threads", "0 (libtorch's default) or a positive count"),
+        ]
+        for args, *needles in cases:
+            with self.subTest(args=args):
+                self.assert_rejected("quantize", self.model, "--mode", "fp16", *args, needles=needles)
+
+    def test_flag_combinations_and_patterns(self):
+        self.assert_rejected("quantize", self.model, "--labels", EVAL, needles=["--labels", "pass --eval too"])
+        self.assert_rejected("quantize", self.model, "--only", "decoder.*",
+                             needles=["--only 'decoder.*' matches no layer", "features.0"])
+        self.assert_rejected("quantize", self.model, "--input", "1x3xfoo", needles=["--input", "1x3xfoo"])
+        self.assert_rejected("quantize", self.model, "--json", "--csv", needles=["--json", "--csv", "choose one"])
+        self.assert_rejected("quantize", self.model, "--output-format", "jsn",
+                             needles=["--output-format", "did you mean 'json'"])
+
+    def test_bad_files(self):
+        garbage = self.tmp / "garbage.json"
+        garbage.write_text("{ not json")
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib-stats", garbage,
+                             needles=["garbage.json", "not valid JSON"])
+        other = self.tmp / "other.json"
+        other.write_text(json.dumps({"format": "something else"}))
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib-stats", other,
+                             needles=["other.json", "not a lite calibration file"])
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib-stats", self.tmp / "none.json",
+                             needles=["none.json", "cannot open"])
+        bad_eval = self.tmp / "eval.bin"
+        bad_eval.write_bytes(b"\x00\x01garbage")
+        self.assert_rejected("quantize", self.model, "--mode", "fp16", "--eval", bad_eval,
+                             needles=["eval.bin", "unknown data format"])
+        self.assert_rejected("quantize", self.tmp / "nope.pt", needles=["nope.pt", "no such file"])
+
+    def test_output_into_a_missing_folder(self):
+        self.assert_rejected("quantize", self.model, "--mode", "fp16", "-o", self.tmp / "no" / "cnn.fp16.pt",
+                             needles=["cnn.fp16.pt", "folder does not exist"])
+
+
+class QuantizeDocumentation(LiteTestCase):
+    def test_readme_documents_every_flag(self):
+        self.assert_readme_documents_every_flag("quantize")
 
 
 class QuantizeTorchvision(LiteTestCase):

@@ -8,8 +8,10 @@
 namespace lite {
 
 // Throws InputError when `output` names the same file as `input` (also through links), when its
-// folder does not exist, or when `output` is a directory.
-void check_output_path(const std::filesystem::path& output, const std::filesystem::path& input = {});
+// folder does not exist, or when `output` is a directory. `flag` is the option that named `output`
+// (-o, --plot, --trace): the messages tell the user which flag to change.
+void check_output_path(const std::filesystem::path& output, const std::filesystem::path& input = {},
+                       const std::string& flag = "-o");
 
 // Calls write(temp_path), fsyncs the temporary file and renames it to `output`. On any exception the
 // temporary file is removed and the exception propagates; `output` is then untouched.

@@ -42,7 +42,7 @@ void select_quantized_engine(const std::string& name) {
 std::string current_quantized_engine() { return engine_name(at::globalContext().qEngine()); }
 
 void set_intra_op_threads(int threads) {
-  if (threads < 0) throw UsageError("--threads must be 0 (libtorch default) or a positive count");
+  if (threads < 0) throw UsageError("--threads must be 0 (libtorch's default) or a positive count");
   if (threads > 0) at::set_num_threads(threads);
 }
 

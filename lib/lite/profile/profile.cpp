@@ -24,8 +24,8 @@ using Clock = std::chrono::steady_clock;
 void validate(const ProfileOptions& o) {
   if (o.models.empty() || o.models.size() > 2)
     throw UsageError("pass one model to profile, or two (A B) to compare");
-  if (o.batch < 0) throw UsageError("--batch must be >= 1");
-  if (o.threads < 0) throw UsageError("--threads must be >= 1");
+  if (o.batch < 0) throw UsageError("--batch must be >= 1 (or 0 to keep the input shapes)");
+  if (o.threads < 0) throw UsageError("--threads must be 0 (libtorch's default) or a positive count");
   if (o.top <= 0) throw UsageError("--top must be >= 1");
   if (o.op_iterations <= 0) throw UsageError("--op-iterations must be >= 1");
   if (!o.trace_file.empty() && !o.ops) throw UsageError("--trace needs --ops");

@@ -17,7 +17,7 @@ double ms_since(Clock::time_point start) {
 
 void check_options(const TimingOptions& o) {
   if (o.warmup < 0) throw UsageError("--warmup must be >= 0");
-  if (o.iterations < 0) throw UsageError("--iterations must be >= 1");
+  if (o.iterations < 0) throw UsageError("--iterations must be >= 0 (0 = run for --duration)");
   if (o.iterations == 0 && !(o.duration_s > 0)) throw UsageError("--duration must be > 0 seconds");
 }
 

@@ -38,7 +38,7 @@ void check_options(const QuantizeOptions& o) {
     if (b < 1) throw UsageError("--batch sizes must be at least 1");
   if (o.tolerance && !(*o.tolerance >= 0)) throw UsageError("--tolerance must be >= 0 points");
   if (o.warmup < 0) throw UsageError("--warmup must be >= 0");
-  if (o.iterations < 0) throw UsageError("--iterations must be >= 0");
+  if (o.iterations < 0) throw UsageError("--iterations must be >= 0 (0 = run for --duration)");
   if (o.iterations == 0 && !(o.duration_s > 0)) throw UsageError("--duration must be > 0 seconds");
   if (o.labels && !o.eval) throw UsageError("--labels gives the labels of --eval; pass --eval too");
   if (o.model.empty()) throw UsageError("pass the model file");
