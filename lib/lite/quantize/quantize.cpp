@@ -97,20 +97,25 @@ struct Context {
   profile::TimingOptions timing;
 };
 
+// The outputs quality is judged by: predictions over the quality data, or one forward on the random
+// inputs of a model with several inputs. Float reference and candidates go through here alike.
+torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, Progress& progress) {
+  torch::NoGradGuard no_grad;
+  if (!c.quality_inputs.empty())
+    return model::primary_output(model::run_forward(m, c.quality_inputs, c.source.path), c.source.path)
+        .dequantize()
+        .to(torch::kFloat32);
+  return profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
+}
+
 Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress) {
   Quality q;
   q.data = c.quality_name;
-  torch::Tensor out;
-  if (!c.quality_inputs.empty()) {
-    torch::NoGradGuard no_grad;
-    out = model::primary_output(model::run_forward(m, c.quality_inputs, c.source.path), c.source.path)
-              .dequantize()
-              .to(torch::kFloat32);
+  torch::Tensor out = quality_outputs(c, m, progress);
+  if (!c.quality_inputs.empty())
     q.samples = out.dim() > 0 ? out.size(0) : 1;
-  } else {
+  else
     q.samples = c.quality_data.size();
-    out = profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
-  }
   q.agreement = profile::compare_outputs(c.float_outputs, out);
   q.float_value = c.float_metric;
   if (c.labels) {
@@ -337,12 +342,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     c.quality_name = "64 random inputs (pass --eval for a real estimate)";
   }
   c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
-  if (c.quality_inputs.empty())
-    c.float_outputs = profile::predict(source.module, c.quality_data, o.eval_batch, source.path, progress);
-  else
-    c.float_outputs =
-        model::primary_output(model::run_forward(source.module, c.quality_inputs, source.path), source.path)
-            .to(torch::kFloat32);
+  c.float_outputs = quality_outputs(c, source.module, progress);
   if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
   try {
     c.frozen = frozen_float(source.module);
