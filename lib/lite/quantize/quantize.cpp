@@ -174,19 +174,18 @@ double geometric_mean(const std::vector<double>& v) {
 std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, const Plan& plan, nlohmann::json& record) {
   std::vector<std::pair<double, std::string>> scored;
   std::vector<std::string> quantized;
-  for (const auto& l : plan.layers)
+  std::vector<LayerInfo> layers;
+  std::set<std::string> all;
+  for (const auto& l : plan.layers) {
     if (l.quantized) quantized.push_back(l.layer.name);
+    layers.push_back(l.layer);
+    all.insert(l.layer.name);
+  }
   ProgressPhase phase(c.progress, "sensitivity", quantized.size());
   for (const auto& name : quantized) {
-    std::set<std::string> others;
-    for (const auto& n : quantized)
-      if (n != name) others.insert(n);
-    std::vector<LayerInfo> infos;
-    for (const auto& l : plan.layers) infos.push_back(l.layer);
-    std::set<std::string> keep = others;
-    for (const auto& l : plan.layers)
-      if (!l.quantized) keep.insert(l.layer.name);
-    Plan p = make_plan(infos, mode, plan.engine, {}, {}, keep, plan.file_bytes_before);
+    std::set<std::string> keep = all;  // every other layer in float
+    keep.erase(name);
+    Plan p = make_plan(layers, mode, plan.engine, {}, {}, keep, plan.file_bytes_before);
     Built b = build(c, mode, p);
     Quality q = measure_quality(c, b.module, no_progress());
     scored.emplace_back(q.agreement.kl_divergence, name);
