@@ -388,22 +388,47 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
         if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
           nlohmann::json sensitivity = nlohmann::json::object();
           auto order = rank_sensitivity(c, *mode, cand.plan, sensitivity);
-          std::vector<LayerInfo> infos;
-          for (const auto& l : cand.plan.layers) infos.push_back(l.layer);
+          // The search returns the fitting configuration with the fewest float layers, else the one with
+          // the smallest drop (fewest float layers on ties). Only the trial that is best by that rule so
+          // far is kept, so the one returned needs no second build and measurement.
+          struct Trial {
+            std::vector<std::string> keep;
+            Plan plan;
+            Built built;
+            Quality quality;
+          };
+          std::optional<Trial> best;
+          auto better = [&](const Trial& a, const Trial& b) {
+            bool a_fits = a.quality.drop <= r.tolerance, b_fits = b.quality.drop <= r.tolerance;
+            if (a_fits != b_fits) return a_fits;
+            if (!a_fits && a.quality.drop != b.quality.drop) return a.quality.drop < b.quality.drop;
+            return a.keep.size() < b.keep.size();
+          };
+          auto make = [&](const std::vector<std::string>& keep) {
+            return make_plan(r.layers, *mode, r.engine, o.skip, o.only, {keep.begin(), keep.end()},
+                             source.file_bytes);
+          };
           ProgressPhase searching(progress, "tolerance search", 0);
           auto search = search_float_layers(order, r.tolerance, [&](const std::vector<std::string>& keep) {
             searching.advance();
             if (keep.empty()) return cand.quality.drop;
-            Plan p = make_plan(infos, *mode, r.engine, o.skip, o.only, {keep.begin(), keep.end()}, source.file_bytes);
-            Built trial = build(c, *mode, p);
-            return measure_quality(c, trial.module, no_progress()).drop;
+            Trial trial{keep, make(keep), {}, {}};
+            trial.built = build(c, *mode, trial.plan);
+            trial.quality = measure_quality(c, trial.built.module, no_progress());
+            double drop = trial.quality.drop;
+            if (!best || better(trial, *best)) best = std::move(trial);
+            return drop;
           });
           cand.search = search;
           if (!search.float_layers.empty()) {
-            cand.plan = make_plan(infos, *mode, r.engine, o.skip, o.only,
-                                  {search.float_layers.begin(), search.float_layers.end()}, source.file_bytes);
-            b = build(c, *mode, cand.plan);
-            cand.quality = measure_quality(c, b.module, progress);
+            if (!best || best->keep != search.float_layers) {  // not expected: build the choice again
+              best = Trial{search.float_layers, make(search.float_layers), {}, {}};
+              best->built = build(c, *mode, best->plan);
+              best->quality = measure_quality(c, best->built.module, progress);
+            }
+            cand.plan = std::move(best->plan);
+            b = std::move(best->built);
+            cand.quality = best->quality;
           }
           b.details["sensitivity"] = sensitivity;
         }
