@@ -361,7 +361,9 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   c.timing.duration_s = o.duration_s;
   c.timing.min_iterations = 5;
   {
-    torch::jit::Module as_given = torch::jit::load(source.path.string());  // fresh: see measure_speed's caller
+    // A clone has its own copies of the methods, so fresh executors (see measure_speed's caller): the
+    // source module has already run the quality data's batch sizes.
+    torch::jit::Module as_given = source.module.clone();
     as_given.eval();
     for (auto& [b, inputs] : c.inputs)
       r.float_latency.push_back(
