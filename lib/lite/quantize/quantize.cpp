@@ -59,14 +59,6 @@ void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs
   }
 }
 
-torch::Tensor batch_from(const model::Dataset& data, int64_t batch) {
-  auto x = data.x;
-  if (x.size(0) >= batch) return x.narrow(0, 0, batch).contiguous();
-  std::vector<int64_t> rep(static_cast<size_t>(x.dim()), 1);
-  rep[0] = (batch + x.size(0) - 1) / x.size(0);
-  return x.repeat(rep).narrow(0, 0, batch).contiguous();
-}
-
 Latency to_latency(int64_t batch, const profile::LatencySamples& s) {
   Latency l;
   l.batch = batch;
@@ -352,7 +344,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;
   for (int64_t b : o.batches) {
     if (o.inputs.empty() && timing_data)
-      c.inputs[b] = {batch_from(*timing_data, b)};
+      c.inputs[b] = {model::fit_batch(timing_data->x, b)};
     else
       c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed});
   }
