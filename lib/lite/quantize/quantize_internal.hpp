@@ -1,9 +1,12 @@
 #pragma once
 // The torch side of lite quantize, shared by the scheme files and the torch unit tests. Not installed
 // and not included by the CLI (quantize.hpp is the public, torch-free header).
+#include <torch/csrc/jit/passes/quantization/quantization_type.h>
 #include <torch/script.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +79,17 @@ struct BuildContext {
 using QConfigPair = std::tuple<torch::jit::Module, torch::jit::Module>;
 std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(const Plan& plan,
                                                                               const QConfigPair& qconfig);
+
+// Graph-mode int8 (static and dynamic), the torch::jit passes behind Python's quantize_jit: the source
+// model cloned with batch norms folded, observers inserted by the plan's qconfig dict (int8 symmetric
+// weights, per output channel unless the engine is qnnpack), `calibrate` run on the observed module
+// (static), quantize/dequantize pairs inserted, then Finalize. Records the weight scheme in ctx.details.
+torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type,
+                                   const std::function<void(torch::jit::Module& observed)>& calibrate = {});
+
+// Bytes of a layer with int8 weights, a float scale and an int64 zero point per output channel, and
+// a float bias (graph-mode int8).
+uint64_t int8_layer_bytes(const LayerInfo& layer);
 
 // Linear layers with fewer multiply-accumulates per sample than this stay float in the int8 modes:
 // a onednn quantized::linear call costs about 15 us here whatever its size (17 us for the CNN's
