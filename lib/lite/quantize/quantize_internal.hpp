@@ -21,6 +21,10 @@
 
 namespace lite::quantize {
 
+// The ops lite quantizes, by qualified name ("aten::conv2d"), with the layer kind each one is
+// ("Conv2d").
+const std::map<std::string, std::string>& layer_ops();
+
 // Convolution and linear layers of the model's forward (inlined), in execution order, one entry per
 // module (a module called twice, or from both branches of an `if`, is listed once). Layers whose
 // weight is computed rather than read from an attribute are not listed (no scheme can quantize them).
