@@ -249,7 +249,7 @@ void Calibrator::calibrate(torch::jit::Module& observed) {
   for (auto& [key, obs] : observers) {
     obs.setattr("phase", int64_t{0});
     const ObservedStats& s = stats_.values.at(key);
-    Range r = method_.needs_histogram && s.histogram.counts.empty() ? minmax_range(s) : method_.range(s);
+    Range r = method_.range(s);
     QParams q = affine_qparams(r);
     obs.setattr("scale", torch::tensor({q.scale}, torch::kFloat32));
     obs.setattr("zero_point", torch::tensor({q.zero_point}, torch::kInt64));
