@@ -256,12 +256,12 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
                             "recalibrate with --calib if accuracy suffers"});
   }
 
-  // Which data calibrates static mode.
-  const model::Dataset* calib_data = c.calib ? &*c.calib : nullptr;
+  // Which data calibrates static mode: --calib, else the first samples of --eval.
+  std::optional<model::Dataset> calib_from_eval;
   std::string calib_problem;
-  if (wants_static && !calib_data && !reused) {
+  if (wants_static && !c.calib && !reused) {
     if (c.eval) {
-      calib_data = &*c.eval;  // keep a copy of the first samples below
+      calib_from_eval = model::take_first(*c.eval, o.calib_samples);
       r.notes.push_back(
           "static mode was calibrated on the --eval data (no --calib given): the accuracy shown is "
           "optimistic; pass separate --calib data for an honest estimate");
@@ -273,11 +273,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
       calib_problem = "needs calibration data (--calib)";
     }
   }
-  std::optional<model::Dataset> calib_from_eval;
-  if (calib_data && !c.calib) {
-    calib_from_eval = model::take_first(*calib_data, o.calib_samples);
-    calib_data = &*calib_from_eval;
-  }
+  const model::Dataset* calib_data = c.calib ? &*c.calib : calib_from_eval ? &*calib_from_eval : nullptr;
 
   // ---- plans -----------------------------------------------------------------------------------
   std::vector<std::pair<const ModeEntry*, std::string>> skipped;  // mode, why
