@@ -467,7 +467,6 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
 
   // ---- artifact --------------------------------------------------------------------------------
   fs::path out = o.output.empty() ? derive_output_path(source.path, mode.tag) : o.output;
-  check_output_path(out, source.path);
   model::ArtifactInfo info;
   info.transform = "quantize";
   info.command_line = o.command_line;
@@ -507,8 +506,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
                                           {"frozen_float", chosen->speed.frozen_float[i].median_ms},
                                           {"quantized", chosen->speed.candidate[i].median_ms},
                                           {"ratio_vs_frozen_float", chosen->speed.ratio[i]}});
-  info.inputs = source.declared_inputs;
-  if (info.inputs.empty()) info.inputs = model::describe_inputs(c.inputs.begin()->second);
+  // Declared inputs carry over by themselves (make_provenance); otherwise the ones timed here.
+  if (source.declared_inputs.empty()) info.inputs = model::describe_inputs(c.inputs.begin()->second);
   model::save_artifact(deserialize(artifact.file), out, source, info);
   r.output = out.string();
   r.output_bytes = fs::file_size(out);
