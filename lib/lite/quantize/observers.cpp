@@ -167,7 +167,7 @@ torch::jit::Module make_weight_observer(bool per_channel) {
 Calibrator::Calibrator(const model::Dataset* data, int64_t batch, const CalibMethodEntry& method,
                        std::filesystem::path model_path, Progress& progress)
     : data_(data),
-      batch_(batch > 0 ? batch : 32),
+      batch_(batch),
       method_(method),
       model_path_(std::move(model_path)),
       progress_(progress) {}

@@ -45,6 +45,8 @@ torch::jit::Module make_weight_observer(bool per_channel);
 // float (the tolerance search) needs no second pass over the data.
 class Calibrator {
  public:
+  // `data` may be null when preloaded statistics are to cover everything; `batch` (>= 1) samples per
+  // forward pass.
   Calibrator(const model::Dataset* data, int64_t batch, const CalibMethodEntry& method,
              std::filesystem::path model_path, Progress& progress);
 
