@@ -30,17 +30,18 @@ std::string dtype_name(torch::ScalarType t) {
     default: return c10::toString(t);
   }
 }
+}  // namespace
 
 torch::Tensor fit_batch(torch::Tensor x, int64_t batch) {
   if (batch <= 0 || x.dim() == 0 || x.size(0) == batch) return x;
-  if (x.size(0) > batch) return x.narrow(0, 0, batch).contiguous();
+  // No samples to repeat: narrow throws (start + length exceeds the dimension).
+  if (x.size(0) > batch || x.size(0) == 0) return x.narrow(0, 0, batch).contiguous();
   // Repeat samples to reach the requested batch.
   int64_t reps = (batch + x.size(0) - 1) / x.size(0);
   std::vector<int64_t> rep(x.dim(), 1);
   rep[0] = reps;
   return x.repeat(rep).narrow(0, 0, batch).contiguous();
 }
-}  // namespace
 
 torch::Tensor random_input(const InputSpec& spec, uint64_t seed) {
   auto gen = at::detail::createCPUGenerator(seed);

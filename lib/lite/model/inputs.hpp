@@ -25,6 +25,10 @@ struct InputOptions {
 std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputOptions& options,
                                           const Dataset* data = nullptr);
 
+// `x` with exactly `batch` samples along dimension 0: the first ones, or all of them repeated in turn.
+// A batch <= 0 or a scalar leaves `x` as it is.
+torch::Tensor fit_batch(torch::Tensor x, int64_t batch);
+
 // The specs describing `inputs` (shape and dtype), for reports and provenance.
 std::vector<InputSpec> describe_inputs(const std::vector<torch::Tensor>& inputs);
 

@@ -85,9 +85,7 @@ void check_shape_change(Loaded& l, const std::vector<torch::Tensor>& inputs, int
   std::vector<torch::Tensor> changed;
   for (const auto& t : inputs) {
     if (t.dim() == 0) return;
-    std::vector<int64_t> rep(t.dim(), 1);
-    rep[0] = 2;
-    changed.push_back(t.repeat(rep).narrow(0, 0, new_batch).contiguous());
+    changed.push_back(model::fit_batch(t, new_batch));
   }
   c.new_shape = changed[0].sizes().vec();
   torch::NoGradGuard no_grad;

@@ -128,7 +128,7 @@ nlohmann::json calibration_document(const CalibrationStats& stats, const CalibMe
   nlohmann::json values = nlohmann::json::object();
   for (const auto& [key, s] : stats.values) {
     nlohmann::json v = s;
-    Range r = method.needs_histogram && s.histogram.counts.empty() ? minmax_range(s) : method.range(s);
+    Range r = method.range(s);
     QParams q = affine_qparams(r);
     v["range"] = {r.lo, r.hi};
     v["scale"] = q.scale;

@@ -47,7 +47,8 @@ struct QParams {
 };
 QParams affine_qparams(const Range& range, int64_t qmin = 0, int64_t qmax = 255);
 
-// A calibration method: turns observed statistics into the range to quantize.
+// A calibration method: turns observed statistics into the range to quantize. Statistics without a
+// histogram (from a min-max run, or a calibration file that has none) get the min-max range.
 struct CalibMethodEntry {
   const char* name;
   const char* description;

@@ -165,9 +165,8 @@ std::vector<std::string> optimize_int8_graph(torch::jit::Module& module) {
 
 namespace {
 void collect_layer_nodes(torch::jit::Block* block, std::vector<torch::jit::Node*>& out) {
-  static const std::set<std::string> ops = {"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::linear"};
   for (auto* n : block->nodes()) {
-    if (ops.count(n->kind().toQualString()) && n->input(1)->node()->kind() == c10::prim::Constant) out.push_back(n);
+    if (layer_ops().count(n->kind().toQualString()) && n->input(1)->node()->kind() == c10::prim::Constant) out.push_back(n);
     for (auto* b : n->blocks()) collect_layer_nodes(b, out);
   }
 }

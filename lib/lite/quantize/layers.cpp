@@ -11,13 +11,13 @@
 
 namespace lite::quantize {
 
-namespace {
-
 const std::map<std::string, std::string>& layer_ops() {
   static const std::map<std::string, std::string> ops = {
       {"aten::conv1d", "Conv1d"}, {"aten::conv2d", "Conv2d"}, {"aten::conv3d", "Conv3d"}, {"aten::linear", "Linear"}};
   return ops;
 }
+
+namespace {
 
 // The attribute path of a value read from `self` through GetAttr nodes, e.g. {"features", "0", "weight"}.
 std::optional<std::deque<std::string>> attribute_path(torch::jit::Value* v, torch::jit::Value* self) {

@@ -71,11 +71,12 @@ def calculate_qparams(self) -> Tuple[Tensor, Tensor]:
 
 bool is_activation_observer(const torch::jit::Module& m) { return m.hasattr("lite_activation_observer"); }
 
-// Activation observers of an observed module, each with the key of the value it observes:
-// "<module path>:<value name>", found from the prim::CallMethod that calls it.
-std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(const torch::jit::Module& observed) {
-  std::vector<std::pair<std::string, torch::jit::Module>> found;
-  std::set<std::string> keys;
+// Calls visit(owner, method, call, child) for every forward call of a child module of `owner`
+// (prim::CallMethod on a prim::GetAttr of self), in every method of every module of `observed` and in
+// every block (observers of values used in an `if` or a loop sit in that block).
+using ChildCallVisitor = std::function<void(const torch::jit::NameModule& owner, const torch::jit::Method& method,
+                                            torch::jit::Node* call, const torch::jit::Module& child)>;
+void for_each_child_call(const torch::jit::Module& observed, const ChildCallVisitor& visit) {
   for (const auto& named : observed.named_modules()) {
     const auto& owner = named.value;
     // Every method: observers sit in helper methods too (resnet's _forward_impl).
@@ -88,17 +89,27 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
           if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
           auto* obj = n->input(0)->node();
           if (obj->kind() != c10::prim::GetAttr || obj->input(0) != self) continue;
-          const std::string attr = obj->s(c10::attr::name);
-          auto child = owner.attr(attr);
-          if (!child.isModule() || !is_activation_observer(child.toModule())) continue;
-          std::string key =
-              named.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") + n->input(1)->debugName();
-          if (keys.insert(key).second) found.emplace_back(key, child.toModule());
+          auto child = owner.attr(obj->s(c10::attr::name));
+          if (child.isModule()) visit(named, method, n, child.toModule());
         }
       };
       walk(graph->block());
     }
   }
+}
+
+// Activation observers of an observed module, each with the key of the value it observes:
+// "<module path>:<value name>", found from the prim::CallMethod that calls it.
+std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(const torch::jit::Module& observed) {
+  std::vector<std::pair<std::string, torch::jit::Module>> found;
+  std::set<std::string> keys;
+  for_each_child_call(observed, [&](const torch::jit::NameModule& owner, const torch::jit::Method& method,
+                                    torch::jit::Node* call, const torch::jit::Module& child) {
+    if (!is_activation_observer(child)) return;
+    std::string key =
+        owner.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") + call->input(1)->debugName();
+    if (keys.insert(key).second) found.emplace_back(key, child);
+  });
   return found;
 }
 
@@ -107,24 +118,14 @@ std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(con
 // build or from --calib-stats).
 void run_weight_observers(const torch::jit::Module& observed) {
   torch::NoGradGuard no_grad;
-  for (const auto& named : observed.named_modules()) {
-    const auto& owner = named.value;
-    for (const auto& method : owner.get_methods()) {
-      auto graph = method.graph();
-      torch::jit::Value* self = graph->inputs().at(0);
-      for (auto* n : graph->nodes()) {
-        if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") continue;
-        auto* obj = n->input(0)->node();
-        if (obj->kind() != c10::prim::GetAttr || obj->input(0) != self) continue;
-        auto child = owner.attr(obj->s(c10::attr::name));
-        if (!child.isModule() || !child.toModule().hasattr("per_channel")) continue;
-        auto* w = n->input(1)->node();
-        if (w->kind() != c10::prim::GetAttr || w->input(0) != self) continue;
-        auto weight = owner.attr(w->s(c10::attr::name));
-        if (weight.isTensor()) child.toModule().forward({weight});
-      }
-    }
-  }
+  for_each_child_call(observed, [&](const torch::jit::NameModule& owner, const torch::jit::Method& method,
+                                    torch::jit::Node* call, const torch::jit::Module& child) {
+    if (!child.hasattr("per_channel")) return;
+    auto* w = call->input(1)->node();
+    if (w->kind() != c10::prim::GetAttr || w->input(0) != method.graph()->inputs().at(0)) return;
+    auto weight = owner.value.attr(w->s(c10::attr::name));
+    if (weight.isTensor()) torch::jit::Module(child).forward({weight});
+  });
 }
 
 }  // namespace
@@ -166,7 +167,7 @@ torch::jit::Module make_weight_observer(bool per_channel) {
 Calibrator::Calibrator(const model::Dataset* data, int64_t batch, const CalibMethodEntry& method,
                        std::filesystem::path model_path, Progress& progress)
     : data_(data),
-      batch_(batch > 0 ? batch : 32),
+      batch_(batch),
       method_(method),
       model_path_(std::move(model_path)),
       progress_(progress) {}
@@ -248,7 +249,7 @@ void Calibrator::calibrate(torch::jit::Module& observed) {
   for (auto& [key, obs] : observers) {
     obs.setattr("phase", int64_t{0});
     const ObservedStats& s = stats_.values.at(key);
-    Range r = method_.needs_histogram && s.histogram.counts.empty() ? minmax_range(s) : method_.range(s);
+    Range r = method_.range(s);
     QParams q = affine_qparams(r);
     obs.setattr("scale", torch::tensor({q.scale}, torch::kFloat32));
     obs.setattr("zero_point", torch::tensor({q.zero_point}, torch::kInt64));

@@ -1,9 +1,12 @@
 #pragma once
 // The torch side of lite quantize, shared by the scheme files and the torch unit tests. Not installed
 // and not included by the CLI (quantize.hpp is the public, torch-free header).
+#include <torch/csrc/jit/passes/quantization/quantization_type.h>
 #include <torch/script.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +20,10 @@
 #include "lite/quantize/plan.hpp"
 
 namespace lite::quantize {
+
+// The ops lite quantizes, by qualified name ("aten::conv2d"), with the layer kind each one is
+// ("Conv2d").
+const std::map<std::string, std::string>& layer_ops();
 
 // Convolution and linear layers of the model's forward (inlined), in execution order, one entry per
 // module (a module called twice, or from both branches of an `if`, is listed once). Layers whose
@@ -38,6 +45,8 @@ torch::jit::Module make_weight_observer(bool per_channel);
 // float (the tolerance search) needs no second pass over the data.
 class Calibrator {
  public:
+  // `data` may be null when preloaded statistics are to cover everything; `batch` (>= 1) samples per
+  // forward pass.
   Calibrator(const model::Dataset* data, int64_t batch, const CalibMethodEntry& method,
              std::filesystem::path model_path, Progress& progress);
 
@@ -76,6 +85,17 @@ struct BuildContext {
 using QConfigPair = std::tuple<torch::jit::Module, torch::jit::Module>;
 std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(const Plan& plan,
                                                                               const QConfigPair& qconfig);
+
+// Graph-mode int8 (static and dynamic), the torch::jit passes behind Python's quantize_jit: the source
+// model cloned with batch norms folded, observers inserted by the plan's qconfig dict (int8 symmetric
+// weights, per output channel unless the engine is qnnpack), `calibrate` run on the observed module
+// (static), quantize/dequantize pairs inserted, then Finalize. Records the weight scheme in ctx.details.
+torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type,
+                                   const std::function<void(torch::jit::Module& observed)>& calibrate = {});
+
+// Bytes of a layer with int8 weights, a float scale and an int64 zero point per output channel, and
+// a float bias (graph-mode int8).
+uint64_t int8_layer_bytes(const LayerInfo& layer);
 
 // Linear layers with fewer multiply-accumulates per sample than this stay float in the int8 modes:
 // a onednn quantized::linear call costs about 15 us here whatever its size (17 us for the CNN's

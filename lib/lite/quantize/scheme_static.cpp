@@ -34,6 +34,26 @@ std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(co
   return dict;
 }
 
+torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type,
+                                   const std::function<void(torch::jit::Module& observed)>& calibrate) {
+  torch::NoGradGuard no_grad;
+  const bool per_channel = ctx.plan.engine != "qnnpack";
+  torch::jit::Module m = ctx.source.module.clone();
+  m.eval();
+  m = torch::jit::FoldConvBatchNorm(m);
+  auto dict = make_qconfig_dict(ctx.plan, {make_activation_observer(), make_weight_observer(per_channel)});
+  torch::jit::Module observed = torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false, type);
+  if (calibrate) calibrate(observed);
+  observed = torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false, type);
+  ctx.details["weights"] = per_channel ? "int8 symmetric, per output channel" : "int8 symmetric, per tensor";
+  return torch::jit::Finalize(observed, type, {});
+}
+
+uint64_t int8_layer_bytes(const LayerInfo& l) {
+  uint64_t channels = l.weight_shape.empty() ? 1 : static_cast<uint64_t>(l.weight_shape[0]);
+  return l.weight_elements() + channels * 12 + 4 * static_cast<uint64_t>(l.bias);
+}
+
 std::string small_layer_reason(const LayerInfo& l) {
   if (l.kind != "Linear" || l.weight_elements() >= kSmallLayerMacs) return {};
   return "small: " + std::to_string(l.weight_elements()) + " MACs per sample, below what an int8 call costs";
@@ -63,32 +83,18 @@ class StaticScheme final : public Scheme {
     return {};
   }
   std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
-  uint64_t layer_bytes(const LayerInfo& l) const override {
-    // int8 weights, a float scale and an int64 zero point per output channel, float bias.
-    uint64_t channels = l.weight_shape.empty() ? 1 : static_cast<uint64_t>(l.weight_shape[0]);
-    return l.weight_elements() + channels * 12 + 4 * static_cast<uint64_t>(l.bias);
-  }
+  uint64_t layer_bytes(const LayerInfo& l) const override { return int8_layer_bytes(l); }
   bool needs_calibration() const override { return true; }
 
   void build(BuildContext& ctx) const override {
     if (!ctx.calibrator) throw InternalError("static mode built without calibration");
     torch::NoGradGuard no_grad;
-    const bool per_channel = ctx.plan.engine != "qnnpack";
-    torch::jit::Module m = ctx.source.module.clone();
-    m.eval();
-    m = torch::jit::FoldConvBatchNorm(m);
-    auto dict = make_qconfig_dict(ctx.plan, {make_activation_observer(), make_weight_observer(per_channel)});
-    torch::jit::Module observed =
-        torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false, torch::jit::QuantType::STATIC);
-    ctx.calibrator->calibrate(observed);
-    observed = torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false,
-                                              torch::jit::QuantType::STATIC);
-    torch::jit::Module q = torch::jit::Finalize(observed, torch::jit::QuantType::STATIC, {});
+    torch::jit::Module q = graph_mode_int8(ctx, torch::jit::QuantType::STATIC,
+                                           [&](torch::jit::Module& observed) { ctx.calibrator->calibrate(observed); });
     auto graph = q.get_method("forward").graph();
     torch::jit::ConstantPropagation(graph);
     torch::jit::EliminateDeadCode(graph);
     auto passes = optimize_int8_graph(q);
-    ctx.details["weights"] = per_channel ? "int8 symmetric, per output channel" : "int8 symmetric, per tensor";
     ctx.details["activations"] = "uint8 affine, per tensor";
     ctx.details["quantized_ops"] = count_quantized_ops(q);
     ctx.details["lite_passes"] = passes;

@@ -155,6 +155,19 @@ TEST_CASE("the method table drives parsing and suggestions") {
   CHECK(find_calib_method("mse").needs_histogram);
 }
 
+TEST_CASE("statistics without a histogram get the min-max range from every method") {
+  // A min-max run or a --calib-stats file records no histograms; the callers rely on this.
+  ObservedStats s;
+  s.min = -1.5;
+  s.max = 7.25;
+  for (const auto& m : calib_methods()) {
+    CAPTURE(m.name);
+    Range r = m.range(s);
+    CHECK(r.lo == s.min);
+    CHECK(r.hi == s.max);
+  }
+}
+
 TEST_CASE("shrink windows run from the whole range towards zero") {
   Histogram h = Histogram::of(laplace(1000), 100);
   auto windows = shrink_windows(h, 10, 50);

@@ -135,6 +135,48 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   CHECK(torch::equal(run(reloaded, x), out));
 }
 
+TEST_CASE("a weight read inside an `if` gets its qparams when the calibration statistics are reused") {
+  // Functional code reading the weight in a branch: InsertObservers puts its observer in that block.
+  lite::select_quantized_engine("onednn");
+  torch::manual_seed(11);
+  torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Branchy")};
+  m.register_parameter("w", torch::randn({16, 8}), /*is_buffer=*/false);
+  m.register_parameter("b", torch::randn({16}), /*is_buffer=*/false);
+  m.register_attribute("wide", c10::BoolType::get(), true);
+  m.define(R"JIT(
+def forward(self, x: Tensor) -> Tensor:
+    if self.wide:
+        y = torch.linear(x, self.w, self.b)
+    else:
+        y = torch.cat([x, x], 1)
+    return torch.relu(y)
+)JIT");
+  m.eval();
+  lite::model::LoadedModel source;
+  source.module = m;
+  source.path = "branchy.pt";
+  auto layers = find_layers(source.module);
+  REQUIRE(layers.size() == 1);
+  CHECK(layers[0].name == "w");
+  lite::model::Dataset data{torch::randn({32, 8}), std::nullopt, "branchy data"};
+  Plan plan = make_plan(layers, find_mode("static"), "onednn", {}, {}, {}, 0);
+  const auto& method = find_calib_method("minmax");
+
+  Calibrator calibrated(&data, 16, method, source.path, lite::no_progress());
+  BuildContext first{source, plan, &calibrated, {}, nlohmann::json::object()};
+  static_scheme().build(first);
+  CHECK(calibrated.passes() == 1);
+
+  // No data: every value is covered by the statistics, so only the weight observers run.
+  Calibrator reused(nullptr, 16, method, source.path, lite::no_progress());
+  reused.preload(calibrated.stats());
+  BuildContext second{source, plan, &reused, {}, nlohmann::json::object()};
+  static_scheme().build(second);
+  CHECK(reused.passes() == 0);
+  CHECK(second.details["quantized_ops"] == first.details["quantized_ops"]);
+  CHECK(torch::equal(run(second.result, data.x), run(first.result, data.x)));
+}
+
 TEST_CASE("every frozen-graph scheme stays close to float and keeps the output shape") {
   auto model = cnn();
   auto layers = find_layers(model.module);
