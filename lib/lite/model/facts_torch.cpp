@@ -12,24 +12,6 @@ namespace lite::model {
 
 namespace {
 
-std::string dtype_name(const torch::Tensor& t) {
-  switch (t.scalar_type()) {
-    case torch::kFloat32: return "float32";
-    case torch::kFloat16: return "float16";
-    case torch::kBFloat16: return "bfloat16";
-    case torch::kFloat64: return "float64";
-    case torch::kQInt8: return "qint8";
-    case torch::kQUInt8: return "quint8";
-    case torch::kQInt32: return "qint32";
-    case torch::kInt8: return "int8";
-    case torch::kUInt8: return "uint8";
-    case torch::kInt32: return "int32";
-    case torch::kInt64: return "int64";
-    case torch::kBool: return "bool";
-    default: return c10::toString(t.scalar_type());
-  }
-}
-
 // Collects every tensor reachable from an IValue, including the weights inside quantized packed
 // parameter objects (reached through their __getstate__ method).
 struct TensorCollector {
@@ -42,7 +24,7 @@ struct TensorCollector {
     const void* key = t.storage().data();
     if (t.numel() == 0 || !seen.insert(key).second) return;
     facts.tensor_bytes += t.numel() * t.element_size();
-    facts.elements_by_dtype[dtype_name(t)] += t.numel();
+    facts.elements_by_dtype[dtype_name(t.scalar_type())] += t.numel();
     if (count_as_parameters) facts.parameters += t.numel();
   }
 

@@ -1,5 +1,7 @@
 #include "lite/model/inputs.hpp"
 
+#include <algorithm>
+
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_errors.hpp"
@@ -8,28 +10,31 @@ namespace fs = std::filesystem;
 
 namespace lite::model {
 
+namespace {
+// lite's names of the scalar types, for --input and for every report.
+const std::pair<const char*, torch::ScalarType> kDtypes[] = {
+    {"float32", torch::kFloat32}, {"float16", torch::kFloat16}, {"bfloat16", torch::kBFloat16},
+    {"float64", torch::kFloat64}, {"int64", torch::kInt64},     {"int32", torch::kInt32},
+    {"int8", torch::kInt8},       {"uint8", torch::kUInt8},     {"bool", torch::kBool},
+    {"qint8", torch::kQInt8},     {"quint8", torch::kQUInt8},   {"qint32", torch::kQInt32},
+};
+}  // namespace
+
+std::string dtype_name(torch::ScalarType t) {
+  for (const auto& [name, type] : kDtypes)
+    if (type == t) return name;
+  return c10::toString(t);
+}
+
 torch::ScalarType scalar_type_of(const std::string& dtype) {
-  if (dtype == "float32") return torch::kFloat32;
-  if (dtype == "float16") return torch::kFloat16;
-  if (dtype == "bfloat16") return torch::kBFloat16;
-  if (dtype == "int64") return torch::kInt64;
-  if (dtype == "int32") return torch::kInt32;
-  if (dtype == "uint8") return torch::kUInt8;
-  throw UsageError(unknown_name_message("dtype", dtype, input_dtypes()));
+  const auto& accepted = input_dtypes();  // the dtypes --input takes, a subset of kDtypes
+  if (std::find(accepted.begin(), accepted.end(), dtype) != accepted.end())
+    for (const auto& [name, type] : kDtypes)
+      if (dtype == name) return type;
+  throw UsageError(unknown_name_message("dtype", dtype, accepted));
 }
 
 namespace {
-std::string dtype_name(torch::ScalarType t) {
-  switch (t) {
-    case torch::kFloat32: return "float32";
-    case torch::kFloat16: return "float16";
-    case torch::kBFloat16: return "bfloat16";
-    case torch::kInt64: return "int64";
-    case torch::kInt32: return "int32";
-    case torch::kUInt8: return "uint8";
-    default: return c10::toString(t);
-  }
-}
 }  // namespace
 
 torch::Tensor fit_batch(torch::Tensor x, int64_t batch) {

@@ -35,7 +35,10 @@ std::vector<InputSpec> describe_inputs(const std::vector<torch::Tensor>& inputs)
 // Seeded random tensor for a spec: standard normal for floating types, [0, 10) for integers.
 torch::Tensor random_input(const InputSpec& spec, uint64_t seed);
 
+// "float32" <-> torch::kFloat32, for the dtypes --input takes (UsageError otherwise) and for reports
+// (any scalar type; c10's name for the ones lite has no name for).
 torch::ScalarType scalar_type_of(const std::string& dtype);
+std::string dtype_name(torch::ScalarType type);
 
 // module.forward(inputs); a libtorch failure becomes InputError("<model>: forward failed on input
 // 1x3x224x224: <reason>; pass --input with the shape and dtype the model expects").
