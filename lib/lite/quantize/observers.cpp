@@ -98,17 +98,37 @@ void for_each_child_call(const torch::jit::Module& observed, const ChildCallVisi
   }
 }
 
+// The name part of an observed value's key. Values of the method's top-level block keep their debug
+// name, which is the same in every build. Inside an `if` or a loop, InsertObservers (PyTorch 1.13)
+// renames a variable in a different order on each build (y.2 in one, y.6 in the next), so such a
+// value is named by where the source computes it: "y@3:12" (line:column of the producing expression).
+std::string value_name(const torch::jit::Value* v) {
+  const torch::jit::Node* producer = v->node();
+  const auto& source = producer->sourceRange().source();
+  if (producer->owningBlock() == v->owningGraph()->block() || producer->kind() == c10::prim::Param || !source)
+    return v->debugName();
+  const size_t offset = producer->sourceRange().start();
+  const size_t line = source->lineno_for_offset(offset);
+  const std::string base = v->hasDebugName() ? v->debugNameBase() : "";
+  return base + "@" + std::to_string(line + 1) + ":" + std::to_string(offset - source->offset_for_line(line) + 1);
+}
+
 // Activation observers of an observed module, each with the key of the value it observes:
-// "<module path>:<value name>", found from the prim::CallMethod that calls it.
+// "<module path>:<value name>", found from the prim::CallMethod that calls it. Two values computed by
+// the same expression (an inlined function called twice) get "#2", "#3", ... in graph order.
 std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(const torch::jit::Module& observed) {
   std::vector<std::pair<std::string, torch::jit::Module>> found;
-  std::set<std::string> keys;
+  std::map<const torch::jit::Value*, std::string> key_of;
+  std::map<std::string, int> uses;
   for_each_child_call(observed, [&](const torch::jit::NameModule& owner, const torch::jit::Method& method,
                                     torch::jit::Node* call, const torch::jit::Module& child) {
     if (!is_activation_observer(child)) return;
-    std::string key =
-        owner.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") + call->input(1)->debugName();
-    if (keys.insert(key).second) found.emplace_back(key, child);
+    const torch::jit::Value* value = call->input(1);
+    if (key_of.count(value)) return;  // one observer per value
+    std::string key = owner.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") + value_name(value);
+    if (int n = ++uses[key]; n > 1) key += "#" + std::to_string(n);
+    key_of[value] = key;
+    found.emplace_back(key, child);
   });
   return found;
 }
@@ -170,7 +190,9 @@ Calibrator::Calibrator(const model::Dataset* data, int64_t batch, const CalibMet
       batch_(batch),
       method_(method),
       model_path_(std::move(model_path)),
-      progress_(progress) {}
+      progress_(progress) {
+  if (batch_ < 1) throw InternalError("Calibrator needs a batch of at least 1 sample");  // else no progress
+}
 
 void Calibrator::preload(CalibrationStats stats) { stats_ = std::move(stats); }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <torch/script.h>
 
+#include "../torch_fixtures.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/model/dataset.hpp"
 #include "lite/model/load.hpp"
@@ -13,12 +14,10 @@ using namespace lite::quantize;
 
 namespace {
 
-const std::string kData = std::string(LITE_SOURCE_DIR) + "/data/";
-
-lite::model::LoadedModel cnn() { return lite::model::load_model(kData + "fmnist_cnn.pt"); }
+lite::model::LoadedModel cnn() { return lite::model::load_model(lite::test::bundled_model()); }
 
 lite::model::Dataset samples(int64_t n) {
-  return lite::model::take_first(lite::model::load_dataset(kData + "fmnist_eval.pt"), n);
+  return lite::model::take_first(lite::model::load_dataset(lite::test::bundled_eval()), n);
 }
 
 torch::Tensor run(torch::jit::Module& m, const torch::Tensor& x) {
@@ -135,8 +134,10 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   CHECK(torch::equal(run(reloaded, x), out));
 }
 
-TEST_CASE("a weight read inside an `if` gets its qparams when the calibration statistics are reused") {
+TEST_CASE("values and weights inside an `if` get their qparams when the calibration statistics are reused") {
   // Functional code reading the weight in a branch: InsertObservers puts its observer in that block.
+  // The variable assigned in the branch gets a different debug name in each build (y.2, y.6): its
+  // statistics must still be found again (keyed by source position).
   lite::select_quantized_engine("onednn");
   torch::manual_seed(11);
   torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Branchy")};
@@ -166,6 +167,9 @@ def forward(self, x: Tensor) -> Tensor:
   BuildContext first{source, plan, &calibrated, {}, nlohmann::json::object()};
   static_scheme().build(first);
   CHECK(calibrated.passes() == 1);
+  bool keyed_by_position = false;  // the branch's y, e.g. ":y@4:13"
+  for (const auto& [key, stats] : calibrated.stats().values) keyed_by_position |= key.rfind(":y@", 0) == 0;
+  CHECK(keyed_by_position);
 
   // No data: every value is covered by the statistics, so only the weight observers run.
   Calibrator reused(nullptr, 16, method, source.path, lite::no_progress());
