@@ -118,16 +118,18 @@ std::string value_name(const torch::jit::Value* v) {
 // the same expression (an inlined function called twice) get "#2", "#3", ... in graph order.
 std::vector<std::pair<std::string, torch::jit::Module>> activation_observers(const torch::jit::Module& observed) {
   std::vector<std::pair<std::string, torch::jit::Module>> found;
-  std::map<const torch::jit::Value*, std::string> key_of;
+  // Instances of one module class share its method graphs, so a value is identified by the module
+  // path and method it is seen in as well as by the graph value.
+  std::set<std::pair<std::string, const torch::jit::Value*>> seen;
   std::map<std::string, int> uses;
   for_each_child_call(observed, [&](const torch::jit::NameModule& owner, const torch::jit::Method& method,
                                     torch::jit::Node* call, const torch::jit::Module& child) {
     if (!is_activation_observer(child)) return;
     const torch::jit::Value* value = call->input(1);
-    if (key_of.count(value)) return;  // one observer per value
-    std::string key = owner.name + ":" + (method.name() == "forward" ? "" : method.name() + "/") + value_name(value);
+    const std::string scope = owner.name + ":" + (method.name() == "forward" ? "" : method.name() + "/");
+    if (!seen.emplace(scope, value).second) return;  // one entry per observed value
+    std::string key = scope + value_name(value);
     if (int n = ++uses[key]; n > 1) key += "#" + std::to_string(n);
-    key_of[value] = key;
     found.emplace_back(key, child);
   });
   return found;
