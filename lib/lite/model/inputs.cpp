@@ -34,9 +34,6 @@ torch::ScalarType scalar_type_of(const std::string& dtype) {
   throw UsageError(unknown_name_message("dtype", dtype, accepted));
 }
 
-namespace {
-}  // namespace
-
 torch::Tensor fit_batch(torch::Tensor x, int64_t batch) {
   if (batch <= 0 || x.dim() == 0 || x.size(0) == batch) return x;
   // No samples to repeat: narrow throws (start + length exceeds the dimension).

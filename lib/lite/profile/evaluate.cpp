@@ -6,6 +6,14 @@
 
 namespace lite::profile {
 
+torch::Tensor forward_float(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
+                            const std::filesystem::path& model_path) {
+  torch::NoGradGuard no_grad;
+  return model::primary_output(model::run_forward(module, inputs, model_path), model_path)
+      .dequantize()
+      .to(torch::kFloat32);
+}
+
 torch::Tensor predict(torch::jit::Module& module, const model::Dataset& data, int64_t batch,
                       const std::filesystem::path& model_path, Progress& progress) {
   if (batch <= 0) batch = 64;
@@ -15,8 +23,7 @@ torch::Tensor predict(torch::jit::Module& module, const model::Dataset& data, in
   for (int64_t begin = 0; begin < data.size(); begin += batch) {
     throw_if_interrupted();
     auto [x, y] = model::batch_of(data, begin, batch);
-    auto out = model::primary_output(model::run_forward(module, {x}, model_path), model_path);
-    outputs.push_back(out.dequantize().to(torch::kFloat32));
+    outputs.push_back(forward_float(module, {x}, model_path));
     phase.advance(static_cast<uint64_t>(x.size(0)));
   }
   return torch::cat(outputs, 0);

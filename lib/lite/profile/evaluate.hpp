@@ -11,6 +11,11 @@
 
 namespace lite::profile {
 
+// One forward on `inputs`: the primary output (model::primary_output), dequantized, as float32. Runs
+// under NoGradGuard.
+torch::Tensor forward_float(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
+                            const std::filesystem::path& model_path);
+
 // Forward over all samples of `data` in batches; returns the outputs concatenated along dim 0 as
 // float32. Runs under NoGradGuard.
 torch::Tensor predict(torch::jit::Module& module, const model::Dataset& data, int64_t batch,

@@ -194,15 +194,9 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   }
   if (eval || loaded.size() == 2) {
     for (auto& l : loaded) {
-      torch::Tensor out;
-      if (on_profiled_inputs) {
-        torch::NoGradGuard no_grad;
-        out = model::primary_output(model::run_forward(l.model.module, inputs, l.model.path), l.model.path)
-                  .dequantize()
-                  .to(torch::kFloat32);
-      } else {
-        out = predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch, l.model.path, progress);
-      }
+      torch::Tensor out = on_profiled_inputs ? forward_float(l.model.module, inputs, l.model.path)
+                                             : predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch,
+                                                       l.model.path, progress);
       if (eval && eval->has_labels()) l.profile.accuracy = top1_accuracy(out, *eval->y);
       outputs.push_back(out);
     }

@@ -92,11 +92,7 @@ struct Context {
 // The outputs quality is judged by: predictions over the quality data, or one forward on the random
 // inputs of a model with several inputs. Float reference and candidates go through here alike.
 torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, Progress& progress) {
-  torch::NoGradGuard no_grad;
-  if (!c.quality_inputs.empty())
-    return model::primary_output(model::run_forward(m, c.quality_inputs, c.source.path), c.source.path)
-        .dequantize()
-        .to(torch::kFloat32);
+  if (!c.quality_inputs.empty()) return profile::forward_float(m, c.quality_inputs, c.source.path);
   return profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
 }
 
