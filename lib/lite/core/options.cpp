@@ -1,0 +1,108 @@
+// OptionError, OptionReader and the shared value rules of the options pattern (see options.hpp).
+#include "lite/core/options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "lite/core/text.hpp"
+
+namespace lite {
+
+namespace {
+
+std::string option_message(const std::string& key, const std::string& problem, const std::string& fix) {
+  return describe_problem(key, problem, fix);
+}
+
+const char* type_name(const nlohmann::json& value) {
+  if (value.is_boolean()) return "a boolean";
+  if (value.is_number_integer()) return "an integer";
+  if (value.is_number()) return "a number";
+  if (value.is_string()) return "a string";
+  if (value.is_array()) return "an array";
+  if (value.is_object()) return "an object";
+  return "null";
+}
+
+}  // namespace
+
+OptionError::OptionError(std::string key, std::string problem, std::string fix)
+    : Error(ErrorKind::usage, option_message(key, problem, fix)),
+      key_(std::move(key)),
+      problem_(std::move(problem)),
+      fix_(std::move(fix)) {}
+
+OptionError OptionError::prefixed(const std::string& prefix) const { return OptionError(prefix + key_, problem_, fix_); }
+
+OptionReader::OptionReader(const nlohmann::json& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {
+  if (!object_.is_object()) {
+    std::string where = prefix_.empty() ? "options" : prefix_.substr(0, prefix_.size() - 1);
+    throw OptionError(where, std::string("expected an object of options, got ") + type_name(object_));
+  }
+}
+
+void OptionReader::check_type(const std::string& key, const nlohmann::json& value, Type type) const {
+  bool ok = true;
+  const char* expected = "";
+  switch (type) {
+    case Type::any: return;
+    case Type::boolean: ok = value.is_boolean(); expected = "true or false"; break;
+    case Type::integer: ok = value.is_number_integer(); expected = "an integer"; break;
+    case Type::number: ok = value.is_number(); expected = "a number"; break;
+    case Type::string: ok = value.is_string(); expected = "a string"; break;
+    case Type::array: ok = value.is_array(); expected = "an array"; break;
+    case Type::object: ok = value.is_object(); expected = "an object"; break;
+  }
+  if (!ok)
+    throw OptionError(prefix_ + key, fmt::format("expected {}, got {} ({})", expected, type_name(value), value.dump()));
+}
+
+void OptionReader::finish() const {
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+    std::string problem = fmt::format("unknown option '{}'", it.key());
+    if (auto m = closest_match(it.key(), known_)) problem += fmt::format("; did you mean '{}'?", *m);
+    throw OptionError(prefix_ + it.key(), problem, "valid keys: " + join(known_, ", "));
+  }
+}
+
+namespace option_rules {
+
+void finite(const std::string& key, double value) {
+  if (!std::isfinite(value)) throw OptionError(key, fmt::format("must be a finite number, got {}", value));
+}
+
+void at_least(const std::string& key, double value, double minimum, const std::string& fix) {
+  finite(key, value);
+  if (value < minimum) throw OptionError(key, fmt::format("must be at least {}, got {}", minimum, value), fix);
+}
+
+void at_most(const std::string& key, double value, double maximum, const std::string& fix) {
+  finite(key, value);
+  if (value > maximum) throw OptionError(key, fmt::format("must be at most {}, got {}", maximum, value), fix);
+}
+
+void in_range(const std::string& key, double value, double low, double high, const std::string& fix) {
+  finite(key, value);
+  if (value < low || value > high)
+    throw OptionError(key, fmt::format("must be between {} and {}, got {}", low, high, value), fix);
+}
+
+void not_empty(const std::string& key, const std::string& value, const std::string& fix) {
+  if (value.empty()) throw OptionError(key, "is required", fix);
+}
+
+int max_threads() { return 4 * int(std::max(1u, std::thread::hardware_concurrency())); }
+
+void thread_count(const std::string& key, int threads) {
+  if (threads < 0 || threads > max_threads())
+    throw OptionError(key, fmt::format("must be between 0 (the default) and {} (4x this machine's {} cores), got {}",
+                                       max_threads(), max_threads() / 4, threads),
+                      "more threads than cores only adds contention");
+}
+
+}  // namespace option_rules
+
+}  // namespace lite

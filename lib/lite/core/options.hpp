@@ -1,0 +1,117 @@
+#pragma once
+// The one options pattern every verb follows (profile, quantize, cache-sim, prune, distill, run):
+//
+//   struct <Verb>Options { ...fields, defaults as member initializers... };   lib/lite/<verb>/options.hpp
+//   void to_json(nlohmann::json&, const <Verb>Options&);        every key: --dump-config, reports, recipes
+//   void from_json(const nlohmann::json&, <Verb>Options&);      through OptionReader: unknown keys and wrong
+//                                                               types are OptionErrors naming the key
+//   void validate(const <Verb>Options&);                        value rules: OptionError naming the key
+//   <Verb>Result run(const <Verb>Options&, Progress&);          never prints, never exits; Gates in the result
+//
+// The library speaks option keys (snake_case, "calib_method"); only the CLI words them as flags
+// ("--calib-method") when it prints an OptionError, so a recipe step, --config file and command line
+// share one vocabulary and one set of checks.
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/error.hpp"
+
+namespace lite {
+
+// A bad option value. `key` is the option's key path ("calib_method", "timing.warmup",
+// "steps[2].quantize.mode"); what() is "KEY: PROBLEM; FIX", which the CLI rewrites with the flag name.
+class OptionError : public Error {
+ public:
+  OptionError(std::string key, std::string problem, std::string fix = {});
+  const std::string& key() const { return key_; }
+  const std::string& problem() const { return problem_; }
+  const std::string& fix() const { return fix_; }
+  // The same error under a longer key path (a recipe step prefixes "steps[2].quantize.").
+  OptionError prefixed(const std::string& prefix) const;
+
+ private:
+  std::string key_, problem_, fix_;
+};
+
+// Reads a JSON object into an options struct key by key. Keys that are absent keep the struct's default;
+// a wrong type is an OptionError naming the key and the expected type; finish() rejects every key that
+// was never read, with "did you mean" and the list of valid keys.
+class OptionReader {
+ public:
+  OptionReader(const nlohmann::json& object, std::string prefix = {});
+
+  template <class T>
+  OptionReader& read(const std::string& key, T& field) {
+    known_.push_back(key);
+    auto it = object_.find(key);
+    if (it == object_.end()) return *this;
+    assign(key, *it, field);
+    return *this;
+  }
+
+  // A nested object read by its own from_json (which may use a nested reader with prefix_for(key)).
+  std::string prefix_for(const std::string& key) const { return prefix_ + key + "."; }
+  const std::string& prefix() const { return prefix_; }
+
+  // Throws for keys that no read() asked for.
+  void finish() const;
+
+ private:
+  template <class T>
+  void assign(const std::string& key, const nlohmann::json& value, std::optional<T>& field) {
+    if (value.is_null()) {
+      field.reset();
+      return;
+    }
+    T inner{};
+    assign(key, value, inner);
+    field = std::move(inner);
+  }
+  template <class T>
+  void assign(const std::string& key, const nlohmann::json& value, T& field) {
+    check_type(key, value, expected_type<T>());
+    try {
+      field = value.get<T>();
+    } catch (const OptionError& e) {
+      throw e.prefixed(prefix_ + key + ".");
+    } catch (const Error& e) {
+      throw OptionError(prefix_ + key, first_line(e.what()));
+    } catch (const std::exception& e) {
+      throw OptionError(prefix_ + key, std::string("cannot be read: ") + first_line(e.what()));
+    }
+  }
+
+  enum class Type { any, boolean, integer, number, string, array, object };
+  template <class T>
+  static constexpr Type expected_type() {
+    if constexpr (std::is_same_v<T, bool>) return Type::boolean;
+    else if constexpr (std::is_integral_v<T>) return Type::integer;
+    else if constexpr (std::is_floating_point_v<T>) return Type::number;
+    else if constexpr (std::is_same_v<T, std::string>) return Type::string;
+    else return Type::any;
+  }
+  void check_type(const std::string& key, const nlohmann::json& value, Type type) const;
+
+  const nlohmann::json& object_;
+  std::string prefix_;
+  std::vector<std::string> known_;
+};
+
+// Value rules shared by every verb's validate(); each throws OptionError(key, ...).
+namespace option_rules {
+void at_least(const std::string& key, double value, double minimum, const std::string& fix = {});
+void at_most(const std::string& key, double value, double maximum, const std::string& fix = {});
+void finite(const std::string& key, double value);
+void in_range(const std::string& key, double value, double low, double high, const std::string& fix = {});
+void not_empty(const std::string& key, const std::string& value, const std::string& fix = {});
+// Intra-op threads: 0 (libtorch's default) up to 4x the machine's cores.
+void thread_count(const std::string& key, int threads);
+int max_threads();
+}  // namespace option_rules
+
+}  // namespace lite
