@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,24 @@ void remember_command_line(int argc, char** argv) {
 }
 
 const std::string& command_line() { return g_command_line; }
+
+namespace {
+std::map<std::string, std::string>& flag_names() {
+  static std::map<std::string, std::string> names;
+  return names;
+}
+}  // namespace
+
+void name_flag(const std::string& key, const std::string& flag) { flag_names()[key] = flag; }
+
+std::string flag_for_key(const std::string& key) {
+  if (auto it = flag_names().find(key); it != flag_names().end()) return it->second;
+  if (key.empty() || key.find_first_of(".[") != std::string::npos) return key;
+  std::string flag = "--" + key;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
 
 int report_unavailable(const char* name, const char* plan) {
   std::fprintf(stderr, "lite %s: error: %s: not part of this build yet (%s); see README.md \"Subcommands\"\n", name,

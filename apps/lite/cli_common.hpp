@@ -34,6 +34,13 @@ void print_report(const report::Report& report, const OutputOptions& options);
 void remember_command_line(int argc, char** argv);
 const std::string& command_line();
 
+// The library names options by key ("calib_method"); the CLI words them as flags. The default is "--" + the
+// key with '_' -> '-' ("--calib-method"); a subcommand names the exceptions when it binds them
+// (name_flag("models", "MODEL"), name_flag("timing.warmup", "--warmup")). A key path with '.' or '[' and no
+// flag of its own (a recipe's "steps[2].quantize.mode") is printed as it is.
+void name_flag(const std::string& key, const std::string& flag);
+std::string flag_for_key(const std::string& key);
+
 // Subcommands that are planned but not part of this build: they say so and exit 2.
 int report_unavailable(const char* name, const char* plan);
 

@@ -1,9 +1,8 @@
-// lite profile MODEL [MODEL_B]: flags -> ProfileOptions -> lite::profile::run -> report printer.
+// lite profile MODEL [MODEL_B]: flags bound straight onto profile::ProfileOptions -> validate -> run -> printer.
 #include <CLI/CLI.hpp>
 
 #include "cli_common.hpp"
 #include "command.hpp"
-#include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/profile.hpp"
@@ -13,11 +12,15 @@ namespace lite::cli {
 Runner setup_profile(CLI::App& app) {
   struct State {
     profile::ProfileOptions options;
-    std::vector<std::string> input_specs;
+    std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
     OutputOptions output;
   };
   auto s = std::make_shared<State>();
   auto& o = s->options;
+  name_flag("models", "MODEL");
+  name_flag("inputs", "--input");
+  name_flag("input_files", "--input-file");
+  name_flag("duration_s", "--duration");
   app.description(
       "Measure a TorchScript model: cold start, steady-state latency percentiles, throughput, memory, per-op cost "
       "(--ops), latency under Poisson load (--qps), accuracy (--eval). With two models, time them interleaved on the "
@@ -27,13 +30,12 @@ Runner setup_profile(CLI::App& app) {
       ->group("Inputs");
   app.add_option("--input-file", o.input_files, "Input tensor file (torch.save tensor, .npy); repeat per input")
       ->group("Inputs");
-  auto* batch =
-      app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
+  app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
   app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs");
-  app.add_option("--warmup", o.timing.warmup, "Untimed warm-up iterations (default 20)")->group("Timing");
-  auto* iters = app.add_option("--iterations", o.timing.iterations, "Timed iterations (default: run for --duration)")
+  app.add_option("--warmup", o.warmup, "Untimed warm-up iterations (default 20)")->group("Timing");
+  auto* iters = app.add_option("--iterations", o.iterations, "Timed iterations (default: run for --duration)")
                     ->group("Timing");
-  app.add_option("--duration", o.timing.duration_s, "Seconds of timed iterations when --iterations is not given (default 2)")
+  app.add_option("--duration", o.duration_s, "Seconds of timed iterations when --iterations is not given (default 2)")
       ->group("Timing")
       ->excludes(iters);
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)")->group("Timing");
@@ -42,11 +44,11 @@ Runner setup_profile(CLI::App& app) {
   app.add_flag("--ops", o.ops, "Per-operator and per-module breakdown of self time")->group("Analysis");
   app.add_option("--top", o.top, "Rows in the --ops tables (default 15)")->group("Analysis");
   app.add_option("--op-iterations", o.op_iterations, "Forwards profiled with --ops (default 20)")->group("Analysis");
-  app.add_option("--trace", o.trace_file, "Write a Chrome trace of the --ops iterations (chrome://tracing, Perfetto)")
+  app.add_option("--trace", o.trace, "Write a Chrome trace of the --ops iterations (chrome://tracing, Perfetto)")
       ->group("Analysis");
-  app.add_option("--eval", o.eval_file, "Data with labels for top-1 accuracy (torch.save dict, .npy, idx)")
+  app.add_option("--eval", o.eval, "Data with labels for top-1 accuracy (torch.save dict, .npy, idx)")
       ->group("Analysis");
-  app.add_option("--labels", o.labels_file, "Labels for --eval when they are a separate file (idx, .npy)")
+  app.add_option("--labels", o.labels, "Labels for --eval when they are a separate file (idx, .npy)")
       ->group("Analysis");
   app.add_option("--eval-batch", o.eval_batch, "Batch size for --eval (default 64)")->group("Analysis");
   app.add_option("--qps", o.qps, "Load mode: offered request rates, e.g. --qps 100,200,400")
@@ -55,17 +57,11 @@ Runner setup_profile(CLI::App& app) {
   app.add_option("--requests", o.requests, "Requests per --qps rate")->group("Load");
   add_output_flags(app, s->output);
 
-  return [s, batch, iters] {
+  return [s] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
-    // 0 means "not given" in ProfileOptions (keep the shapes; run for --duration): given explicitly it is an error.
-    if (batch->count() && o.batch < 1)
-      throw UsageError("--batch: must be at least 1; omit it to keep the model's input shapes");
-    if (iters->count() && o.timing.iterations < 1)
-      throw UsageError("--iterations: must be at least 1; omit it to run for --duration seconds");
-    // The trace is written after the run: a folder that does not exist fails now, not after the work.
-    if (!o.trace_file.empty() && o.ops) check_output_path(o.trace_file, {}, "--trace");
     for (const auto& text : s->input_specs) o.inputs.push_back(model::parse_input_spec(text));
+    profile::validate(o);
     auto progress = make_progress(s->output);
     auto result = profile::run(o, *progress);
     print_report(profile::to_report(result), s->output);

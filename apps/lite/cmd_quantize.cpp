@@ -2,8 +2,6 @@
 // --mode and --calib-method comes from the library's tables, so a new scheme or method shows up here
 // without touching this file.
 #include <CLI/CLI.hpp>
-#include <cmath>
-#include <limits>
 #include <memory>
 
 #include "cli_common.hpp"
@@ -20,10 +18,7 @@ namespace {
 struct QuantizeState {
   quantize::QuantizeOptions options;
   OutputOptions output;
-  std::string model, out, calib, calib_stats, eval, labels;
-  std::vector<std::string> inputs;
-  double tolerance = std::numeric_limits<double>::quiet_NaN();  // NaN: not given
-  bool no_calib_json = false;
+  std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
 };
 
 std::string mode_help() {
@@ -48,27 +43,33 @@ Runner setup_quantize(CLI::App& app) {
       "Quantize a TorchScript model and prove the gain: the artifact is measured against the frozen float model on "
       "this machine (size, latency at each --batch, accuracy or agreement). Exit 1 when it is slower (unless "
       "--allow-slower) or misses --tolerance; the artifact is still written.");
-  app.add_option("model", s->model, "TorchScript model file (.pt)")->required();
-  app.add_option("-o,--output", s->out, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
+  name_flag("model", "MODEL");
+  name_flag("inputs", "--input");
+  name_flag("batches", "--batch");
+  name_flag("duration_s", "--duration");
+  name_flag("write_calib_json", "--no-calib-json");
+  name_flag("output", "-o");
+  app.add_option("model", o.model, "TorchScript model file (.pt)")->required();
+  app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
   app.add_option("--mode", o.mode, mode_help());
-  app.add_option("--calib", s->calib,
+  app.add_option("--calib", o.calib,
                  "Calibration data for static mode (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
   app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib (default 256)");
   app.add_option("--calib-method", o.calib_method, calib_method_help());
-  app.add_option("--calib-stats", s->calib_stats,
+  app.add_option("--calib-stats", o.calib_stats,
                  "Reuse the calibration JSON of an earlier run (MODEL.int8.calib.json) instead of calibrating");
-  app.add_flag("--no-calib-json", s->no_calib_json, "Do not write the calibration JSON beside the artifact");
-  app.add_option("--eval", s->eval,
+  app.add_flag("--no-calib-json{false}", o.write_calib_json, "Do not write the calibration JSON beside the artifact");
+  app.add_option("--eval", o.eval,
                  "Evaluation data: with labels, top-1 accuracy before and after; without, agreement with float");
-  app.add_option("--labels", s->labels, "Labels for an idx --eval file (e.g. t10k-labels-idx1-ubyte.gz)");
-  app.add_option("--tolerance", s->tolerance,
+  app.add_option("--labels", o.labels, "Labels for an idx --eval file (e.g. t10k-labels-idx1-ubyte.gz)");
+  app.add_option("--tolerance", o.tolerance,
                  "Points of top-1 accuracy (or of top-1 agreement without labels) the result may lose; the most "
                  "sensitive layers stay float until it holds (auto mode: 1.0 by default)");
   app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable), e.g. 'features.0'");
   app.add_option("--only", o.only, "Quantize only layers matching this glob (repeatable)");
   app.add_option("--qengine", o.qengine,
                  "Quantized engine: onednn (default) or qnnpack; the consumer must select the same");
-  app.add_option("--input", s->inputs,
+  app.add_option("--input", s->input_specs,
                  "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced)");
   app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,64)")->delimiter(',');
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
@@ -83,20 +84,13 @@ Runner setup_quantize(CLI::App& app) {
   return [s] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
-    o.model = s->model;
-    o.output = s->out;
-    if (!s->calib.empty()) o.calib = s->calib;
-    if (!s->calib_stats.empty()) o.calib_stats = s->calib_stats;
-    if (!s->eval.empty()) o.eval = s->eval;
-    if (!s->labels.empty()) o.labels = s->labels;
-    if (!std::isnan(s->tolerance)) o.tolerance = s->tolerance;  // the library rejects negative values
-    o.write_calib_json = !s->no_calib_json;
-    for (const auto& spec : s->inputs) o.inputs.push_back(model::parse_input_spec(spec));
+    for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
     o.command_line = command_line();
+    quantize::validate(o);
     auto progress = make_progress(s->output);
     auto result = quantize::run(o, *progress);
     print_report(quantize::to_report(result), s->output);
-    return result.exit_status;
+    return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
   };
 }
 

@@ -1,8 +1,13 @@
 #pragma once
-// The subcommand table. Each cmd_<name>.cpp adds its flags to a CLI11 subcommand, filling a plain
-// options struct, and returns the function that runs it: call the library, print the result record,
-// return the exit code. main.cpp owns dispatch and the mapping of typed errors to exit codes.
+// The subcommand table, shared by the two executables that make up the `lite` command:
+//   lite        torch-free: dispatch, --help, --version, cache-sim. Starts in milliseconds.
+//   lite-torch  the verbs that need LibTorch (profile, quantize, prune, distill); `lite` execs it for them,
+//               so users type one command and torch-free work never pays for loading libtorch (~0.5 s, 150 MB).
+// Each cmd_<name>.cpp binds CLI11 flags straight onto its verb's options struct and returns the function
+// that runs it: validate, call the library, print the result record, return the exit code. cli_main.cpp
+// owns dispatch and the mapping of typed errors to exit codes.
 #include <functional>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -12,14 +17,27 @@ class App;
 namespace lite::cli {
 
 using Runner = std::function<int()>;
+using Setup = Runner (*)(CLI::App& subcommand);
 
 struct Command {
   const char* name;
-  const char* summary;
-  Runner (*setup)(CLI::App& subcommand);
+  const char* summary;  // one line, shown by `lite --help`
+  bool needs_torch;     // runs inside lite-torch
 };
 
+// Every subcommand, in the order `lite --help` lists them.
 const std::vector<Command>& commands();
+const Command* find_command(std::string_view name);
+
+// The subcommands this executable runs itself, by name: each binary links its own list (setups_*.cpp).
+struct SetupEntry {
+  const char* name;
+  Setup setup;
+};
+const std::vector<SetupEntry>& local_setups();
+
+// Parses argv for the subcommands this executable runs and runs the chosen one; maps errors to exit codes.
+int run_cli(int argc, char** argv);
 
 Runner setup_profile(CLI::App& app);
 Runner setup_quantize(CLI::App& app);

@@ -1,7 +1,9 @@
 """The CLI's own surface: help, version, unknown subcommands, planned subcommands."""
+import pathlib
 import unittest
 
-from litetest import DATA, LiteTestCase, interrupt_lite, run_lite
+
+from litetest import DATA, LITE, LiteTestCase, interrupt_lite, run_lite
 
 
 class CliBasics(LiteTestCase):
@@ -11,12 +13,34 @@ class CliBasics(LiteTestCase):
         for name in ["profile", "quantize", "prune", "distill", "cache-sim"]:
             self.assertIn(name, r.stdout)
 
+    def test_help_lists_one_line_per_subcommand(self):
+        r = run_lite("--help")
+        self.assertEqual(r.returncode, 0)
+        lines = [l for l in r.stdout.splitlines() if l.strip().startswith("cache-sim")]
+        self.assertEqual(len(lines), 1, r.stdout)
+        self.assertIn("recommend a size", lines[0])
+        # the subcommand's own paragraph belongs to 'lite cache-sim --help', not to the overview
+        self.assertNotIn("byte miss ratio and request latency", r.stdout)
+        self.assertIn("byte miss ratio and request latency", run_lite("cache-sim", "--help").stdout)
+
+    def test_torch_free_work_never_loads_libtorch(self):
+        """`lite` itself does not link libtorch (cache-sim, --help, --version start like a small program);
+        the verbs that load models run in lite-torch beside it."""
+        import subprocess
+        linked = subprocess.run(["ldd", LITE], capture_output=True, text=True).stdout
+        self.assertNotIn("libtorch", linked)
+        helper = pathlib.Path(LITE).parent / "lite-torch"
+        self.assertIn("libtorch", subprocess.run(["ldd", helper], capture_output=True, text=True).stdout)
+        r = run_lite("profile", "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--iterations", r.stdout)
+
     def test_version_names_lite_libtorch_and_build_type(self):
         r = run_lite("--version")
         self.assertEqual(r.returncode, 0)
         self.assertRegex(r.stdout, r"lite \d+\.\d+\.\d+")
         self.assertRegex(r.stdout, r"libtorch 1\.13")
-        self.assertIn("Release", r.stdout)
+        self.assertRegex(r.stdout, r"(Release|Debug|RelWithDebInfo|MinSizeRel) build")
 
     def test_unknown_subcommand_suggests_the_closest(self):
         r = run_lite("quantise", "model.pt")

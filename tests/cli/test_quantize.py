@@ -152,10 +152,13 @@ class QuantizeCNN(LiteTestCase):
         tried = {c["mode"] for c in result["candidates"]}
         self.assertEqual(tried, set(CNN_AGREEMENT))
         self.assertTrue(all(c["built"] for c in result["candidates"]), result["candidates"])
-        # static int8 is 2-3x faster than frozen float here and within the default 1-point tolerance.
-        self.assertEqual(result["mode"], "static")
-        self.assertEqual(code, 0, err)
+        # Which mode wins depends on the CPU (static int8 on the machines measured so far): the test checks the
+        # rule against the measured numbers, not the outcome of one machine.
         best = chosen(doc)
+        self.assertEqual(result["mode"], best["mode"])
+        self.assertEqual(code, 1 if result["gates"]["failed"] else 0, err)
+        self.assertEqual("speed" in result["gates"]["failed"], best["speed"]["slower"])
+        self.assertEqual("tolerance" in result["gates"]["failed"], not result["tolerance_met"])
         for c in result["candidates"]:
             if c["meets_tolerance"]:
                 self.assertLessEqual(best["speed"]["ratio"][0], c["speed"]["ratio"][0] * 1.0001)
@@ -236,14 +239,20 @@ class QuantizeCNN(LiteTestCase):
         self.assertEqual([l["name"] for l in info["details"]["layers"] if l["quantized"]], ["classifier.1"])
 
     def test_slower_than_frozen_float_exits_1_unless_allowed(self):
-        # fp16 keeps float32 compute on plain aten convolutions: about 1.5-2x the frozen float model at
-        # batch 1 here.
+        # fp16 keeps float32 compute on plain aten convolutions: slower than the frozen float model on the
+        # machines measured so far, but not necessarily on every CPU. The exit code must follow the measured
+        # speed gate either way, and the artifact is written whatever the gate says.
         out = self.tmp / "fp16.pt"
-        r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", out, "--batch", "1", "--iterations", "40",
-                     "--warmup", "3")
-        self.assertEqual(r.returncode, 1, r.stderr)
+        code, doc, err = lite_json(MODEL, "--mode", "fp16", "-o", out, "--batch", "1", "--iterations", "40",
+                                   "--warmup", "3")
+        slower = chosen(doc)["speed"]["slower"]
+        self.assertEqual(code, 1 if slower else 0, err)
+        self.assertEqual(doc["result"]["gates"]["failed"], ["speed"] if slower else [])
         self.assertTrue(out.exists(), "a failed gate still writes the artifact")
-        self.assertIn("slower than the frozen float model", r.stdout)
+        if slower:
+            text = run_lite("quantize", MODEL, "--mode", "fp16", "-o", self.tmp / "fp16t.pt", "--batch", "1",
+                            "--iterations", "40", "--warmup", "3")
+            self.assertIn("slower than the frozen float model", text.stdout)
         r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", self.tmp / "fp16b.pt", "--batch", "1", "--iterations",
                      "40", "--warmup", "3", "--allow-slower")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -328,14 +337,29 @@ class QuantizeBadInput(LiteTestCase):
         self.assert_rejected("quantize", self.model, "-o", self.tmp / "." / "cnn.pt", "--mode", "fp16",
                              needles=["overwrite the input"])
 
+    def test_outputs_may_not_overwrite_any_input(self):
+        calib = self.tmp / "calib.pt"
+        shutil.copy(EVAL, calib)
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib", calib, "-o", calib,
+                             needles=["-o", "calib.pt", "would overwrite the input"], watch=[self.tmp])
+        self.assert_rejected("quantize", self.model, "--mode", "fp16", "--eval", calib, "-o", calib,
+                             needles=["-o", "would overwrite the input"], watch=[self.tmp])
+        # the calibration JSON written beside the artifact may not replace a --calib-stats input
+        stats = self.tmp / "x.calib.json"
+        stats.write_text("{}")
+        self.assert_rejected("quantize", self.model, "--mode", "static", "--calib-stats", stats,
+                             "-o", self.tmp / "x.pt", needles=["x.calib.json", "would overwrite the input"],
+                             watch=[self.tmp])
+
     def test_static_without_calibration_data(self):
         self.assert_rejected("quantize", self.model, "--mode", "static", needles=["needs calibration data", "--calib"])
 
     def test_bad_numbers(self):
-        self.assert_rejected("quantize", self.model, "--tolerance", "-1", needles=["--tolerance must be >= 0"])
-        self.assert_rejected("quantize", self.model, "--batch", "1,0", needles=["--batch sizes must be at least 1"])
+        self.assert_rejected("quantize", self.model, "--tolerance", "-1", needles=["--tolerance: must be at least 0"])
+        self.assert_rejected("quantize", self.model, "--tolerance", "nan", needles=["--tolerance: must be a finite"])
+        self.assert_rejected("quantize", self.model, "--batch", "1,0", needles=["--batch: must be at least 1"])
         self.assert_rejected("quantize", self.model, "--calib-samples", "0",
-                             needles=["--calib-samples must be at least 1"])
+                             needles=["--calib-samples: must be at least 1"])
         self.assert_rejected("quantize", self.model, "--qengine", "fbgemm",
                              needles=["unknown quantized engine 'fbgemm'"])
 
@@ -346,17 +370,20 @@ class QuantizeBadInput(LiteTestCase):
     def test_bad_timing_and_evaluation_numbers(self):
         cases = [
             (["--eval-batch", "0"], "--eval-batch", "at least 1"),
-            (["--warmup", "-1"], "--warmup", ">= 0"),
-            (["--iterations", "-1"], "--iterations", ">= 0"),
-            (["--duration", "0"], "--duration", "> 0 seconds"),
-            (["--threads", "-1"], "--threads", "0 (libtorch's default) or a positive count"),
+            (["--warmup", "-1"], "--warmup", "at least 0"),
+            (["--iterations", "-1"], "--iterations", "between 1 and"),
+            (["--iterations", "0"], "--iterations", "between 1 and"),
+            (["--duration", "0"], "--duration", "more than 0"),
+            (["--duration", "inf"], "--duration", "more than 0"),
+            (["--threads", "-1"], "--threads", "between 0 (the default) and"),
+            (["--threads", "100000"], "--threads", "between 0 (the default) and"),
         ]
         for args, *needles in cases:
             with self.subTest(args=args):
                 self.assert_rejected("quantize", self.model, "--mode", "fp16", *args, needles=needles)
 
     def test_flag_combinations_and_patterns(self):
-        self.assert_rejected("quantize", self.model, "--labels", EVAL, needles=["--labels", "pass --eval too"])
+        self.assert_rejected("quantize", self.model, "--labels", EVAL, needles=["--labels", "--eval"])
         self.assert_rejected("quantize", self.model, "--only", "decoder.*",
                              needles=["--only 'decoder.*' matches no layer", "features.0"])
         self.assert_rejected("quantize", self.model, "--input", "1x3xfoo", needles=["--input", "1x3xfoo"])

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,6 +28,26 @@ void check_output_path(const fs::path& output, const fs::path& input, const std:
     throw InputError(output.string(), "output would overwrite the input " + input.string(), overwrite_fix);
   if (!input.empty() && fs::weakly_canonical(output, ec) == fs::weakly_canonical(input, ec))
     throw InputError(output.string(), "output would overwrite the input " + input.string(), overwrite_fix);
+}
+
+void check_output(const fs::path& output, const std::vector<fs::path>& inputs, const std::string& key) {
+  if (output.empty()) throw OptionError(key, "empty output path", "give a file name");
+  const std::string where = output.string() + ": ";
+  std::error_code ec;
+  if (fs::is_directory(output, ec)) throw OptionError(key, where + "is a directory", "give a file name");
+  fs::path parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw OptionError(key, where + "its folder does not exist", "create " + parent.string() + " first, or choose another path");
+  const auto canonical_output = fs::weakly_canonical(output, ec);
+  for (const auto& input : inputs) {
+    if (input.empty() || input == "-") continue;
+    std::error_code e1, e2;
+    bool same = (fs::exists(output, e1) && fs::equivalent(output, input, e1)) ||
+                canonical_output == fs::weakly_canonical(input, e2);
+    if (same)
+      throw OptionError(key, where + "would overwrite the input " + input.string(),
+                        "choose a different path (lite never overwrites its inputs)");
+  }
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace lite {
 
@@ -12,6 +13,12 @@ namespace lite {
 // (-o, --plot, --trace): the messages tell the user which flag to change.
 void check_output_path(const std::filesystem::path& output, const std::filesystem::path& input = {},
                        const std::string& flag = "-o");
+
+// The options-pattern form of the output rule: `output` (the value of option `key`) may not be, or link to,
+// any of `inputs`, may not be a directory, and its folder must exist. Throws OptionError(key, "OUTPUT: problem",
+// fix), which the CLI prints with the flag's name.
+void check_output(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs,
+                  const std::string& key);
 
 // Calls write(temp_path), fsyncs the temporary file and renames it to `output`. On any exception the
 // temporary file is removed and the exception propagates; `output` is then untouched.

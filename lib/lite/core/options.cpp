@@ -29,7 +29,7 @@ const char* type_name(const nlohmann::json& value) {
 }  // namespace
 
 OptionError::OptionError(std::string key, std::string problem, std::string fix)
-    : Error(ErrorKind::usage, option_message(key, problem, fix)),
+    : UsageError(option_message(key, problem, fix)),
       key_(std::move(key)),
       problem_(std::move(problem)),
       fix_(std::move(fix)) {}

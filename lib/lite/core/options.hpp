@@ -25,7 +25,8 @@ namespace lite {
 
 // A bad option value. `key` is the option's key path ("calib_method", "timing.warmup",
 // "steps[2].quantize.mode"); what() is "KEY: PROBLEM; FIX", which the CLI rewrites with the flag name.
-class OptionError : public Error {
+// A UsageError, so code that catches usage errors catches these too.
+class OptionError : public UsageError {
  public:
   OptionError(std::string key, std::string problem, std::string fix = {});
   const std::string& key() const { return key_; }

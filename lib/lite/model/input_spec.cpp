@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <ostream>
 
+#include <unistd.h>
+
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::model {
@@ -14,7 +17,9 @@ const std::vector<std::string>& input_dtypes() {
 }
 
 InputSpec parse_input_spec(const std::string& text) {
-  const std::string form = "expected DIMxDIMx...[:DTYPE], e.g. --input 1x3x224x224 or --input 8x128:int64";
+  // Keyed by option "inputs" (the CLI's --input); a recipe or --config file names the same key.
+  const std::string form = "expected DIMxDIMx...[:DTYPE], e.g. 1x3x224x224 or 8x128:int64";
+  const std::string quoted = "'" + text + "': ";
   InputSpec spec;
   std::string shape_text = text;
   auto colon = text.find(':');
@@ -23,20 +28,43 @@ InputSpec parse_input_spec(const std::string& text) {
     spec.dtype = to_lower(trim(text.substr(colon + 1)));
     const auto& known = input_dtypes();
     if (std::find(known.begin(), known.end(), spec.dtype) == known.end())
-      throw UsageError("--input '" + text + "': " + unknown_name_message("dtype", spec.dtype, known));
+      throw OptionError("inputs", quoted + unknown_name_message("dtype", spec.dtype, known));
   }
   shape_text = trim(shape_text);
-  if (shape_text.empty()) throw UsageError("--input '" + text + "': empty shape; " + form);
+  if (shape_text.empty()) throw OptionError("inputs", quoted + "empty shape", form);
   for (const auto& part : split(to_lower(shape_text), 'x')) {
     std::string dim = trim(part);
     if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("--input '" + text + "': '" + dim + "' is not a positive dimension; " + form);
-    long long value = std::stoll(dim);
+      throw OptionError("inputs", quoted + "'" + dim + "' is not a positive dimension", form);
+    const long long value = dim.size() > 12 ? -1 : std::stoll(dim);
     if (value <= 0 || value > (1LL << 31))
-      throw UsageError("--input '" + text + "': dimension " + dim + " is out of range; " + form);
+      throw OptionError("inputs", quoted + "dimension " + dim + " is out of range (1 to 2^31)", form);
     spec.shape.push_back(value);
   }
+  check_input_size(spec, std::nullopt);
   return spec;
+}
+
+uint64_t dtype_bytes(const std::string& dtype) {
+  if (dtype == "float16" || dtype == "bfloat16") return 2;
+  if (dtype == "int64") return 8;
+  if (dtype == "uint8") return 1;
+  return 4;
+}
+
+void check_input_size(const InputSpec& spec, std::optional<int64_t> batch) {
+  // One input tensor must fit in memory with room for the model's activations: at most half of RAM.
+  long double elements = 1;
+  for (size_t i = 0; i < spec.shape.size(); ++i) elements *= (i == 0 && batch) ? *batch : spec.shape[i];
+  const long double bytes = elements * dtype_bytes(spec.dtype);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const long double limit = pages > 0 && page > 0 ? (long double)pages * page / 2 : (long double)(1ULL << 34);
+  if (bytes > limit)
+    throw OptionError(batch ? "batch" : "inputs",
+                      "'" + to_string(spec) + (batch ? " at batch " + std::to_string(*batch) : std::string()) +
+                          "' needs " + format_bytes(double(bytes)) + " for one input tensor, more than half of this "
+                          "machine's " + format_bytes(double(limit) * 2) + " of memory",
+                      "use a smaller shape or batch");
 }
 
 std::string to_string(const InputSpec& spec) {

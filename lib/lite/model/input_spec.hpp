@@ -3,6 +3,7 @@
 // flags without torch headers.
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,14 @@ struct InputSpec {
 // The dtypes an --input may name.
 const std::vector<std::string>& input_dtypes();
 
-// Parses "1x3x224x224" or "8x128:int64". Throws UsageError naming the flag text and the expected form.
+// Parses "1x3x224x224" or "8x128:int64". Throws OptionError keyed "inputs" naming the text and the expected
+// form, also when one such tensor would need more than half of this machine's memory.
 InputSpec parse_input_spec(const std::string& text);
+// Bytes per element of an input dtype.
+uint64_t dtype_bytes(const std::string& dtype);
+// OptionError ("inputs", or "batch" when given) when one input tensor, with its batch dimension replaced by
+// `batch`, would need more than half of this machine's memory.
+void check_input_size(const InputSpec& spec, std::optional<int64_t> batch);
 std::string to_string(const InputSpec& spec);
 // Returns copies with the leading (batch) dimension replaced; batch <= 0 leaves them unchanged.
 std::vector<InputSpec> with_batch(std::vector<InputSpec> specs, int64_t batch);

@@ -4,6 +4,7 @@
 #include <torch/version.h>
 
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite {
@@ -17,8 +18,8 @@ const char* engine_name(at::QEngine e) {
     case at::QEngine::FBGEMM: return "fbgemm";
     case at::QEngine::QNNPACK: return "qnnpack";
     case at::QEngine::ONEDNN: return "onednn";
+    default: return "unknown";  // engines of later libtorch versions (X86, ...)
   }
-  return "unknown";
 }
 }  // namespace
 
@@ -42,7 +43,7 @@ void select_quantized_engine(const std::string& name) {
 std::string current_quantized_engine() { return engine_name(at::globalContext().qEngine()); }
 
 void set_intra_op_threads(int threads) {
-  if (threads < 0) throw UsageError("--threads must be 0 (libtorch's default) or a positive count");
+  option_rules::thread_count("threads", threads);
   if (threads > 0) at::set_num_threads(threads);
 }
 

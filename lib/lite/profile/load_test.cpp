@@ -5,12 +5,13 @@
 #include <thread>
 
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/interrupt.hpp"
 
 namespace lite::profile {
 
 std::vector<double> poisson_arrivals_ms(double qps, int64_t n, uint64_t seed) {
-  if (!(qps > 0)) throw UsageError("--qps must be > 0 requests per second");
+  if (!(qps > 0)) throw OptionError("qps", "must be more than 0 requests per second");
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> gap(qps / 1000.0);  // per millisecond
   std::vector<double> t;
@@ -60,7 +61,7 @@ LoadRun summarize_load(double offered_qps, const std::vector<double>& arrivals, 
 
 LoadRun run_load(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs, double qps, int64_t requests,
                  uint64_t seed, Progress& progress) {
-  if (requests <= 0) throw UsageError("--requests must be >= 1 with --qps");
+  if (requests <= 0) throw OptionError("requests", "must be at least 1 with qps");
   using Clock = std::chrono::steady_clock;
   auto arrivals = poisson_arrivals_ms(qps, requests, seed);
   std::vector<double> start(arrivals.size()), finish(arrivals.size());

@@ -12,8 +12,10 @@
 
 namespace lite::profile {
 
-namespace {
-int64_t now_ns() {
+// The recorder's records live in a named namespace: OpRecorder::State (a member of a class with external
+// linkage) holds them, and types from an anonymous namespace there would be -Wsubobject-linkage errors.
+namespace op_records {
+inline int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
@@ -36,7 +38,8 @@ struct Event {
   int64_t start_ns, dur_ns;
   int depth;
 };
-}  // namespace
+}  // namespace op_records
+using namespace op_records;
 
 struct OpRecorder::State {
   bool keep_events = false;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/core/options.hpp"
 #include "lite/core/report.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/model/facts.hpp"
@@ -22,25 +23,35 @@ struct TimingOptions {
   double duration_s = 2.0;  // used when iterations == 0
   int min_iterations = 20;  // with a duration, never fewer than this
 };
+// The timing loop's value rules, keyed "warmup", "iterations", "duration_s" (profile and quantize share them).
+void validate(const TimingOptions& o);
 
+// lite profile's options (see lite/core/options.hpp for the pattern). Keys are the field names.
 struct ProfileOptions {
-  std::vector<std::string> models;  // one model, or two for an A/B comparison (A = baseline)
-  std::vector<model::InputSpec> inputs;
-  std::vector<std::string> input_files;
-  int64_t batch = 0;  // overrides the leading dimension of every input; 0 keeps the shapes
-  TimingOptions timing;
-  int threads = 0;                    // intra-op threads; 0 = libtorch's default
-  std::string qengine = "onednn";     // quantized engine for quantized models
-  bool ops = false;                   // per-operator breakdown
-  int top = 15;                       // rows in the per-op tables
-  int op_iterations = 20;             // iterations profiled with operator callbacks
-  std::string trace_file;             // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
-  std::string eval_file, labels_file; // accuracy with labels
+  std::vector<std::string> models;        // one model, or two for an A/B comparison (A = baseline)
+  std::vector<model::InputSpec> inputs;   // JSON: ["1x3x224x224", "8x128:int64"]
+  std::vector<std::string> input_files;   // a tensor file per input
+  std::optional<int64_t> batch;           // replaces the leading dimension of every input; unset keeps the shapes
+  int warmup = 20;                        // untimed iterations (the profiling executor specializes in the first 2)
+  std::optional<int> iterations;          // timed iterations; unset: run for duration_s
+  double duration_s = 2.0;                // seconds of timed iterations when iterations is unset (at least 20)
+  int threads = 0;                        // intra-op threads; 0 = libtorch's default
+  std::string qengine = "onednn";         // quantized engine for quantized models
+  bool ops = false;                       // per-operator breakdown
+  int top = 15;                           // rows in the per-op tables
+  int op_iterations = 20;                 // iterations profiled with operator callbacks
+  std::string trace;                      // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
+  std::string eval, labels;               // accuracy with labels
   int64_t eval_batch = 64;
-  std::vector<double> qps;            // load mode: offered rates (requests/s), one run each
-  int64_t requests = 0;               // requests per load run
-  uint64_t seed = 1;                  // inputs and arrivals are seeded
+  std::vector<double> qps;                // load mode: offered rates (requests/s), one run each
+  int64_t requests = 0;                   // requests per load run
+  uint64_t seed = 1;                      // inputs and arrivals are seeded
 };
+void to_json(nlohmann::json& j, const ProfileOptions& o);
+void from_json(const nlohmann::json& j, ProfileOptions& o);
+// Value rules, before any work: OptionError naming the key. Also checks that the trace's folder exists.
+void validate(const ProfileOptions& o);
+TimingOptions timing_of(const ProfileOptions& o);
 
 // Per-operator totals over the profiled iterations, divided by their number (per-forward figures).
 struct OpStat {

@@ -21,22 +21,6 @@ namespace lite::profile {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-void validate(const ProfileOptions& o) {
-  if (o.models.empty() || o.models.size() > 2)
-    throw UsageError("pass one model to profile, or two (A B) to compare");
-  if (o.batch < 0) throw UsageError("--batch must be >= 1 (or 0 to keep the input shapes)");
-  if (o.threads < 0) throw UsageError("--threads must be 0 (libtorch's default) or a positive count");
-  if (o.top <= 0) throw UsageError("--top must be >= 1");
-  if (o.op_iterations <= 0) throw UsageError("--op-iterations must be >= 1");
-  if (!o.trace_file.empty() && !o.ops) throw UsageError("--trace needs --ops");
-  if (!o.qps.empty() && o.requests <= 0) throw UsageError("--qps needs --requests N (N >= 1)");
-  if (o.qps.empty() && o.requests > 0) throw UsageError("--requests needs --qps RATE");
-  for (double q : o.qps)
-    if (!(q > 0)) throw UsageError("--qps must be > 0 requests per second");
-  if (!o.labels_file.empty() && o.eval_file.empty()) throw UsageError("--labels needs --eval FILE");
-  if (o.eval_batch <= 0) throw UsageError("--eval-batch must be >= 1");
-}
-
 bool graph_is_frozen(torch::jit::Module& m) {
   auto method = m.find_method("forward");
   if (!method) return false;
@@ -116,7 +100,7 @@ void profile_ops(Loaded& l, const std::vector<torch::Tensor>& inputs, const Prof
   }
   double forward_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / o.op_iterations;
   l.profile.ops = recorder.summarize(o.op_iterations, forward_ms, o.top);
-  if (write_trace) recorder.write_chrome_trace(o.trace_file);
+  if (write_trace) recorder.write_chrome_trace(o.trace);
 }
 
 }  // namespace
@@ -127,16 +111,16 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   select_quantized_engine(o.qengine);
 
   ProfileResult r;
-  r.timing = o.timing;
+  r.timing = timing_of(o);
   r.environment = host_environment();
   add_torch_environment(r.environment);
   r.threads = r.environment.intra_op_threads;
   int running_before = running_threads();
 
   std::optional<model::Dataset> eval;
-  if (!o.eval_file.empty())
-    eval = model::load_dataset(o.eval_file, o.labels_file.empty() ? std::nullopt
-                                                                   : std::optional<std::filesystem::path>(o.labels_file));
+  if (!o.eval.empty())
+    eval = model::load_dataset(o.eval, o.labels.empty() ? std::nullopt
+                                                                   : std::optional<std::filesystem::path>(o.labels));
 
   std::vector<Loaded> loaded;
   reset_peak_rss();
@@ -145,7 +129,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   model::InputOptions in;
   in.specs = o.inputs;
   for (const auto& f : o.input_files) in.files.push_back(f);
-  in.batch = o.batch;
+  in.batch = o.batch.value_or(0);
   in.seed = o.seed;
   auto inputs = model::resolve_inputs(loaded[0].model, in, eval ? &*eval : nullptr);
   r.inputs = model::describe_inputs(inputs);
@@ -158,11 +142,11 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   }
 
   if (loaded.size() == 1) {
-    auto samples = time_forward(loaded[0].model.module, inputs, o.timing, loaded[0].model.path, progress);
+    auto samples = time_forward(loaded[0].model.module, inputs, r.timing, loaded[0].model.path, progress);
     fill_latency(loaded[0].profile, std::move(samples), r.batch);
   } else {
     auto [sa, sb] = time_interleaved(loaded[0].model.module, loaded[0].model.path, loaded[1].model.module,
-                                     loaded[1].model.path, inputs, o.timing, progress);
+                                     loaded[1].model.path, inputs, r.timing, progress);
     fill_latency(loaded[0].profile, std::move(sa), r.batch);
     fill_latency(loaded[1].profile, std::move(sb), r.batch);
   }
@@ -172,7 +156,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     auto& l = loaded[i];
     l.profile.facts = model::measure_facts(l.model, inputs);
     check_shape_change(l, inputs, r.batch);
-    if (o.ops) profile_ops(l, inputs, o, !o.trace_file.empty() && i == 0, progress);
+    if (o.ops) profile_ops(l, inputs, o, !o.trace.empty() && i == 0, progress);
     for (double qps : o.qps) l.profile.load.push_back(run_load(l.model.module, inputs, qps, o.requests, o.seed, progress));
   }
   // The peak covers the whole run (loading, timing, per-op profile, load test). With two models it is
@@ -205,7 +189,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     Comparison c;
     c.speedup = stats::bootstrap_median_ratio(loaded[0].profile.samples_ms, loaded[1].profile.samples_ms);
     c.agreement = compare_outputs(outputs[0], outputs[1]);
-    c.agreement_data = eval                 ? o.eval_file + " (" + std::to_string(eval->size()) + " samples)"
+    c.agreement_data = eval                 ? o.eval + " (" + std::to_string(eval->size()) + " samples)"
                        : on_profiled_inputs ? "the profiled inputs (" + std::to_string(r.batch) + " samples)"
                                             : "256 seeded random samples shaped like the input";
     r.comparison = c;

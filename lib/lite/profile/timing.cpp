@@ -5,6 +5,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/inputs.hpp"
+#include "lite/profile/options.hpp"
 
 namespace lite::profile {
 
@@ -13,12 +14,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-void check_options(const TimingOptions& o) {
-  if (o.warmup < 0) throw UsageError("--warmup must be >= 0");
-  if (o.iterations < 0) throw UsageError("--iterations must be >= 0 (0 = run for --duration)");
-  if (o.iterations == 0 && !(o.duration_s > 0)) throw UsageError("--duration must be > 0 seconds");
 }
 
 // One timed call. The argument vector is built once by the caller so that nothing but forward is timed.
@@ -72,7 +67,7 @@ std::vector<c10::IValue> as_args(const std::vector<torch::Tensor>& inputs) {
 
 LatencySamples time_forward(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                             const TimingOptions& o, const std::filesystem::path& model_path, Progress& progress) {
-  check_options(o);
+  validate(o);
   torch::NoGradGuard no_grad;
   // One checked call first: a wrong input shape becomes a one-line error instead of a crash mid-loop.
   model::run_forward(module, inputs, model_path);
@@ -89,7 +84,7 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
                                                            torch::jit::Module& b, const std::filesystem::path& b_path,
                                                            const std::vector<torch::Tensor>& inputs,
                                                            const TimingOptions& o, Progress& progress) {
-  check_options(o);
+  validate(o);
   torch::NoGradGuard no_grad;
   model::run_forward(a, inputs, a_path);
   model::run_forward(b, inputs, b_path);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "lite/core/error.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::quantize {
@@ -66,9 +67,8 @@ std::vector<std::string> calib_method_names() {
 }
 
 const CalibMethodEntry& find_calib_method(const std::string& name) {
-  for (const auto& m : calib_methods())
-    if (name == m.name) return m;
-  throw UsageError("--calib-method: " + unknown_name_message("calibration method", name, calib_method_names()));
+  return find_named(calib_methods(), name, "calib_method", "calibration method",
+                    [](const CalibMethodEntry& m) { return std::vector<std::string>{m.name}; });
 }
 
 std::vector<Window> shrink_windows(const Histogram& h, int min_bins, int steps) {

@@ -4,6 +4,7 @@
 // size against the input file, latency against the frozen float model (torch::jit::freeze +
 // optimize_for_inference), top-1 against float's 92.34% on the 10k test set. See README "lite quantize".
 #include "lite/core/error.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 #include "lite/quantize/scheme.hpp"
 
@@ -52,9 +53,7 @@ std::vector<std::string> mode_names() {
 }
 
 const ModeEntry& find_mode(const std::string& name) {
-  for (const auto& m : modes())
-    if (name == m.name) return m;
-  throw UsageError("--mode: " + unknown_name_message("mode", name, mode_names()));
+  return find_named(modes(), name, "mode", "mode", [](const ModeEntry& m) { return std::vector<std::string>{m.name}; });
 }
 
 }  // namespace lite::quantize

@@ -9,6 +9,8 @@
 
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/artifact.hpp"
@@ -16,6 +18,7 @@
 #include "lite/model/torch_environment.hpp"
 #include "lite/profile/evaluate.hpp"
 #include "lite/profile/timing.hpp"
+#include "lite/quantize/choice.hpp"
 #include "lite/quantize/quantize.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/quantize/quantize_internal.hpp"
@@ -29,20 +32,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-void check_options(const QuantizeOptions& o) {
-  if (o.calib_samples < 1) throw UsageError("--calib-samples must be at least 1");
-  if (o.eval_batch < 1) throw UsageError("--eval-batch must be at least 1");
-  if (o.batches.empty()) throw UsageError("--batch needs at least one batch size");
-  for (auto b : o.batches)
-    if (b < 1) throw UsageError("--batch sizes must be at least 1");
-  if (o.tolerance && !(*o.tolerance >= 0)) throw UsageError("--tolerance must be >= 0 points");
-  if (o.warmup < 0) throw UsageError("--warmup must be >= 0");
-  if (o.iterations < 0) throw UsageError("--iterations must be >= 0 (0 = run for --duration)");
-  if (o.iterations == 0 && !(o.duration_s > 0)) throw UsageError("--duration must be > 0 seconds");
-  if (o.labels && !o.eval) throw UsageError("--labels gives the labels of --eval; pass --eval too");
-  if (o.model.empty()) throw UsageError("pass the model file");
-}
 
 // Runs one sample of `data` through the float model so that data of the wrong shape is reported
 // against the data file, before any work.
@@ -151,12 +140,6 @@ Speed measure_speed(Context& c, torch::jit::Module& m) {
   return s;
 }
 
-double geometric_mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += std::log(x);
-  return v.empty() ? 1 : std::exp(s / double(v.size()));
-}
-
 // Layers ordered by how much quantizing each one alone moves the output (KL divergence against the
 // float model on the quality data), most sensitive first.
 std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, const Plan& plan, nlohmann::json& record) {
@@ -186,36 +169,27 @@ std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, con
   return order;
 }
 
-}  // namespace
 
-QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
-  const auto start = Clock::now();
-  check_options(o);
-  const ModeEntry& requested = find_mode(o.mode);
-  const CalibMethodEntry& method = find_calib_method(o.calib_method);
-  set_intra_op_threads(o.threads);
-  select_quantized_engine(o.qengine);
-  if (!o.output.empty()) check_output_path(o.output, o.model);
+// Reads the calibration JSON of an earlier run (calib_stats) for reuse; warns when it was made for another model.
+CalibrationStats read_calibration_stats(const fs::path& path, const model::LoadedModel& source, QuantizeResult& r) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string(), "cannot open the calibration file", "check the path");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path.string(), std::string("is not valid JSON: ") + e.what(),
+                     "pass the .calib.json an earlier lite quantize run wrote");
+  }
+  CalibrationStats stats = parse_calibration_document(j, path.string());
+  if (!stats.model_sha256.empty() && stats.model_sha256 != source.sha256)
+    r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)", "",
+                          "recalibrate with --calib if accuracy suffers"});
+  return stats;
+}
 
-  QuantizeResult r;
-  r.requested_mode = requested.name;
-  r.engine = current_quantized_engine();
-  r.threads = at::get_num_threads();
-  r.dry_run = o.dry_run;
-  r.allow_slower = o.allow_slower;
-  r.tolerance_given = o.tolerance.has_value();
-  r.tolerance = o.tolerance.value_or(kAutoTolerance);
-
-  // ---- inputs: model, layers, data -------------------------------------------------------------
-  model::LoadedModel source = model::load_model(o.model);
-  r.model = source.path.string();
-  r.model_bytes = source.file_bytes;
-  r.layers = find_layers(source.module);
-  if (r.layers.empty())
-    throw InputError(source.path.string(), "has no quantizable layers (no convolution or linear layer in forward)",
-                     "lite quantize works on models with Conv1d/2d/3d or Linear layers");
-  check_layer_globs(r.layers, o.skip, o.only);
-
+// The modes to try: the requested one, or every mode for auto.
+std::vector<const ModeEntry*> modes_to_try(const ModeEntry& requested) {
   std::vector<const ModeEntry*> todo;
   if (requested.scheme) {
     todo.push_back(&requested);
@@ -223,65 +197,27 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     for (const auto& m : modes())
       if (m.scheme) todo.push_back(&m);
   }
-  bool wants_static =
-      std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
+  return todo;
+}
 
-  Context c{o, progress, source};
-  if (o.calib) {
-    c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
-    check_fits(source.module, *c.calib, source.path, "--calib");
-  }
-  if (o.eval) {
-    c.eval = model::load_dataset(*o.eval, o.labels);
-    check_fits(source.module, *c.eval, source.path, "--eval");
-  }
-  std::optional<CalibrationStats> reused;
-  if (o.calib_stats) {
-    std::ifstream in(*o.calib_stats);
-    if (!in) throw InputError(o.calib_stats->string(), "cannot open the calibration file", "check the path");
-    nlohmann::json j;
-    try {
-      in >> j;
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(o.calib_stats->string(), std::string("is not valid JSON: ") + e.what(),
-                       "pass the .calib.json an earlier lite quantize run wrote");
-    }
-    reused = parse_calibration_document(j, o.calib_stats->string());
-    if (!reused->model_sha256.empty() && reused->model_sha256 != source.sha256)
-      r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)", "",
-                            "recalibrate with --calib if accuracy suffers"});
-  }
-
-  // Which data calibrates static mode: --calib, else the first samples of --eval.
-  std::optional<model::Dataset> calib_from_eval;
-  std::string calib_problem;
-  if (wants_static && !c.calib && !reused) {
-    if (c.eval) {
-      calib_from_eval = model::take_first(*c.eval, o.calib_samples);
-      r.notes.push_back(
-          "static mode was calibrated on the --eval data (no --calib given): the accuracy shown is "
-          "optimistic; pass separate --calib data for an honest estimate");
-    } else if (requested.scheme) {
-      throw UsageError(
-          "static mode needs calibration data: pass --calib FILE (samples shaped like the model input) "
-          "or --calib-stats FILE");
-    } else {
-      calib_problem = "needs calibration data (--calib)";
-    }
-  }
-  const model::Dataset* calib_data = c.calib ? &*c.calib : calib_from_eval ? &*calib_from_eval : nullptr;
-
-  // ---- plans -----------------------------------------------------------------------------------
+struct Planned {
+  std::vector<std::pair<const ModeEntry*, Plan>> plans;
   std::vector<std::pair<const ModeEntry*, std::string>> skipped;  // mode, why
-  std::vector<std::pair<const ModeEntry*, Plan>> planned;
+};
+
+// A plan per mode that applies; for auto, the others are recorded with the reason. An explicit mode that
+// cannot apply is an input error.
+Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& requested, const QuantizeOptions& o,
+                   const QuantizeResult& r, const model::LoadedModel& source, const std::string& calib_problem) {
+  Planned out;
   for (const ModeEntry* m : todo) {
     std::string problem = m->scheme->engine_problem(r.engine);
     if (problem.empty() && m->scheme->needs_calibration() && !calib_problem.empty()) problem = calib_problem;
     if (problem.empty()) {
       try {
-        planned.emplace_back(m, make_plan(r.layers, *m, r.engine, o.skip, o.only, {}, source.file_bytes));
-        if (planned.back().second.quantized_layers() == 0) {
-          planned.pop_back();
+        out.plans.emplace_back(m, make_plan(r.layers, *m, r.engine, o.skip, o.only, {}, source.file_bytes));
+        if (out.plans.back().second.quantized_layers() == 0) {
+          out.plans.pop_back();
           problem = "no layer left to quantize after --skip/--only";
         }
       } catch (const InputError& e) {
@@ -290,26 +226,20 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     }
     if (!problem.empty()) {
       if (requested.scheme) throw InputError(source.path.string(), problem, "try another --mode");
-      skipped.emplace_back(m, problem);
+      out.skipped.emplace_back(m, problem);
     }
   }
-  if (planned.empty())
+  if (out.plans.empty())
     throw InputError(source.path.string(), "no quantization mode applies to this model",
                      "see the reasons with --dry-run --mode auto");
-  for (const auto& [m, p] : planned) r.plans.push_back(p);
-  for (const auto& [m, why] : skipped) {
-    Candidate cand;
-    cand.mode = m->name;
-    cand.problem = why;
-    r.candidates.push_back(cand);
-  }
-  if (o.dry_run) {
-    r.mode = planned.front().first->name;
-    r.wall_s = seconds_since(start);
-    return r;
-  }
+  return out;
+}
 
-  // ---- references: float outputs, frozen float baseline, timing inputs ---------------------------
+// What quality is judged on (eval, else calib, else random inputs), the float model's outputs and metric on
+// it, the frozen float baseline, the timing inputs per batch size, and the as-given float latency.
+void prepare_references(Context& c, QuantizeResult& r) {
+  const auto& o = c.o;
+  auto& source = c.source;
   if (c.eval) {
     c.quality_data = *c.eval;
     c.quality_name = o.eval->string();
@@ -325,7 +255,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     c.quality_name = "64 random inputs (pass --eval for a real estimate)";
   }
   c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
-  c.float_outputs = quality_outputs(c, source.module, progress);
+  c.float_outputs = quality_outputs(c, source.module, c.progress);
   if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
   try {
     c.frozen = frozen_float(source.module);
@@ -341,133 +271,113 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
       c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed});
   }
   c.timing.warmup = o.warmup;
-  c.timing.iterations = o.iterations;
+  c.timing.iterations = o.iterations.value_or(0);
   c.timing.duration_s = o.duration_s;
   c.timing.min_iterations = 5;
-  {
-    // A clone has its own copies of the methods, so fresh executors (see measure_speed's caller): the
-    // source module has already run the quality data's batch sizes.
-    torch::jit::Module as_given = source.module.clone();
-    as_given.eval();
-    for (auto& [b, inputs] : c.inputs)
-      r.float_latency.push_back(
-          to_latency(b, profile::time_forward(as_given, inputs, c.timing, source.path, progress)));
-  }
+  // A clone has its own copies of the methods, so fresh executors (see measure_speed's caller): the
+  // source module has already run the quality data's batch sizes.
+  torch::jit::Module as_given = source.module.clone();
+  as_given.eval();
+  for (auto& [b, inputs] : c.inputs)
+    r.float_latency.push_back(to_latency(b, profile::time_forward(as_given, inputs, c.timing, source.path, c.progress)));
+}
 
-  if (calib_data || reused) {
-    c.calibrator = std::make_unique<Calibrator>(calib_data, o.eval_batch, method, source.path, progress);
-    if (reused) c.calibrator->preload(*reused);
-    c.calibrator->stats().model_sha256 = source.sha256;
-  }
-
-  // ---- candidates ------------------------------------------------------------------------------
-  std::map<std::string, Built> built;
-  for (auto& [mode, plan0] : planned) {
-    Candidate cand;
-    cand.mode = mode->name;
-    cand.plan = plan0;
-    auto t = Clock::now();
-    try {
-      Built b = build(c, *mode, cand.plan);
-      cand.quality = measure_quality(c, b.module, progress);
-      if (r.tolerance_given || !requested.scheme) {
-        if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
-          nlohmann::json sensitivity = nlohmann::json::object();
-          auto order = rank_sensitivity(c, *mode, cand.plan, sensitivity);
-          // The search returns the fitting configuration with the fewest float layers, else the one with
-          // the smallest drop (fewest float layers on ties). Only the trial that is best by that rule so
-          // far is kept, so the one returned needs no second build and measurement.
-          struct Trial {
-            std::vector<std::string> keep;
-            Plan plan;
-            Built built;
-            Quality quality;
-          };
-          std::optional<Trial> best;
-          auto better = [&](const Trial& a, const Trial& b) {
-            bool a_fits = a.quality.drop <= r.tolerance, b_fits = b.quality.drop <= r.tolerance;
-            if (a_fits != b_fits) return a_fits;
-            if (!a_fits && a.quality.drop != b.quality.drop) return a.quality.drop < b.quality.drop;
-            return a.keep.size() < b.keep.size();
-          };
-          auto make = [&](const std::vector<std::string>& keep) {
-            return make_plan(r.layers, *mode, r.engine, o.skip, o.only, {keep.begin(), keep.end()},
-                             source.file_bytes);
-          };
-          ProgressPhase searching(progress, "tolerance search", 0);
-          auto search = search_float_layers(order, r.tolerance, [&](const std::vector<std::string>& keep) {
-            searching.advance();
-            if (keep.empty()) return cand.quality.drop;
-            Trial trial{keep, make(keep), {}, {}};
-            trial.built = build(c, *mode, trial.plan);
-            trial.quality = measure_quality(c, trial.built.module, no_progress());
-            double drop = trial.quality.drop;
-            if (!best || better(trial, *best)) best = std::move(trial);
-            return drop;
-          });
-          cand.search = search;
-          if (!search.float_layers.empty()) {
-            if (!best || best->keep != search.float_layers) {  // not expected: build the choice again
-              best = Trial{search.float_layers, make(search.float_layers), {}, {}};
-              best->built = build(c, *mode, best->plan);
-              best->quality = measure_quality(c, best->built.module, progress);
-            }
-            cand.plan = std::move(best->plan);
-            b = std::move(best->built);
-            cand.quality = best->quality;
-          }
-          b.details["sensitivity"] = sensitivity;
-        }
-        cand.meets_tolerance = cand.quality.drop <= r.tolerance;
-      }
-      cand.file_bytes = b.bytes;
-      // A fresh copy for timing: the one evaluated above has run other batch sizes, and the profiling
-      // executor's specializations for them would be timed too.
-      torch::jit::Module timed = deserialize(b.file);
-      cand.speed = measure_speed(c, timed);
-      cand.built = true;
-      built.emplace(cand.mode, std::move(b));
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {
-      if (requested.scheme) throw;
-      cand.problem = "failed: " + first_line(e.what());
+// Keeps the most sensitive layers in float until the drop fits the tolerance (tolerance.hpp's search) and
+// replaces the candidate's plan, module and quality with the configuration the search chose.
+void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const std::vector<LayerInfo>& layers,
+                      const std::string& engine, Candidate& cand, Built& b) {
+  nlohmann::json sensitivity = nlohmann::json::object();
+  auto order = rank_sensitivity(c, mode, cand.plan, sensitivity);
+  // The search returns the fitting configuration with the fewest float layers, else the one with the
+  // smallest drop (fewest float layers on ties). Only the trial that is best by that rule so far is kept,
+  // so the one returned needs no second build and measurement.
+  struct Trial {
+    std::vector<std::string> keep;
+    Plan plan;
+    Built built;
+    Quality quality;
+  };
+  std::optional<Trial> best;
+  auto better = [&](const Trial& x, const Trial& y) {
+    bool x_fits = x.quality.drop <= tolerance, y_fits = y.quality.drop <= tolerance;
+    if (x_fits != y_fits) return x_fits;
+    if (!x_fits && x.quality.drop != y.quality.drop) return x.quality.drop < y.quality.drop;
+    return x.keep.size() < y.keep.size();
+  };
+  auto make = [&](const std::vector<std::string>& keep) {
+    return make_plan(layers, mode, engine, c.o.skip, c.o.only, {keep.begin(), keep.end()}, c.source.file_bytes);
+  };
+  ProgressPhase searching(c.progress, "tolerance search", 0);
+  auto search = search_float_layers(order, tolerance, [&](const std::vector<std::string>& keep) {
+    searching.advance();
+    if (keep.empty()) return cand.quality.drop;
+    Trial trial{keep, make(keep), {}, {}};
+    trial.built = build(c, mode, trial.plan);
+    trial.quality = measure_quality(c, trial.built.module, no_progress());
+    double drop = trial.quality.drop;
+    if (!best || better(trial, *best)) best = std::move(trial);
+    return drop;
+  });
+  cand.search = search;
+  if (!search.float_layers.empty()) {
+    if (!best || best->keep != search.float_layers) {  // not expected: build the choice again
+      best = Trial{search.float_layers, make(search.float_layers), {}, {}};
+      best->built = build(c, mode, best->plan);
+      best->quality = measure_quality(c, best->built.module, c.progress);
     }
-    cand.build_s = seconds_since(t);
-    r.candidates.push_back(std::move(cand));
+    cand.plan = std::move(best->plan);
+    b = std::move(best->built);
+    cand.quality = best->quality;
   }
+  b.details["sensitivity"] = sensitivity;
+}
 
-  // ---- choice ----------------------------------------------------------------------------------
-  Candidate* chosen = nullptr;
-  for (auto& cand : r.candidates) {
-    if (!cand.built || !cand.meets_tolerance) continue;
-    if (!chosen || geometric_mean(cand.speed.ratio) < geometric_mean(chosen->speed.ratio)) chosen = &cand;
+// Builds one mode, measures its quality (running the tolerance search when asked) and its speed against the
+// frozen float model. For auto, a mode that fails is recorded with the reason instead of ending the run.
+Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, const ModeEntry& requested,
+                          const QuantizeResult& r, std::map<std::string, Built>& built) {
+  Candidate cand;
+  cand.mode = mode.name;
+  cand.plan = plan;
+  auto t = Clock::now();
+  try {
+    Built b = build(c, mode, cand.plan);
+    cand.quality = measure_quality(c, b.module, c.progress);
+    if (r.tolerance_given || !requested.scheme) {
+      if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1)
+        search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b);
+      cand.meets_tolerance = cand.quality.drop <= r.tolerance;
+    }
+    cand.file_bytes = b.bytes;
+    // A fresh copy for timing: the one evaluated above has run other batch sizes, and the profiling
+    // executor's specializations for them would be timed too.
+    torch::jit::Module timed = deserialize(b.file);
+    cand.speed = measure_speed(c, timed);
+    cand.built = true;
+    built.emplace(cand.mode, std::move(b));
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (requested.scheme) throw;
+    cand.problem = "failed: " + first_line(e.what());
   }
-  if (!chosen) {
-    r.tolerance_met = false;
-    for (auto& cand : r.candidates)
-      if (cand.built && (!chosen || cand.quality.drop < chosen->quality.drop)) chosen = &cand;
-  }
-  if (!chosen) {
-    std::vector<std::string> why;
-    for (const auto& cand : r.candidates) why.push_back(cand.mode + ": " + cand.problem);
-    throw InternalError("no candidate could be built (" + join(why, "; ") + ")");
-  }
-  chosen->chosen = true;
-  r.mode = chosen->mode;
-  r.slower = chosen->speed.slower;
-  const ModeEntry& mode = find_mode(r.mode);
-  Built& artifact = built.at(r.mode);
+  cand.build_s = seconds_since(t);
+  return cand;
+}
 
-  // ---- artifact --------------------------------------------------------------------------------
-  fs::path out = o.output.empty() ? derive_output_path(source.path, mode.tag) : o.output;
+// Provenance of the chosen candidate (lite.json inside the artifact) and its calibration record.
+model::ArtifactInfo describe_artifact(const Context& c, const ModeEntry& mode, const Candidate& chosen,
+                                      const Built& artifact, const CalibMethodEntry& method,
+                                      const std::optional<CalibrationStats>& reused, const fs::path& out,
+                                      QuantizeResult& r) {
+  const auto& o = c.o;
   model::ArtifactInfo info;
   info.transform = "quantize";
   info.command_line = o.command_line;
   nlohmann::json layers = nlohmann::json::array();
-  for (const auto& l : chosen->plan.layers)
+  for (const auto& l : chosen.plan.layers)
     layers.push_back({{"name", l.layer.name},
                       {"kind", l.layer.kind},
                       {"scheme", l.scheme},
@@ -492,18 +402,125 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     r.calibration = ci;
     info.details["calibration"] = ci;
   }
-  if (chosen->search) info.details["tolerance_search"] = *chosen->search;
-  info.figures = {{"size_bytes", {{"before", source.file_bytes}, {"after", chosen->file_bytes}}},
+  if (chosen.search) info.details["tolerance_search"] = *chosen.search;
+  info.figures = {{"size_bytes", {{"before", c.source.file_bytes}, {"after", chosen.file_bytes}}},
                   {"latency_ms", nlohmann::json::array()},
-                  {"quality", chosen->quality}};
-  for (size_t i = 0; i < chosen->speed.candidate.size(); ++i)
-    info.figures["latency_ms"].push_back({{"batch", chosen->speed.candidate[i].batch},
+                  {"quality", chosen.quality}};
+  for (size_t i = 0; i < chosen.speed.candidate.size(); ++i)
+    info.figures["latency_ms"].push_back({{"batch", chosen.speed.candidate[i].batch},
                                           {"float", r.float_latency[i].median_ms},
-                                          {"frozen_float", chosen->speed.frozen_float[i].median_ms},
-                                          {"quantized", chosen->speed.candidate[i].median_ms},
-                                          {"ratio_vs_frozen_float", chosen->speed.ratio[i]}});
+                                          {"frozen_float", chosen.speed.frozen_float[i].median_ms},
+                                          {"quantized", chosen.speed.candidate[i].median_ms},
+                                          {"ratio_vs_frozen_float", chosen.speed.ratio[i]}});
   // Declared inputs carry over by themselves (make_provenance); otherwise the ones timed here.
-  if (source.declared_inputs.empty()) info.inputs = model::describe_inputs(c.inputs.begin()->second);
+  if (c.source.declared_inputs.empty()) info.inputs = model::describe_inputs(c.inputs.begin()->second);
+  return info;
+}
+
+}  // namespace
+
+QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
+  const auto start = Clock::now();
+  validate(o);
+  const ModeEntry& requested = find_mode(o.mode);
+  const CalibMethodEntry& method = find_calib_method(o.calib_method);
+  set_intra_op_threads(o.threads);
+  select_quantized_engine(o.qengine);
+
+  QuantizeResult r;
+  r.requested_mode = requested.name;
+  r.engine = current_quantized_engine();
+  r.threads = at::get_num_threads();
+  r.dry_run = o.dry_run;
+  r.allow_slower = o.allow_slower;
+  r.tolerance_given = o.tolerance.has_value();
+  r.tolerance = o.tolerance.value_or(kAutoTolerance);
+
+  // ---- inputs: model, layers, data -------------------------------------------------------------
+  model::LoadedModel source = model::load_model(o.model);
+  r.model = source.path.string();
+  r.model_bytes = source.file_bytes;
+  r.layers = find_layers(source.module);
+  if (r.layers.empty())
+    throw InputError(source.path.string(), "has no quantizable layers (no convolution or linear layer in forward)",
+                     "lite quantize works on models with Conv1d/2d/3d or Linear layers");
+  check_layer_globs(r.layers, o.skip, o.only);
+  const auto todo = modes_to_try(requested);
+  const bool wants_static =
+      std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
+
+  Context c{o, progress, source};
+  if (o.calib) {
+    c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
+    check_fits(source.module, *c.calib, source.path, "--calib");
+  }
+  if (o.eval) {
+    c.eval = model::load_dataset(*o.eval, o.labels);
+    check_fits(source.module, *c.eval, source.path, "--eval");
+  }
+  std::optional<CalibrationStats> reused;
+  if (o.calib_stats) reused = read_calibration_stats(*o.calib_stats, source, r);
+
+  // Which data calibrates static mode: --calib, else the first samples of --eval.
+  std::optional<model::Dataset> calib_from_eval;
+  std::string calib_problem;
+  if (wants_static && !c.calib && !reused) {
+    if (c.eval) {
+      calib_from_eval = model::take_first(*c.eval, o.calib_samples);
+      r.notes.push_back(
+          "static mode was calibrated on the --eval data (no --calib given): the accuracy shown is "
+          "optimistic; pass separate --calib data for an honest estimate");
+    } else if (requested.scheme) {
+      throw OptionError("calib", "static mode needs calibration data",
+                        "give samples shaped like the model input (--calib FILE), or --calib-stats FILE");
+    } else {
+      calib_problem = "needs calibration data (--calib)";
+    }
+  }
+  const model::Dataset* calib_data = c.calib ? &*c.calib : calib_from_eval ? &*calib_from_eval : nullptr;
+
+  // ---- plans -----------------------------------------------------------------------------------
+  Planned planned = plan_modes(todo, requested, o, r, source, calib_problem);
+  for (const auto& [m, p] : planned.plans) r.plans.push_back(p);
+  for (const auto& [m, why] : planned.skipped) {
+    Candidate cand;
+    cand.mode = m->name;
+    cand.problem = why;
+    r.candidates.push_back(cand);
+  }
+  if (o.dry_run) {
+    r.mode = planned.plans.front().first->name;
+    r.wall_s = seconds_since(start);
+    return r;
+  }
+
+  // ---- references, calibration, candidates -----------------------------------------------------
+  prepare_references(c, r);
+  if (calib_data || reused) {
+    c.calibrator = std::make_unique<Calibrator>(calib_data, o.eval_batch, method, source.path, progress);
+    if (reused) c.calibrator->preload(*reused);
+    c.calibrator->stats().model_sha256 = source.sha256;
+  }
+  std::map<std::string, Built> built;
+  for (auto& [mode, plan] : planned.plans) r.candidates.push_back(build_candidate(c, *mode, plan, requested, r, built));
+
+  // ---- choice and artifact ---------------------------------------------------------------------
+  const Choice choice = choose_candidate(r.candidates);
+  if (choice.index < 0) {
+    std::vector<std::string> why;
+    for (const auto& cand : r.candidates) why.push_back(cand.mode + ": " + cand.problem);
+    throw InternalError("no candidate could be built (" + join(why, "; ") + ")");
+  }
+  Candidate& chosen = r.candidates[size_t(choice.index)];
+  chosen.chosen = true;
+  r.tolerance_met = choice.tolerance_met;
+  r.mode = chosen.mode;
+  r.slower = chosen.speed.slower;
+  const ModeEntry& mode = find_mode(r.mode);
+  const Built& artifact = built.at(r.mode);
+  const fs::path out = output_path(o, mode.tag);
+  model::ArtifactInfo info = describe_artifact(c, mode, chosen, artifact, method, reused, out, r);
+  throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
   model::save_artifact(deserialize(artifact.file), out, source, info);
   r.output = out.string();
   r.output_bytes = fs::file_size(out);
@@ -512,8 +529,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
                           calibration_document(c.calibrator->stats(), method).dump(1) + "\n");
 
   // ---- gates -----------------------------------------------------------------------------------
-  if (!r.tolerance_met) r.exit_status = 1;
-  if (r.slower && !o.allow_slower) r.exit_status = 1;
+  if (!r.tolerance_met) r.gates.fail("tolerance");
+  if (r.slower && !o.allow_slower) r.gates.fail("speed");
   r.wall_s = seconds_since(start);
   return r;
 }

@@ -1,8 +1,8 @@
 #pragma once
-// lite quantize: the library verb. Torch-free: the CLI fills QuantizeOptions, calls run(), and prints
-// to_report(result). run() never prints and never exits; it throws UsageError / InputError for bad
-// flags and inputs (nothing written) and returns a result whose `exit_status` says whether a gate
-// failed (artifact still written).
+// lite quantize: the library verb. Torch-free: the CLI fills QuantizeOptions (options.hpp), calls run(), and
+// prints to_report(result). run() never prints and never exits; it throws OptionError / InputError for bad
+// options and inputs (nothing written) and returns a result whose `gates` say whether a gate failed
+// (artifact still written).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -15,36 +15,12 @@
 #include "lite/core/report.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/agreement.hpp"
+#include "lite/core/gates.hpp"
+#include "lite/quantize/options.hpp"
 #include "lite/quantize/plan.hpp"
 #include "lite/quantize/tolerance.hpp"
 
 namespace lite::quantize {
-
-struct QuantizeOptions {
-  std::filesystem::path model;
-  std::filesystem::path output;  // empty: MODEL.<tag>.pt beside the model
-  std::string mode = "auto";
-  std::optional<std::filesystem::path> calib;  // calibration data (static)
-  int64_t calib_samples = 256;                 // first N samples of --calib
-  std::string calib_method = "mse";
-  std::optional<std::filesystem::path> calib_stats;  // reuse an earlier run's calibration JSON
-  std::optional<std::filesystem::path> eval;         // evaluation data (labels: accuracy; else agreement)
-  std::optional<std::filesystem::path> labels;       // labels for an idx --eval file
-  std::optional<double> tolerance;                   // points of accuracy (or top-1 agreement) to give up
-  std::vector<std::string> skip, only;               // layer-name globs
-  std::string qengine = "onednn";
-  std::vector<model::InputSpec> inputs;    // --input, when the model declares no shape
-  std::vector<int64_t> batches = {1, 64};  // latency is measured at these batch sizes
-  int threads = 0;                         // 0: libtorch's default
-  int warmup = 5;
-  int iterations = 0;  // timed iterations; 0 = run for `duration_s`
-  double duration_s = 1.0;
-  int64_t eval_batch = 64;
-  bool dry_run = false;
-  bool allow_slower = false;
-  bool write_calib_json = true;  // MODEL.<tag>.calib.json beside the artifact
-  std::string command_line;      // recorded in the artifact
-};
 
 // The tolerance auto mode applies when --tolerance is not given (points).
 inline constexpr double kAutoTolerance = 1.0;
@@ -117,13 +93,12 @@ struct QuantizeResult {
   bool tolerance_met = true;
   bool slower = false;
   bool allow_slower = false;
-  int exit_status = 0;  // 0, or 1 when a gate failed (the artifact is still written)
+  Gates gates;  // "tolerance", "speed": the CLI exits 1 (the artifact is still written)
   std::vector<std::string> notes;
   std::vector<report::Finding> findings;
   double wall_s = 0;
 };
 
-void to_json(nlohmann::json& j, const QuantizeOptions& o);
 void to_json(nlohmann::json& j, const Latency& l);
 void to_json(nlohmann::json& j, const Speed& s);
 void to_json(nlohmann::json& j, const Quality& q);

@@ -8,34 +8,6 @@
 
 namespace lite::quantize {
 
-void to_json(nlohmann::json& j, const QuantizeOptions& o) {
-  auto opt_path = [](const std::optional<std::filesystem::path>& p) {
-    return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
-  };
-  j = nlohmann::json{{"model", o.model.string()},
-                     {"output", o.output.string()},
-                     {"mode", o.mode},
-                     {"calib", opt_path(o.calib)},
-                     {"calib_samples", o.calib_samples},
-                     {"calib_method", o.calib_method},
-                     {"calib_stats", opt_path(o.calib_stats)},
-                     {"eval", opt_path(o.eval)},
-                     {"labels", opt_path(o.labels)},
-                     {"tolerance", o.tolerance ? nlohmann::json(*o.tolerance) : nlohmann::json(nullptr)},
-                     {"skip", o.skip},
-                     {"only", o.only},
-                     {"qengine", o.qengine},
-                     {"inputs", o.inputs},
-                     {"batches", o.batches},
-                     {"threads", o.threads},
-                     {"warmup", o.warmup},
-                     {"iterations", o.iterations},
-                     {"duration_s", o.duration_s},
-                     {"eval_batch", o.eval_batch},
-                     {"dry_run", o.dry_run},
-                     {"allow_slower", o.allow_slower}};
-}
-
 void to_json(nlohmann::json& j, const Latency& l) {
   j = nlohmann::json{{"batch", l.batch},
                      {"median_ms", l.median_ms},
@@ -94,7 +66,8 @@ void to_json(nlohmann::json& j, const QuantizeResult& r) {
                      {"tolerance_met", r.tolerance_met},
                      {"slower_than_frozen_float", r.slower},
                      {"allow_slower", r.allow_slower},
-                     {"exit_status", r.exit_status},
+                     {"exit_status", r.gates.passed() ? 0 : 1},
+                     {"gates", r.gates},
                      {"notes", r.notes},
                      {"wall_s", r.wall_s}};
 }

@@ -12,8 +12,8 @@ namespace {
 profile::ProfileOptions quick(std::vector<std::string> models) {
   profile::ProfileOptions o;
   o.models = std::move(models);
-  o.timing.warmup = 2;
-  o.timing.iterations = 10;
+  o.warmup = 2;
+  o.iterations = 10;
   o.threads = 1;
   return o;
 }
@@ -21,7 +21,7 @@ profile::ProfileOptions quick(std::vector<std::string> models) {
 
 TEST_CASE("profile report carries every documented field") {
   auto o = quick({test::bundled_model().string()});
-  o.eval_file = test::bundled_eval().string();
+  o.eval = test::bundled_eval().string();
   o.ops = true;
   o.op_iterations = 2;
   o.qps = {200};
@@ -51,7 +51,7 @@ TEST_CASE("profile report carries every documented field") {
 
 TEST_CASE("comparing a model with itself: speedup near 1 and perfect agreement") {
   auto o = quick({test::bundled_model().string(), test::bundled_model().string()});
-  o.timing.iterations = 30;
+  o.iterations = 30;
   auto r = profile::run(o);
   REQUIRE(r.comparison.has_value());
   CHECK(r.comparison->agreement.max_abs_error == 0);
@@ -63,7 +63,7 @@ TEST_CASE("comparing a model with itself: speedup near 1 and perfect agreement")
 
 TEST_CASE("bad profile options are usage errors") {
   auto o = quick({test::bundled_model().string()});
-  o.trace_file = "/tmp/x.json";
+  o.trace = "/tmp/x.json";
   CHECK_THROWS_AS(profile::run(o), UsageError);
   o = quick({test::bundled_model().string()});
   o.qps = {100};

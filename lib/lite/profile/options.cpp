@@ -1,0 +1,108 @@
+// lite profile's options as data: JSON both ways and the value rules (the options pattern of
+// lite/core/options.hpp). Torch-free, so the CLI and recipes check options without loading libtorch.
+#include <fmt/format.h>
+
+#include "lite/core/atomic_file.hpp"
+#include "lite/profile/options.hpp"
+
+namespace lite::profile {
+
+using namespace option_rules;
+
+void validate(const TimingOptions& o) {
+  at_least("warmup", o.warmup, 0);
+  if (o.iterations == 0) {
+    finite("duration_s", o.duration_s);
+    if (!(o.duration_s > 0) || o.duration_s > 3600)
+      throw OptionError("duration_s", fmt::format("must be more than 0 and at most 3600 seconds, got {}", o.duration_s),
+                        "or give a number of iterations");
+  } else {
+    at_least("iterations", o.iterations, 1, "omit it to run for a duration");
+  }
+}
+
+TimingOptions timing_of(const ProfileOptions& o) {
+  TimingOptions t;
+  t.warmup = o.warmup;
+  t.iterations = o.iterations.value_or(0);
+  t.duration_s = o.duration_s;
+  return t;
+}
+
+void to_json(nlohmann::json& j, const ProfileOptions& o) {
+  j = nlohmann::json{{"models", o.models},
+                     {"inputs", o.inputs},
+                     {"input_files", o.input_files},
+                     {"batch", o.batch ? nlohmann::json(*o.batch) : nlohmann::json()},
+                     {"warmup", o.warmup},
+                     {"iterations", o.iterations ? nlohmann::json(*o.iterations) : nlohmann::json()},
+                     {"duration_s", o.duration_s},
+                     {"threads", o.threads},
+                     {"qengine", o.qengine},
+                     {"ops", o.ops},
+                     {"top", o.top},
+                     {"op_iterations", o.op_iterations},
+                     {"trace", o.trace},
+                     {"eval", o.eval},
+                     {"labels", o.labels},
+                     {"eval_batch", o.eval_batch},
+                     {"qps", o.qps},
+                     {"requests", o.requests},
+                     {"seed", o.seed}};
+}
+
+void from_json(const nlohmann::json& j, ProfileOptions& o) {
+  OptionReader r(j);
+  r.read("models", o.models)
+      .read("inputs", o.inputs)
+      .read("input_files", o.input_files)
+      .read("batch", o.batch)
+      .read("warmup", o.warmup)
+      .read("iterations", o.iterations)
+      .read("duration_s", o.duration_s)
+      .read("threads", o.threads)
+      .read("qengine", o.qengine)
+      .read("ops", o.ops)
+      .read("top", o.top)
+      .read("op_iterations", o.op_iterations)
+      .read("trace", o.trace)
+      .read("eval", o.eval)
+      .read("labels", o.labels)
+      .read("eval_batch", o.eval_batch)
+      .read("qps", o.qps)
+      .read("requests", o.requests)
+      .read("seed", o.seed);
+  r.finish();
+}
+
+void validate(const ProfileOptions& o) {
+  if (o.models.empty() || o.models.size() > 2)
+    throw OptionError("models", fmt::format("{} models given", o.models.size()),
+                      "pass one model to profile, or two (A B) to compare");
+  if (o.batch) {
+    at_least("batch", double(*o.batch), 1, "omit it to keep the model's input shapes");
+    for (const auto& spec : o.inputs) model::check_input_size(spec, o.batch);
+  }
+  if (o.iterations) in_range("iterations", *o.iterations, 1, 1e8, "omit it to run for a duration");
+  validate(timing_of(o));
+  thread_count("threads", o.threads);
+  at_least("top", o.top, 1);
+  in_range("op_iterations", o.op_iterations, 1, 10000);
+  if (!o.trace.empty() && !o.ops) throw OptionError("trace", "needs the per-op profile", "add ops (--ops)");
+  if (!o.trace.empty()) {
+    std::vector<std::filesystem::path> inputs(o.models.begin(), o.models.end());
+    inputs.insert(inputs.end(), o.input_files.begin(), o.input_files.end());
+    for (const auto& f : {o.eval, o.labels}) inputs.push_back(f);
+    check_output(o.trace, inputs, "trace");
+  }
+  if (!o.qps.empty() && o.requests <= 0)
+    throw OptionError("qps", "needs a number of requests per rate", "add requests (--requests N, N >= 1)");
+  if (o.qps.empty() && o.requests > 0) throw OptionError("requests", "needs offered rates", "add qps (--qps RATE)");
+  for (double q : o.qps)
+    if (!(q > 0) || !std::isfinite(q))
+      throw OptionError("qps", fmt::format("must be a finite rate above 0 requests per second, got {}", q));
+  if (!o.labels.empty() && o.eval.empty()) throw OptionError("labels", "needs evaluation data", "add eval (--eval FILE)");
+  at_least("eval_batch", double(o.eval_batch), 1);
+}
+
+}  // namespace lite::profile

@@ -1,0 +1,129 @@
+// lite quantize's options as data: JSON both ways, the value rules, and the output-path rule (the artifact
+// and its calibration sidecar may never be one of the command's inputs). Torch-free.
+#include "lite/quantize/options.hpp"
+
+#include <fmt/format.h>
+
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/options.hpp"
+#include "lite/quantize/calibration.hpp"
+#include "lite/quantize/scheme.hpp"
+
+namespace lite::quantize {
+
+using namespace option_rules;
+
+namespace {
+
+nlohmann::json optional_path(const std::optional<std::filesystem::path>& p) {
+  return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
+}
+
+std::vector<std::filesystem::path> input_files(const QuantizeOptions& o) {
+  std::vector<std::filesystem::path> inputs{o.model};
+  for (const auto* p : {&o.calib, &o.calib_stats, &o.eval, &o.labels})
+    if (*p) inputs.push_back(**p);
+  return inputs;
+}
+
+// The artifact and, when written, its calibration JSON: neither may be an input.
+void check_outputs(const QuantizeOptions& o, const std::filesystem::path& out) {
+  const auto inputs = input_files(o);
+  check_output(out, inputs, "output");
+  if (o.write_calib_json) {
+    auto sidecar = out;
+    sidecar.replace_extension(".calib.json");
+    check_output(sidecar, inputs, "output");
+  }
+}
+
+}  // namespace
+
+std::filesystem::path output_path(const QuantizeOptions& o, const std::string& mode_tag) {
+  return o.output.empty() ? derive_output_path(o.model, mode_tag) : o.output;
+}
+
+void to_json(nlohmann::json& j, const QuantizeOptions& o) {
+  j = nlohmann::json{{"model", o.model.string()},
+                     {"output", o.output.string()},
+                     {"mode", o.mode},
+                     {"calib", optional_path(o.calib)},
+                     {"calib_samples", o.calib_samples},
+                     {"calib_method", o.calib_method},
+                     {"calib_stats", optional_path(o.calib_stats)},
+                     {"eval", optional_path(o.eval)},
+                     {"labels", optional_path(o.labels)},
+                     {"tolerance", o.tolerance ? nlohmann::json(*o.tolerance) : nlohmann::json(nullptr)},
+                     {"skip", o.skip},
+                     {"only", o.only},
+                     {"qengine", o.qengine},
+                     {"inputs", o.inputs},
+                     {"batches", o.batches},
+                     {"threads", o.threads},
+                     {"warmup", o.warmup},
+                     {"iterations", o.iterations ? nlohmann::json(*o.iterations) : nlohmann::json(nullptr)},
+                     {"duration_s", o.duration_s},
+                     {"eval_batch", o.eval_batch},
+                     {"dry_run", o.dry_run},
+                     {"allow_slower", o.allow_slower},
+                     {"write_calib_json", o.write_calib_json}};
+}
+
+void from_json(const nlohmann::json& j, QuantizeOptions& o) {
+  OptionReader r(j);
+  r.read("model", o.model)
+      .read("output", o.output)
+      .read("mode", o.mode)
+      .read("calib", o.calib)
+      .read("calib_samples", o.calib_samples)
+      .read("calib_method", o.calib_method)
+      .read("calib_stats", o.calib_stats)
+      .read("eval", o.eval)
+      .read("labels", o.labels)
+      .read("tolerance", o.tolerance)
+      .read("skip", o.skip)
+      .read("only", o.only)
+      .read("qengine", o.qengine)
+      .read("inputs", o.inputs)
+      .read("batches", o.batches)
+      .read("threads", o.threads)
+      .read("warmup", o.warmup)
+      .read("iterations", o.iterations)
+      .read("duration_s", o.duration_s)
+      .read("eval_batch", o.eval_batch)
+      .read("dry_run", o.dry_run)
+      .read("allow_slower", o.allow_slower)
+      .read("write_calib_json", o.write_calib_json);
+  r.finish();
+}
+
+void validate(const QuantizeOptions& o) {
+  if (o.model.empty()) throw OptionError("model", "is required", "give the TorchScript model file");
+  find_mode(o.mode);
+  find_calib_method(o.calib_method);
+  at_least("calib_samples", double(o.calib_samples), 1);
+  at_least("eval_batch", double(o.eval_batch), 1);
+  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size");
+  for (auto b : o.batches) {
+    at_least("batches", double(b), 1);
+    for (const auto& spec : o.inputs) model::check_input_size(spec, b);
+  }
+  if (o.tolerance) at_least("tolerance", *o.tolerance, 0, "points of accuracy the result may lose");
+  at_least("warmup", o.warmup, 0);
+  if (o.iterations) {
+    in_range("iterations", *o.iterations, 1, 1e8, "omit it to run for a duration");
+  } else if (!(o.duration_s > 0) || !std::isfinite(o.duration_s) || o.duration_s > 3600) {
+    throw OptionError("duration_s", fmt::format("must be more than 0 and at most 3600 seconds, got {}", o.duration_s),
+                      "or give a number of iterations");
+  }
+  thread_count("threads", o.threads);
+  if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "add eval (--eval FILE)");
+  if (!o.output.empty()) {
+    check_outputs(o, o.output);
+  } else {
+    for (const auto& m : modes())  // auto picks the mode later: every default name must be safe
+      if (m.scheme) check_outputs(o, output_path(o, m.tag));
+  }
+}
+
+}  // namespace lite::quantize

@@ -1,0 +1,49 @@
+#pragma once
+// lite quantize's options (the options pattern of lite/core/options.hpp). Keys are the field names; the CLI
+// binds its flags straight onto these fields. Torch-free.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/model/input_spec.hpp"
+
+namespace lite::quantize {
+
+struct QuantizeOptions {
+  std::filesystem::path model;
+  std::filesystem::path output;  // empty: MODEL.<tag>.pt beside the model
+  std::string mode = "auto";
+  std::optional<std::filesystem::path> calib;  // calibration data (static)
+  int64_t calib_samples = 256;                 // first N samples of calib
+  std::string calib_method = "mse";
+  std::optional<std::filesystem::path> calib_stats;  // reuse an earlier run's calibration JSON
+  std::optional<std::filesystem::path> eval;         // evaluation data (labels: accuracy; else agreement)
+  std::optional<std::filesystem::path> labels;       // labels for an idx eval file
+  std::optional<double> tolerance;                   // points of accuracy (or top-1 agreement) to give up
+  std::vector<std::string> skip, only;               // layer-name globs
+  std::string qengine = "onednn";
+  std::vector<model::InputSpec> inputs;    // when the model declares no shape
+  std::vector<int64_t> batches = {1, 64};  // latency is measured at these batch sizes
+  int threads = 0;                         // 0: libtorch's default
+  int warmup = 5;
+  std::optional<int> iterations;  // timed iterations per measurement; unset: run for duration_s
+  double duration_s = 1.0;
+  int64_t eval_batch = 64;
+  bool dry_run = false;
+  bool allow_slower = false;
+  bool write_calib_json = true;  // MODEL.<tag>.calib.json beside the artifact
+  std::string command_line;      // not an option: the caller's command line, recorded in the artifact
+};
+
+void to_json(nlohmann::json& j, const QuantizeOptions& o);
+void from_json(const nlohmann::json& j, QuantizeOptions& o);
+// Value rules and output-path rules, before any work: OptionError naming the key.
+void validate(const QuantizeOptions& o);
+// The artifact path: `output`, or MODEL.<mode tag>.pt beside the model.
+std::filesystem::path output_path(const QuantizeOptions& o, const std::string& mode_tag);
+
+}  // namespace lite::quantize

@@ -1,0 +1,45 @@
+// lite quantize's candidate choice on plain records: fastest among those meeting the tolerance, else the
+// smallest drop with the tolerance gate failed, never a candidate that was not built.
+#include <doctest/doctest.h>
+
+#include "lite/quantize/choice.hpp"
+
+using namespace lite::quantize;
+
+namespace {
+Candidate candidate(const char* mode, bool built, bool meets, std::vector<double> ratios, double drop) {
+  Candidate c;
+  c.mode = mode;
+  c.built = built;
+  c.meets_tolerance = meets;
+  c.speed.ratio = std::move(ratios);
+  c.quality.drop = drop;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("choose_candidate takes the fastest candidate that meets the tolerance") {
+  std::vector<Candidate> cands = {candidate("static", true, true, {0.4, 0.3}, 0.2),
+                                  candidate("dynamic", true, true, {1.3, 3.0}, 0.0),
+                                  candidate("fp16", true, false, {0.1, 0.1}, 5.0),
+                                  candidate("bf16", false, true, {}, 0.0)};
+  auto choice = choose_candidate(cands);
+  CHECK(choice.index == 0);
+  CHECK(choice.tolerance_met);
+}
+
+TEST_CASE("choose_candidate falls back to the smallest drop and fails the tolerance gate") {
+  std::vector<Candidate> cands = {candidate("static", true, false, {0.4}, 3.0),
+                                  candidate("dynamic", true, false, {1.3}, 1.5),
+                                  candidate("fp16", false, false, {}, 0.0)};
+  auto choice = choose_candidate(cands);
+  CHECK(choice.index == 1);
+  CHECK_FALSE(choice.tolerance_met);
+}
+
+TEST_CASE("choose_candidate reports no choice when nothing was built") {
+  std::vector<Candidate> cands = {candidate("static", false, true, {}, 0.0)};
+  CHECK(choose_candidate(cands).index == -1);
+  CHECK(choose_candidate({}).index == -1);
+  CHECK(geometric_mean({2.0, 8.0}) == doctest::Approx(4.0));
+}
