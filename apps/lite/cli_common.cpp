@@ -5,11 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "config_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 
@@ -136,6 +138,34 @@ std::string flag_for_key(const std::string& key) {
   for (char& c : flag)
     if (c == '_') c = '-';
   return flag;
+}
+
+void add_config_flags(CLI::App& app, ConfigFlags& flags) {
+  app.add_option("--config", flags.config,
+                 "Read options from a JSON file (keys as in --dump-config); flags given here override it")
+      ->group("Options as data");
+  app.add_flag("--dump-config", flags.dump, "Print the effective options as JSON and exit")->group("Options as data");
+}
+
+nlohmann::json read_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "cannot open the config file", "check the --config path");
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    if (!j.is_object()) throw InputError(path, "is not a JSON object of options", "see --dump-config for the form");
+    return j;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, std::string("is not valid JSON: ") + first_line(e.what()),
+                     "see --dump-config for the form");
+  }
+}
+
+bool given_on_command_line(const CLI::App& app, const std::string& key) {
+  for (const std::string& name : {flag_for_key(key), key}) {
+    const CLI::Option* option = app.get_option_no_throw(name);
+    if (option) return option->count() > 0;
+  }
+  return false;
 }
 
 int report_unavailable(const char* name, const char* plan) {

@@ -3,6 +3,7 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "config_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/profile.hpp"
@@ -14,6 +15,7 @@ Runner setup_profile(CLI::App& app) {
     profile::ProfileOptions options;
     std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
     OutputOptions output;
+    ConfigFlags config;
   };
   auto s = std::make_shared<State>();
   auto& o = s->options;
@@ -25,7 +27,7 @@ Runner setup_profile(CLI::App& app) {
       "Measure a TorchScript model: cold start, steady-state latency percentiles, throughput, memory, per-op cost "
       "(--ops), latency under Poisson load (--qps), accuracy (--eval). With two models, time them interleaved on the "
       "same inputs and report B's speedup over A with a confidence interval and their output agreement.");
-  app.add_option("models", o.models, "MODEL.pt, or A.pt B.pt to compare")->required()->expected(1, 2);
+  app.add_option("models", o.models, "MODEL.pt, or A.pt B.pt to compare")->expected(1, 2);
   app.add_option("--input", s->input_specs, "Input shape and dtype, e.g. 1x3x224x224 or 8x128:int64; repeat per input")
       ->group("Inputs");
   app.add_option("--input-file", o.input_files, "Input tensor file (torch.save tensor, .npy); repeat per input")
@@ -56,11 +58,13 @@ Runner setup_profile(CLI::App& app) {
       ->group("Load");
   app.add_option("--requests", o.requests, "Requests per --qps rate")->group("Load");
   add_output_flags(app, s->output);
+  add_config_flags(app, s->config);
 
-  return [s] {
+  return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
     for (const auto& text : s->input_specs) o.inputs.push_back(model::parse_input_spec(text));
+    if (resolve_config(app, s->config, o)) return exit_ok;
     profile::validate(o);
     auto progress = make_progress(s->output);
     auto result = profile::run(o, *progress);

@@ -6,6 +6,7 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "config_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/quantize/calibration.hpp"
@@ -19,6 +20,7 @@ struct QuantizeState {
   quantize::QuantizeOptions options;
   OutputOptions output;
   std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
+  ConfigFlags config;
 };
 
 std::string mode_help() {
@@ -49,7 +51,7 @@ Runner setup_quantize(CLI::App& app) {
   name_flag("duration_s", "--duration");
   name_flag("write_calib_json", "--no-calib-json");
   name_flag("output", "-o");
-  app.add_option("model", o.model, "TorchScript model file (.pt)")->required();
+  app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
   app.add_option("--mode", o.mode, mode_help());
   app.add_option("--calib", o.calib,
@@ -80,11 +82,13 @@ Runner setup_quantize(CLI::App& app) {
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, scheme per layer, expected size); write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
   add_output_flags(app, s->output);
+  add_config_flags(app, s->config);
 
-  return [s] {
+  return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
     for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
+    if (resolve_config(app, s->config, o)) return int(exit_ok);
     o.command_line = command_line();
     quantize::validate(o);
     auto progress = make_progress(s->output);

@@ -89,11 +89,16 @@ class OptionReader {
 
   enum class Type { any, boolean, integer, number, string, array, object };
   template <class T>
+  struct is_vector : std::false_type {};
+  template <class T, class A>
+  struct is_vector<std::vector<T, A>> : std::true_type {};
+  template <class T>
   static constexpr Type expected_type() {
     if constexpr (std::is_same_v<T, bool>) return Type::boolean;
     else if constexpr (std::is_integral_v<T>) return Type::integer;
     else if constexpr (std::is_floating_point_v<T>) return Type::number;
     else if constexpr (std::is_same_v<T, std::string>) return Type::string;
+    else if constexpr (is_vector<T>::value) return Type::array;
     else return Type::any;
   }
   void check_type(const std::string& key, const nlohmann::json& value, Type type) const;

@@ -1,0 +1,59 @@
+#pragma once
+// --config FILE and --dump-config, for every subcommand (options as data: the same JSON a recipe step holds).
+// A config file sets options by key; a flag given on the command line overrides the file's value for its
+// key; --dump-config prints the effective options and exits, so a command line and a recipe step
+// round-trip. Generic over the verb's options struct through its to_json/from_json.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_common.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
+
+namespace lite::cli {
+
+struct ConfigFlags {
+  std::string config;
+  bool dump = false;
+};
+
+void add_config_flags(CLI::App& app, ConfigFlags& flags);
+
+// Reads FILE as a JSON object (InputError naming the file when it cannot).
+nlohmann::json read_config_file(const std::string& path);
+
+// Whether the flag that words option `key` was given on the command line.
+bool given_on_command_line(const CLI::App& app, const std::string& key);
+
+// Folds the config file under the command line into `options`. Returns true when --dump-config printed the
+// effective options and the command should stop.
+template <class Options>
+bool resolve_config(const CLI::App& app, const ConfigFlags& flags, Options& options) {
+  if (!flags.config.empty()) {
+    const nlohmann::json file = read_config_file(flags.config);
+    Options merged;
+    try {
+      from_json(file, merged);
+    } catch (const OptionError& e) {
+      throw e.prefixed(flags.config + ": ");
+    }
+    nlohmann::json effective = merged;
+    const nlohmann::json command_line = options;
+    for (auto it = command_line.begin(); it != command_line.end(); ++it)
+      if (given_on_command_line(app, it.key())) effective[it.key()] = it.value();
+    Options resolved;
+    from_json(effective, resolved);
+    options = std::move(resolved);
+  }
+  if (flags.dump) {
+    std::cout << nlohmann::json(options).dump(2) << std::endl;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace lite::cli

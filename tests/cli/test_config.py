@@ -1,0 +1,65 @@
+"""Options as data: for every subcommand, --dump-config prints the effective options as JSON, feeding that file
+back through --config reproduces them, flags given beside --config override the file, and a bad config file is
+one error line naming the file and the key."""
+import json
+import unittest
+
+from litetest import DATA, LiteTestCase, run_lite
+
+MODEL = DATA / "fmnist_cnn.pt"
+EVAL = DATA / "fmnist_eval.pt"
+
+# Each subcommand with a command line that sets several options away from their defaults.
+COMMAND_LINES = {
+    "profile": [MODEL, "--input", "1x1x28x28", "--batch", "8", "--iterations", "50", "--ops", "--top", "5",
+                "--eval", EVAL, "--qps", "100,200", "--requests", "20"],
+    "quantize": [MODEL, "--mode", "static", "--calib", EVAL, "--batch", "1,32", "--tolerance", "0.5",
+                 "--skip", "features.0", "--no-calib-json", "-o", "out.pt"],
+}
+
+
+def dump(sub, *args):
+    r = run_lite(sub, *args, "--dump-config")
+    if r.returncode != 0:
+        raise AssertionError(f"lite {sub} --dump-config exited {r.returncode}: {r.stderr}")
+    return json.loads(r.stdout)
+
+
+class ConfigRoundTrip(LiteTestCase):
+    def test_dump_config_fed_back_reproduces_the_options(self):
+        for sub, args in COMMAND_LINES.items():
+            with self.subTest(sub=sub):
+                first = dump(sub, *args)
+                path = self.tmp / f"{sub}.json"
+                path.write_text(json.dumps(first))
+                self.assertEqual(dump(sub, "--config", path), first)
+
+    def test_flags_override_the_config_file(self):
+        path = self.tmp / "q.json"
+        path.write_text(json.dumps(dump("quantize", *COMMAND_LINES["quantize"])))
+        both = dump("quantize", "--config", path, "--mode", "fp16", "--batch", "4")
+        self.assertEqual(both["mode"], "fp16")
+        self.assertEqual(both["batches"], [4])
+        self.assertEqual(both["tolerance"], 0.5)  # from the file
+
+    def test_dump_config_writes_nothing_and_runs_nothing(self):
+        r = run_lite("quantize", MODEL, "-o", self.tmp / "x.pt", "--dump-config")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(list(self.tmp.iterdir()), [])
+
+    def test_bad_config_files(self):
+        unknown = self.tmp / "unknown.json"
+        unknown.write_text(json.dumps({"models": [str(MODEL)], "iteratons": 3}))
+        self.assert_rejected("profile", "--config", unknown,
+                             needles=["unknown.json", "iteratons", "did you mean 'iterations'"])
+        wrong_type = self.tmp / "type.json"
+        wrong_type.write_text(json.dumps({"model": str(MODEL), "batches": "1,32"}))
+        self.assert_rejected("quantize", "--config", wrong_type, needles=["type.json", "batches", "expected"])
+        broken = self.tmp / "broken.json"
+        broken.write_text("{not json")
+        self.assert_rejected("quantize", "--config", broken, needles=["broken.json", "not valid JSON"])
+        self.assert_rejected("quantize", "--config", self.tmp / "none.json", needles=["none.json", "cannot open"])
+
+
+if __name__ == "__main__":
+    unittest.main()
