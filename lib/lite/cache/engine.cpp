@@ -264,7 +264,7 @@ Counters simulate_requests(const PolicySpec& policy, uint64_t capacity, const st
   detail::Batch b;
   b.reserve(std::max<size_t>(requests.size(), 1));
   b.has_next = true;
-  b.has_cost = false;
+  b.has_cost = std::any_of(requests.begin(), requests.end(), [](const Request& r) { return r.cost_ms != 0; });
   for (const auto& r : requests) {
     b.key[b.n] = r.key;
     b.hash[b.n] = detail::hash_key(r.key);

@@ -41,6 +41,15 @@ const std::vector<PolicyEntry>& policy_table() {
       {"belady", "opt", "Belady",
        "OPT: evict the object needed farthest in the future; uses next-access indices (libCacheSim Belady.c)", {},
        true, detail::make_belady},
+      {"slru", "", "SLRU",
+       "segmented LRU: n LRU segments, a hit promotes one segment up, overflow demotes down (libCacheSim SLRU.c)",
+       {{"segments", "n-seg", 4, 1, 16, true, "number of LRU segments, each capped at capacity/segments"}}, false,
+       detail::make_slru},
+      {"gdsf", "", "GDSF",
+       "greedy-dual size frequency: evict the lowest L + freq*cost/size, L = last evicted (libCacheSim cpp/GDSF.cpp)",
+       {{"cost", "", 0, 0, 1, true, "1 = cost-aware: cost is the request's miss cost (cost column); 0 = constant"},
+        {"freq", "", 1, 0, 1, true, "0 = GreedyDual-Size (no frequency term): LRU when costs and sizes are equal"}},
+       false, detail::make_gdsf},
   };
   return table;
 }

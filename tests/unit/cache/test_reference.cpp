@@ -50,6 +50,15 @@ TEST_CASE("byte mode on cloudPhysics: every policy reproduces libCacheSim's refe
        {4213887488, 4064512000, 3762650624, 3644467200, 3256760832, 3091688448, 3074241024, 2697378816}},
       {"belady", {79256, 70724, 65481, 61594, 59645, 57599, 50873, 48974},
        {3472532480, 2995165696, 2726689792, 2537648128, 2403427840, 2269212672, 2134992896, 2029769728}},
+      // Policies added in issue 15. Counts from the peer itself (libCacheSim commit aa0fc40, built by
+      // scripts/bench/cache_sim into build/peers), by scripts/bench/cache_sim_peer_counts.c, which runs
+      // what `cachesim cloudPhysicsIO.oracleGeneral.bin oracleGeneral ALGO 134217728,...,1073741824
+      // --num-thread=1` runs and prints the integers. GDSF and LIRS equal test_evictionAlgo.c; its SLRU
+      // figures are stale (SLRU.c's defaults changed after they were frozen), so the peer's are used.
+      {"slru", {90757, 87085, 83727, 80361, 75034, 65341, 59413, 57616},
+       {4148575232, 3925843456, 3700752384, 3497008128, 3166133760, 2661671424, 2533362688, 2530577920}},
+      {"gdsf", {89068, 84750, 74853, 70488, 67919, 64180, 61029, 58721},
+       {4210604032, 4057062912, 3719372800, 3436728320, 3271431168, 3029728768, 2828587520, 2677800448}},
   };
   CacheSimOptions o;
   o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
