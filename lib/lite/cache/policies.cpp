@@ -50,6 +50,11 @@ const std::vector<PolicyEntry>& policy_table() {
        {{"cost", "", 0, 0, 1, true, "1 = cost-aware: cost is the request's miss cost (cost column); 0 = constant"},
         {"freq", "", 1, 0, 1, true, "0 = GreedyDual-Size (no frequency term): LRU when costs and sizes are equal"}},
        false, detail::make_gdsf},
+      {"wtinylfu", "tinylfu", "W-TinyLFU",
+       "window LRU + SLRU main, admission by a frequency sketch with aging (Caffeine; libCacheSim WTinyLFU.c)",
+       {{"window", "window-size", 0.01, 0.0, 0.99, false, "share of the capacity for the window LRU"},
+        {"doorkeeper", "", 0, 0, 1, true, "1 = a Bloom-filter doorkeeper in front of the sketch (TinyLFU paper; not in libCacheSim)"}},
+       false, detail::make_wtinylfu},
   };
   return table;
 }
