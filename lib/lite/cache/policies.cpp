@@ -55,6 +55,10 @@ const std::vector<PolicyEntry>& policy_table() {
        {{"window", "window-size", 0.01, 0.0, 0.99, false, "share of the capacity for the window LRU"},
         {"doorkeeper", "", 0, 0, 1, true, "1 = a Bloom-filter doorkeeper in front of the sketch (TinyLFU paper; not in libCacheSim)"}},
        false, detail::make_wtinylfu},
+      {"lirs", "", "LIRS",
+       "low inter-reference recency set: LIR stack + resident HIR queue + non-resident ghosts (libCacheSim LIRS.c)",
+       {{"hir", "hirs-ratio", 0.01, 0.0, 0.5, false, "share of the capacity for resident HIR objects"}}, false,
+       detail::make_lirs},
   };
   return table;
 }
