@@ -117,3 +117,27 @@ TEST_CASE("object mode on cloudPhysics: txt, csv, vscsi and oracleGeneral give t
   CHECK(*r.trace.working_set_bytes == 2029769728ULL);
   CHECK(*r.trace.max_object_size == 69632);
 }
+
+TEST_CASE("object mode on cloudPhysics: the issue-15 policies reproduce libCacheSim's counts") {
+  if (!have_traces()) return;
+  // build/peers/bin/cache_sim_peer_counts cloudPhysicsIO.oracleGeneral.bin oracleGeneral ALGO - \
+  //   100,1000,5000,20000 1     (libCacheSim aa0fc40; = cachesim ... ALGO 100,1000,5000,20000 --ignore-obj-size 1)
+  const std::vector<std::pair<const char*, std::vector<uint64_t>>> ref = {
+      {"slru", {98316, 94084, 89800, 60636}},
+      {"gdsf", {98977, 94176, 91290, 70479}},
+      {"wtinylfu", {98829, 94913, 88131, 59599}},
+      {"lirs", {97875, 94304, 85289, 58681}},
+  };
+  CacheSimOptions o;
+  o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
+  o.policies = parse_policies("slru,gdsf,wtinylfu,lirs");
+  o.sizes = parse_sizes("100,1000,5000,20000", false);
+  auto r = simulate(o);
+  REQUIRE(r.records.size() == 16);
+  for (size_t p = 0; p < ref.size(); ++p)
+    for (size_t s = 0; s < 4; ++s) {
+      CAPTURE(ref[p].first);
+      CAPTURE(s);
+      CHECK(r.records[p * 4 + s].counters.n_miss == ref[p].second[s]);
+    }
+}
