@@ -131,6 +131,8 @@ void summarize_trace(const CacheSimOptions& opt, const TraceReader& reader, cons
   if (!opt.variants.empty()) result.cost_model = "profiles";
   else if (opt.miss_latency_ms) result.cost_model = "constant";
   else if (reader.has_cost()) result.cost_model = "cost column";
+  if (result.cost_model == "cost column") result.trace.total_cost_s = main.total_cost_ms / 1000.0;
+  if (result.cost_model == "constant") result.trace.total_cost_s = double(result.trace.n_req_total) * *opt.miss_latency_ms / 1000.0;
   if (result.cost_model.empty() && opt.hit_latency_ms > 0)
     result.notes.push_back("--hit-latency is ignored: no miss latency given (--miss-latency, --miss-latency-from or a cost column)");
 }

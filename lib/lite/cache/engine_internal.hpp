@@ -128,6 +128,7 @@ SimulatorSet build_simulators(const CacheSimOptions& opt, const std::vector<Size
 struct MainPassResult {
   uint64_t simulated_requests = 0;  // after reader-level sampling
   uint64_t total_bytes = 0;         // bytes of every request read (object mode: requests)
+  double total_cost_ms = 0;         // cost column: sum over every request read
   int threads = 1;
   double seconds = 0;
 };

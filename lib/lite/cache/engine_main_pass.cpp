@@ -88,10 +88,13 @@ struct BatchPrep {
   NextStream* next = nullptr;
   uint64_t threshold = UINT64_MAX;  // reader-level sampling
   uint64_t total_bytes = 0;
+  double total_cost = 0;  // ms, every request read (the cost of no cache at all)
 
   void apply(Batch& b) {
     if (next) next->fill(b.next.data(), b.n);
     for (size_t i = 0; i < b.n; ++i) total_bytes += b.size[i];
+    if (b.has_cost)
+      for (size_t i = 0; i < b.n; ++i) total_cost += b.cost[i];
     if (threshold == UINT64_MAX) {
       for (size_t i = 0; i < b.n; ++i) b.hash[i] = hash_key(b.key[i]);
       return;
@@ -165,6 +168,7 @@ MainPassResult run_main_pass(TraceReader& reader, const std::vector<Simulator*>&
     }
   }
   out.total_bytes = prep.total_bytes;
+  out.total_cost_ms = prep.total_cost;
   out.seconds = seconds_since(t_main);
   return out;
 }

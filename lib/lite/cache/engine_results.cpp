@@ -20,6 +20,24 @@ Counters full_trace_estimate(const Counters& sampled, double scale, const TraceS
   return est;
 }
 
+// Sampled: a 95% half-width for the miss ratio, 1.96 sqrt(p(1-p)/n) over the n sampled requests. It
+// treats sampled requests as independent, which they are not (a key is sampled with all its
+// requests), so it is a floor; the error that dominates in practice, a scaled cache of only a few
+// objects, is flagged separately (small_sample) rather than folded into a formula.
+double miss_ratio_half_width(const Counters& sampled) {
+  if (sampled.n_req == 0) return 1.0;
+  const double p = sampled.miss_ratio();
+  return 1.96 * std::sqrt(p * (1 - p) / double(sampled.n_req));
+}
+
+// Objects the scaled cache holds: the size itself in object mode; in byte mode the size over the
+// trace's mean request size.
+double scaled_objects(uint64_t simulated_size, bool bytes, const TraceSummary& trace) {
+  if (!bytes) return double(simulated_size);
+  const double mean = trace.n_req_total ? double(trace.n_req_byte) / double(trace.n_req_total) : 1.0;
+  return double(simulated_size) / std::max(mean, 1.0);
+}
+
 }  // namespace
 
 void collect_records(const CacheSimOptions& opt, const std::vector<SizeChoice>& sizes, const SamplingPlan& plan,
@@ -37,12 +55,19 @@ void collect_records(const CacheSimOptions& opt, const std::vector<SizeChoice>& 
       r.sampled_counters = r.counters;
       scale = 1.0 / plan.rate;
       r.counters = full_trace_estimate(r.counters, scale, result.trace);
+      r.miss_ratio_error = miss_ratio_half_width(*r.sampled_counters);
+      r.small_sample = scaled_objects(r.simulated_size, opt.bytes, result.trace) < double(kMinSampledObjects);
     }
     r.memory_bytes = slot.sim->memory_bytes();
-    if (result.cost_model == "constant") r.latency = latency_constant(r.counters, opt.hit_latency_ms, *opt.miss_latency_ms);
-    else if (result.cost_model == "cost column")
+    if (result.cost_model == "constant") {
+      r.latency = latency_constant(r.counters, opt.hit_latency_ms, *opt.miss_latency_ms);
+      r.miss_cost_s = double(r.counters.n_miss) * *opt.miss_latency_ms / 1000.0;
+    } else if (result.cost_model == "cost column") {
       r.latency = latency_from_costs(r.counters, opt.hit_latency_ms, slot.sim->miss_cost, scale);
-    else if (result.cost_model == "profiles")
+      r.miss_cost_s = slot.sim->miss_cost.sum() * scale / 1000.0;
+    }
+    if (r.miss_cost_s && result.trace.total_cost_s) r.saved_cost_s = *result.trace.total_cost_s - *r.miss_cost_s;
+    if (result.cost_model == "profiles")
       for (const auto& v : opt.variants) r.variants.emplace_back(v.label, latency_from_variant(r.counters, opt.hit_latency_ms, v));
     if (slot.full) r.full = slot.full->counters;
     result.records.push_back(std::move(r));
