@@ -59,6 +59,11 @@ const std::vector<PolicyEntry>& policy_table() {
        "low inter-reference recency set: LIR stack + resident HIR queue + non-resident ghosts (libCacheSim LIRS.c)",
        {{"hir", "hirs-ratio", 0.01, 0.0, 0.5, false, "share of the capacity for resident HIR objects"}}, false,
        detail::make_lirs},
+      {"lecar", "", "LeCaR",
+       "learned choice between LRU and LFU victims, weights updated from ghost hits (libCacheSim LeCaR.c, its RNG)",
+       {{"lru_weight", "lru-weight", 0.5, 0.0, 1.0, false, "initial weight of the LRU expert"},
+        {"update_weight", "update-weight", 1, 0, 1, true, "0 = keep the weights fixed"}},
+       false, detail::make_lecar},
   };
   return table;
 }
