@@ -64,6 +64,9 @@ const std::vector<PolicyEntry>& policy_table() {
        {{"lru_weight", "lru-weight", 0.5, 0.0, 1.0, false, "initial weight of the LRU expert"},
         {"update_weight", "update-weight", 1, 0, 1, true, "0 = keep the weights fixed"}},
        false, detail::make_lecar},
+      {"lhd", "", "LHD",
+       "least hit density: evict the sampled candidate with the lowest hits per byte-time by age class (libCacheSim LHD/)",
+       {}, false, detail::make_lhd},
   };
   return table;
 }

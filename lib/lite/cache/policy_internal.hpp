@@ -168,6 +168,7 @@ std::unique_ptr<Simulator> make_gdsf(const PolicyConfig&);
 std::unique_ptr<Simulator> make_wtinylfu(const PolicyConfig&);
 std::unique_ptr<Simulator> make_lirs(const PolicyConfig&);
 std::unique_ptr<Simulator> make_lecar(const PolicyConfig&);
+std::unique_ptr<Simulator> make_lhd(const PolicyConfig&);
 
 // Resolves a spec against the table (defaults + given values) for a capacity.
 PolicyConfig make_config(const PolicySpec& spec, uint64_t capacity, bool bytes);

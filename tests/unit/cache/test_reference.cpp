@@ -53,7 +53,7 @@ TEST_CASE("byte mode on cloudPhysics: every policy reproduces libCacheSim's refe
       // Policies added in issue 15. Counts from the peer itself (libCacheSim commit aa0fc40, built by
       // scripts/bench/cache_sim into build/peers), by scripts/bench/cache_sim_peer_counts.c, which runs
       // what `cachesim cloudPhysicsIO.oracleGeneral.bin oracleGeneral ALGO 134217728,...,1073741824
-      // --num-thread=1` runs and prints the integers. GDSF, LIRS and LeCaR equal test_evictionAlgo.c; its SLRU
+      // --num-thread=1` runs and prints the integers. GDSF, LIRS, LeCaR and LHD equal test_evictionAlgo.c; its SLRU
       // figures are stale (SLRU.c's defaults changed after they were frozen), so the peer's are used.
       {"slru", {90757, 87085, 83727, 80361, 75034, 65341, 59413, 57616},
        {4148575232, 3925843456, 3700752384, 3497008128, 3166133760, 2661671424, 2533362688, 2530577920}},
@@ -65,6 +65,8 @@ TEST_CASE("byte mode on cloudPhysics: every policy reproduces libCacheSim's refe
        {4060558336, 3525952512, 3199406080, 3011810816, 2848310272, 2580918784, 2361375744, 2288325120}},
       {"lecar", {93269, 89035, 80244, 80815, 72165, 67720, 65487, 66535},
        {4214232576, 4018871808, 3595043328, 3604504064, 3075584512, 2886519808, 2748467712, 2755397120}},
+      {"lhd", {90500, 86928, 82211, 77256, 71259, 67001, 63734, 61237},
+       {4209021952, 4060000768, 3824893440, 3594843136, 3319633408, 3119866880, 2953787392, 2810359808}},
   };
   CacheSimOptions o;
   o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
@@ -130,13 +132,14 @@ TEST_CASE("object mode on cloudPhysics: the issue-15 policies reproduce libCache
       {"wtinylfu", {98829, 94913, 88131, 59599}},
       {"lirs", {97875, 94304, 85289, 58681}},
       {"lecar", {99140, 94518, 91522, 65597}},
+      {"lhd", {99141, 94787, 91404, 70554}},
   };
   CacheSimOptions o;
   o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
-  o.policies = parse_policies("slru,gdsf,wtinylfu,lirs,lecar");
+  o.policies = parse_policies("slru,gdsf,wtinylfu,lirs,lecar,lhd");
   o.sizes = parse_sizes("100,1000,5000,20000", false);
   auto r = simulate(o);
-  REQUIRE(r.records.size() == 20);
+  REQUIRE(r.records.size() == 24);
   for (size_t p = 0; p < ref.size(); ++p)
     for (size_t s = 0; s < 4; ++s) {
       CAPTURE(ref[p].first);
