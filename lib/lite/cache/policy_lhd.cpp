@@ -13,7 +13,6 @@
 // follows insertions and swap-with-last removals exactly.
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
 #include "lite/cache/policy_internal.hpp"
@@ -21,13 +20,19 @@
 namespace lite::cache::detail {
 namespace {
 
+// key -> index in the tag array (libCacheSim: an unordered_map; here the flat object table).
+struct IndexNode {
+  uint64_t key = 0;
+  uint64_t index = 0;
+};
+
 class Lhd {
  public:
   using age_t = uint64_t;
   using timestamp_t = uint64_t;
   using rank_t = float;
 
-  explicit Lhd(const PolicyConfig& c) : capacity_(c.capacity) {
+  explicit Lhd(const PolicyConfig& c) : capacity_(c.capacity), indices_(expected_objects(c)) {
     explorer_budget_ = static_cast<int64_t>(static_cast<int64_t>(c.capacity) * kExplorerBudgetFraction);
     classes_.resize(kNumClasses);
     for (uint32_t cl = 0; cl < kNumClasses; cl++) {
@@ -40,9 +45,9 @@ class Lhd {
 
   bool find(const Access& a) {
     ++n_req_;
-    auto it = indices_.find(a.key);
-    if (it == indices_.end()) return false;
-    Tag& tag = tags_[it->second];
+    const uint32_t n = indices_.find(a.key, a.hash);
+    if (n == kNil) return false;
+    Tag& tag = tags_[indices_[n].index];
     if (tag.bytes != a.size) {
       occupied_ -= tag.bytes;
       occupied_ += a.size;
@@ -54,20 +59,20 @@ class Lhd {
   bool can_insert(const Access& a) const { return a.size <= capacity_; }
   void insert(const Access& a) {
     update(a.key, a.size);
-    tags_[indices_[a.key]].bytes = a.size;
+    tags_.back().bytes = a.size;  // update() appended its tag
     occupied_ += a.size;
   }
   void evict(const Access&) {
     const uint64_t victim = rank();
-    auto it = indices_.find(victim);
-    occupied_ -= tags_[it->second].bytes;
-    replaced(it);
+    const uint32_t n = indices_.find(victim, hash_key(victim));
+    occupied_ -= tags_[indices_[n].index].bytes;
+    replaced(n);
   }
   uint64_t occupied() const { return occupied_ > 0 ? uint64_t(occupied_) : 0; }
   uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t) const {}
+  void prefetch(uint64_t hash) const { indices_.prefetch(hash); }
   size_t memory_bytes() const {
-    return tags_.capacity() * sizeof(Tag) + indices_.size() * 32 + classes_.size() * kMaxAge * 3 * sizeof(rank_t);
+    return tags_.capacity() * sizeof(Tag) + indices_.memory_bytes() + classes_.size() * kMaxAge * 3 * sizeof(rank_t);
   }
 
  private:
@@ -137,11 +142,11 @@ class Lhd {
     }
     for (uint32_t i = 0; i < kAdmissions; i++) {
       if (!recent_valid_[i]) continue;
-      auto it = indices_.find(recent_[i]);
-      if (it == indices_.end()) continue;
-      const rank_t r = hit_density(tags_[it->second]);
+      const uint32_t n = indices_.find(recent_[i], hash_key(recent_[i]));
+      if (n == kNil) continue;
+      const rank_t r = hit_density(tags_[indices_[n].index]);
       if (r < victim_rank) {
-        victim = it->second;
+        victim = indices_[n].index;
         victim_rank = r;
       }
     }
@@ -150,18 +155,19 @@ class Lhd {
   }
 
   void update(uint64_t id, uint32_t size) {
-    auto it = indices_.find(id);
-    const bool inserted = it == indices_.end();
+    const uint64_t h = hash_key(id);
+    const uint32_t n = indices_.find(id, h);
+    const bool inserted = n == kNil;
     Tag* tag;
     if (inserted) {
       tags_.push_back(Tag{});
       tag = &tags_.back();
-      indices_[id] = tags_.size() - 1;
+      indices_[indices_.insert(id, h)].index = tags_.size() - 1;
       tag->last_last_hit_age = kMaxAge;
       tag->last_hit_age = 0;
       tag->id = id;
     } else {
-      tag = &tags_[it->second];
+      tag = &tags_[indices_[n].index];
       const age_t age = age_of(*tag);
       class_of(*tag).hits[age] += 1;
       if (tag->explorer) explorer_budget_ += tag->size;
@@ -190,16 +196,19 @@ class Lhd {
     }
   }
 
-  void replaced(std::unordered_map<uint64_t, uint64_t>::iterator it) {
-    const uint64_t index = it->second;
+  void replaced(uint32_t n) {
+    const uint64_t index = indices_[n].index;
     Tag& tag = tags_[index];
     const age_t age = age_of(tag);
     class_of(tag).evictions[age] += 1;
     if (tag.explorer) explorer_budget_ += tag.size;
-    indices_.erase(it);
+    indices_.erase(n);
     tags_[index] = tags_.back();
     tags_.pop_back();
-    if (index < tags_.size()) indices_[tags_[index].id] = index;
+    if (index < tags_.size()) {
+      const uint64_t moved = tags_[index].id;
+      indices_[indices_.find(moved, hash_key(moved))].index = index;
+    }
   }
 
   void reconfigure() {
@@ -220,7 +229,7 @@ class Lhd {
   void adapt_age_coarsening() {
     ewma_objects_ *= kEwmaDecay;
     ewma_objects_mass_ *= kEwmaDecay;
-    ewma_objects_ += indices_.size();
+    ewma_objects_ += indices_.size();  // libCacheSim: sizeMap.size(), the same objects
     ewma_objects_mass_ += 1.;
     const rank_t objects = ewma_objects_ / ewma_objects_mass_;
     const rank_t optimal = 1. * objects / (kAgeCoarseningErrorTolerance * kMaxAge);
@@ -279,7 +288,7 @@ class Lhd {
   int64_t n_req_ = 0;
   uint64_t rand_ = 0;
   std::vector<Tag> tags_;
-  std::unordered_map<uint64_t, uint64_t> indices_;  // key -> index in tags_
+  ObjectTable<IndexNode> indices_;
   std::vector<Class> classes_;
   timestamp_t timestamp_ = 0;
   timestamp_t next_reconfiguration_ = kAccessesPerReconfiguration;
