@@ -10,6 +10,7 @@
 //
 // Why files by job: every pass owns its own temporary data (key file, next-access file, spool) and
 // hands the next job a small struct, so the orchestrator reads as the plan it is.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
