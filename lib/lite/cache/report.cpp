@@ -312,12 +312,13 @@ void add_small_sample_finding(const CacheSimResult& r, report::Report& rep) {
   const double needed = std::min(1.0, double(kMinSampledObjects) * std::max(mean, 1.0) / double(smallest));
   rep.findings.push_back(
       {"warning",
-       fmt::format("{} of the sampled sizes have a sampled cache under {} objects (smallest: {} sampled to {}): their "
-                   "estimates are unreliable",
-                   small.size(), kMinSampledObjects, size_label(smallest, r.bytes), size_label(scaled, r.bytes)),
+       fmt::format("{} of the sampled sizes {} a sampled cache under {} objects (smallest: {} sampled to {}): {} "
+                   "unreliable",
+                   small.size(), small.size() == 1 ? "has" : "have", kMinSampledObjects, size_label(smallest, r.bytes),
+                   size_label(scaled, r.bytes), small.size() == 1 ? "its estimate is" : "their estimates are"),
        fmt::format("a sampled cache of >= {} objects", kMinSampledObjects),
        fmt::format("sample at rate >= {:.3g} for every size to hold {} sampled objects, or use fixed-size sampling "
-                   "(sample objects) so the sample keeps a fixed number of keys",
+                   "(option sample_objects) so the sample keeps a fixed number of keys",
                    needed, kMinSampledObjects)});
 }
 
