@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
     o.mrc = mrc;
     o.threads = threads;
     const cache::CacheSimResult r = cache::simulate(o);
+    std::vector<uint64_t> misses;  // per record, for scripts/bench/cache_sim's identical-counts column
+    for (const auto& rec : r.records) misses.push_back(rec.counters.n_miss);
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
     const double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
@@ -50,7 +52,8 @@ int main(int argc, char** argv) {
                         {"requests_per_cpu_second", double(r.trace.n_req_total) / cpu},
                         {"peak_rss_mb", double(peak_rss_bytes()) / (1024.0 * 1024.0)},
                         {"miss_ratio", r.records.empty() ? 0.0 : r.records.front().counters.miss_ratio()},
-                        {"mrc_seconds", r.mrc ? r.mrc->seconds : 0.0}};
+                        {"mrc_seconds", r.mrc ? r.mrc->seconds : 0.0},
+                        {"n_miss", misses}};
     std::cout << j.dump() << std::endl;
     return 0;
   } catch (const Error& e) {

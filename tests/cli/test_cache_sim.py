@@ -13,7 +13,8 @@ import xml.etree.ElementTree as ET
 from litetest import DATA, REPO, LiteTestCase, run_lite, run_lite_json
 
 DEMO = DATA / "inference_requests.csv"
-POLICIES = ["lru", "fifo", "lfu", "arc", "2q", "s3fifo", "sieve", "clock", "belady"]
+POLICIES = ["lru", "fifo", "lfu", "arc", "2q", "s3fifo", "sieve", "clock", "belady", "slru", "gdsf", "wtinylfu", "lirs",
+            "lecar", "lhd"]
 
 
 def misses(doc):

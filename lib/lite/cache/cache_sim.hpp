@@ -140,6 +140,11 @@ struct SimRecord {
   // --sample-check: the same simulation on the full trace
   std::optional<Counters> full;
   uint64_t memory_bytes = 0;
+  // issue 15: what the misses cost and how far a sampled estimate can be trusted
+  std::optional<double> miss_cost_s;     // total miss latency, seconds (constant or cost column model)
+  std::optional<double> saved_cost_s;    // latency the cache saved: all requests' cost - miss_cost_s
+  std::optional<double> miss_ratio_error;  // sampled: 95% half-width of the miss ratio (see engine_results.cpp)
+  bool small_sample = false;             // sampled: the scaled cache holds under kMinSampledObjects objects
 };
 void to_json(nlohmann::json& j, const SimRecord& r);
 
@@ -156,7 +161,12 @@ struct TraceSummary {
   bool has_cost_column = false, has_next_access = false;
   double sample_rate = 1.0;
   std::string sampling;  // "", "fixed-rate" or "fixed-size"
+  // issue 15
+  std::optional<double> total_cost_s;  // miss cost of every request read (cost column), seconds
 };
+
+// A sampled cache (simulated size) smaller than this many objects gives unreliable SHARDS estimates.
+constexpr uint64_t kMinSampledObjects = 100;
 void to_json(nlohmann::json& j, const TraceSummary& t);
 
 // The one-pass exact LRU miss-ratio curve (Mattson stack distances over a Fenwick tree).

@@ -26,6 +26,7 @@ struct Access {
   uint64_t hash;
   uint32_t size;
   int64_t next;
+  float cost = 1.0f;  // the request's miss cost (ms) from the trace's cost column; 1 without one
 };
 
 // A fixed-size array that is not zero-filled: batch and input buffers are written before they are read,
@@ -128,7 +129,7 @@ class PolicySimulator final : public Simulator {
       if constexpr (kSampled) {
         if (hashes[i] >= sample_threshold) continue;
       }
-      const Access a{keys[i], hashes[i], sizes[i], next ? next[i] : kNoNextAccess};
+      const Access a{keys[i], hashes[i], sizes[i], next ? next[i] : kNoNextAccess, kCost ? b.cost[i] : 1.0f};
       const bool hit = cache_get(policy_, a);
       ++n_req;
       req_byte += a.size;
@@ -162,6 +163,12 @@ std::unique_ptr<Simulator> make_s3fifo(const PolicyConfig&);
 std::unique_ptr<Simulator> make_sieve(const PolicyConfig&);
 std::unique_ptr<Simulator> make_clock(const PolicyConfig&);
 std::unique_ptr<Simulator> make_belady(const PolicyConfig&);
+std::unique_ptr<Simulator> make_slru(const PolicyConfig&);
+std::unique_ptr<Simulator> make_gdsf(const PolicyConfig&);
+std::unique_ptr<Simulator> make_wtinylfu(const PolicyConfig&);
+std::unique_ptr<Simulator> make_lirs(const PolicyConfig&);
+std::unique_ptr<Simulator> make_lecar(const PolicyConfig&);
+std::unique_ptr<Simulator> make_lhd(const PolicyConfig&);
 
 // Resolves a spec against the table (defaults + given values) for a capacity.
 PolicyConfig make_config(const PolicySpec& spec, uint64_t capacity, bool bytes);

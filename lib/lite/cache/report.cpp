@@ -1,6 +1,7 @@
 // Result -> JSON (stable field names) and -> lite::report::Report (tables, findings, notes).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lite/cache/cache_sim.hpp"
@@ -72,6 +73,12 @@ void to_json(nlohmann::json& j, const SimRecord& r) {
   }
   if (r.full) j["full_trace"] = counters_json(*r.full);
   j["memory_bytes"] = r.memory_bytes;
+  if (r.miss_cost_s) j["miss_cost_s"] = *r.miss_cost_s;
+  if (r.saved_cost_s) j["saved_cost_s"] = *r.saved_cost_s;
+  if (r.sampled) {
+    j["miss_ratio_error"] = r.miss_ratio_error ? nlohmann::json(*r.miss_ratio_error) : nlohmann::json();
+    j["small_sample"] = r.small_sample;
+  }
 }
 
 void to_json(nlohmann::json& j, const TraceSummary& t) {
@@ -89,7 +96,8 @@ void to_json(nlohmann::json& j, const TraceSummary& t) {
        {"has_cost_column", t.has_cost_column},
        {"has_next_access", t.has_next_access},
        {"sample_rate", t.sample_rate},
-       {"sampling", t.sampling}};
+       {"sampling", t.sampling},
+       {"total_cost_s", t.total_cost_s ? nlohmann::json(*t.total_cost_s) : nlohmann::json()}};
 }
 
 void to_json(nlohmann::json& j, const MrcCurve& c) {
@@ -148,27 +156,32 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
                  {"passes", r.passes}};
 }
 
-report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
-  report::Report rep;
-  rep.command = "cache-sim";
-  rep.environment = host_environment();
-  rep.result = r;
-  rep.result["options"] = o;
+namespace {
+
+std::string seconds_text(double s) { return fmt::format("{:.1f}", s); }
+
+report::Table results_table(const CacheSimResult& r) {
   const bool bytes = r.bytes;
   const std::optional<uint64_t> ws = bytes ? r.trace.working_set_bytes : r.trace.n_obj;
-
-  // results table
   report::Table t;
   t.title = fmt::format("{} ({}, {} requests{}{})", r.trace.path, r.trace.format, format_count(r.trace.n_req_total),
                         r.trace.n_obj ? fmt::format(", {} objects", format_count(*r.trace.n_obj)) : "",
                         r.trace.working_set_bytes && bytes
                             ? fmt::format(", working set {}", format_bytes(double(*r.trace.working_set_bytes)))
                             : "");
+  const bool sampled = !r.records.empty() && r.records.front().sampled;
+  const bool has_cost = !r.records.empty() && r.records.front().miss_cost_s.has_value();
   t.columns = {"policy", bytes ? "size" : "size (objects)"};
   if (ws) t.columns.push_back("of WS");
+  if (sampled) t.columns.push_back("sampled size");
   t.columns.push_back("miss ratio");
+  if (sampled) t.columns.push_back("+/- (95%)");
   if (bytes) t.columns.push_back("byte miss ratio");
   t.columns.push_back("misses");
+  if (has_cost) {
+    t.columns.push_back("miss cost s");
+    t.columns.push_back("saved s");
+  }
   if (r.sampling_check) {
     t.columns.push_back("full miss ratio");
     t.columns.push_back("error");
@@ -179,11 +192,7 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
     has_latency = r.records.front().latency.has_value();
     for (const auto& [label, f] : r.records.front().variants) variant_labels.push_back(label);
   }
-  if (has_latency) {
-    t.columns.push_back("mean ms");
-    t.columns.push_back("p50 ms");
-    t.columns.push_back("p99 ms");
-  }
+  if (has_latency) t.columns.insert(t.columns.end(), {"mean ms", "p50 ms", "p99 ms"});
   for (const auto& v : variant_labels) {
     t.columns.push_back("mean ms " + v);
     t.columns.push_back("p99 ms " + v);
@@ -191,9 +200,15 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
   for (const auto& rec : r.records) {
     std::vector<std::string> row = {rec.policy, size_label(rec.size, bytes)};
     if (ws) row.push_back(*ws ? fmt::format("{:.2f}%", 100.0 * double(rec.size) / double(*ws)) : "-");
+    if (sampled) row.push_back(size_label(rec.simulated_size, bytes) + (rec.small_sample ? " (small)" : ""));
     row.push_back(ratio(rec.counters.miss_ratio()));
+    if (sampled) row.push_back(rec.miss_ratio_error ? ratio(*rec.miss_ratio_error) : "-");
     if (bytes) row.push_back(ratio(rec.counters.byte_miss_ratio()));
     row.push_back(format_count(rec.counters.n_miss));
+    if (has_cost) {
+      row.push_back(rec.miss_cost_s ? seconds_text(*rec.miss_cost_s) : "-");
+      row.push_back(rec.saved_cost_s ? seconds_text(*rec.saved_cost_s) : "-");
+    }
     if (r.sampling_check) {
       row.push_back(rec.full ? ratio(rec.full->miss_ratio()) : "-");
       row.push_back(rec.full ? fmt::format("{:+.4f}", rec.counters.miss_ratio() - rec.full->miss_ratio()) : "-");
@@ -209,88 +224,110 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
     }
     t.rows.push_back(std::move(row));
   }
-  if (!r.records.empty()) rep.tables.push_back(std::move(t));
+  return t;
+}
 
-  if (r.mrc) {
-    report::Table m;
-    m.title = r.mrc->bytes ? fmt::format("LRU miss-ratio curve, one pass ({} points; exact from the largest object, {}, up{})",
-                                         format_count(r.mrc->points.size()), format_bytes(double(r.mrc->exact_from_size)),
-                                         r.mrc->sizes_vary ? ", approximate: object sizes vary" : "")
-                           : fmt::format("LRU miss-ratio curve, one pass ({} points, exact at every size)",
-                                         format_count(r.mrc->points.size()));
-    m.columns = {"size", "miss ratio"};
-    if (r.mrc->bytes) m.columns.push_back("byte miss ratio");
-    for (const auto& p : r.mrc->at_sizes) {
-      std::vector<std::string> row = {size_label(p.size, bytes), ratio(p.miss_ratio)};
-      if (r.mrc->bytes) row.push_back(ratio(p.byte_miss_ratio));
-      m.rows.push_back(std::move(row));
-    }
-    rep.tables.push_back(std::move(m));
+report::Table curve_table(const MrcCurve& c, bool bytes) {
+  report::Table m;
+  m.title = c.bytes ? fmt::format("LRU miss-ratio curve, one pass ({} points; exact from the largest object, {}, up{})",
+                                  format_count(c.points.size()), format_bytes(double(c.exact_from_size)),
+                                  c.sizes_vary ? ", approximate: object sizes vary" : "")
+                    : fmt::format("LRU miss-ratio curve, one pass ({} points, exact at every size)",
+                                  format_count(c.points.size()));
+  m.columns = {"size", "miss ratio"};
+  if (c.bytes) m.columns.push_back("byte miss ratio");
+  for (const auto& p : c.at_sizes) {
+    std::vector<std::string> row = {size_label(p.size, bytes), ratio(p.miss_ratio)};
+    if (c.bytes) row.push_back(ratio(p.byte_miss_ratio));
+    m.rows.push_back(std::move(row));
   }
+  return m;
+}
 
-  if (r.recommendation && !r.recommendation->per_policy.empty()) {
-    const auto& set = *r.recommendation;
-    report::Table rt;
-    rt.title = "Smallest simulated size reaching " + set.target;
-    bool with_variant = false;
-    for (const auto& x : set.per_policy) with_variant = with_variant || !x.variant.empty();
-    if (with_variant) rt.columns.push_back("variant");
-    rt.columns.insert(rt.columns.end(), {"policy", "size", "miss ratio", "p99 ms"});
-    rt.left_aligned_columns = with_variant ? 2 : 1;
-    for (const auto& x : set.per_policy) {
-      std::vector<std::string> row;
-      if (with_variant) row.push_back(x.variant);
-      const bool best = set.best && set.best->policy == x.policy && set.best->variant == x.variant;
-      row.push_back(x.policy + (best ? " (best)" : x.offline_bound ? " (offline bound)" : ""));
-      row.push_back(x.size ? size_label(*x.size, bytes) : "not reached");
-      row.push_back(x.size ? ratio(x.miss_ratio) : "-");
-      row.push_back(x.p99_ms ? ms(*x.p99_ms) : "-");
-      rt.rows.push_back(std::move(row));
-    }
-    rep.tables.push_back(std::move(rt));
-    if (set.best) {
-      std::string who = set.best->variant.empty() ? set.best->policy : set.best->variant + " + " + set.best->policy;
-      rep.findings.push_back({"info",
-                              fmt::format("size the cache at {}: {} reaches {} there (miss ratio {:.4f})",
-                                          bytes ? format_bytes(double(*set.best->size)) : format_count(*set.best->size) + " objects",
-                                          who, set.target, set.best->miss_ratio),
-                              "", ""});
-    } else {
-      uint64_t largest = 0;
-      double best_mr = 1;
-      std::string best_policy;
-      for (const auto& rec : r.records) {
-        if (rec.size > largest) largest = rec.size;
-      }
-      for (const auto& rec : r.records)
-        if (rec.size == largest && rec.counters.miss_ratio() <= best_mr) {
-          best_mr = rec.counters.miss_ratio();
-          best_policy = rec.policy;
-        }
-      rep.findings.push_back(
-          {"warning",
-           fmt::format("no policy reaches {} at the simulated sizes; the largest, {}, gives miss ratio {:.4f} with {}",
-                       set.target, size_label(largest, bytes), best_mr, best_policy),
-           set.target, "simulate larger sizes (--sizes), relax the target, or cut the miss latency (a lighter model)"});
-    }
-    if (r.mrc && r.mrc->smallest_size_for_target && r.recommendation->target.rfind("hit ratio", 0) == 0)
-      rep.findings.push_back({"info",
-                              fmt::format("the exact LRU curve reaches {} at {}{}", set.target,
-                                          size_label(*r.mrc->smallest_size_for_target, bytes),
-                                          r.mrc->bytes ? " (to 1/32 of an octave)" : ""),
-                              "", ""});
+void add_recommendation(const CacheSimResult& r, report::Report& rep) {
+  const bool bytes = r.bytes;
+  const auto& set = *r.recommendation;
+  report::Table rt;
+  rt.title = "Smallest simulated size reaching " + set.target;
+  bool with_variant = false;
+  for (const auto& x : set.per_policy) with_variant = with_variant || !x.variant.empty();
+  if (with_variant) rt.columns.push_back("variant");
+  rt.columns.insert(rt.columns.end(), {"policy", "size", "miss ratio", "p99 ms"});
+  rt.left_aligned_columns = with_variant ? 2 : 1;
+  for (const auto& x : set.per_policy) {
+    std::vector<std::string> row;
+    if (with_variant) row.push_back(x.variant);
+    const bool best = set.best && set.best->policy == x.policy && set.best->variant == x.variant;
+    row.push_back(x.policy + (best ? " (best)" : x.offline_bound ? " (offline bound)" : ""));
+    row.push_back(x.size ? size_label(*x.size, bytes) : "not reached");
+    row.push_back(x.size ? ratio(x.miss_ratio) : "-");
+    row.push_back(x.p99_ms ? ms(*x.p99_ms) : "-");
+    rt.rows.push_back(std::move(row));
   }
-  if (r.sampling_check)
+  rep.tables.push_back(std::move(rt));
+  if (set.best) {
+    std::string who = set.best->variant.empty() ? set.best->policy : set.best->variant + " + " + set.best->policy;
     rep.findings.push_back({"info",
-                            fmt::format("sampling error against the full trace: mean |miss ratio difference| {:.4f}, "
-                                        "max {:.4f} ({})",
-                                        r.sampling_check->mean_abs_error, r.sampling_check->max_abs_error,
-                                        r.sampling_check->worst),
+                            fmt::format("size the cache at {}: {} reaches {} there (miss ratio {:.4f})",
+                                        bytes ? format_bytes(double(*set.best->size)) : format_count(*set.best->size) + " objects",
+                                        who, set.target, set.best->miss_ratio),
                             "", ""});
+  } else {
+    uint64_t largest = 0;
+    double best_mr = 1;
+    std::string best_policy;
+    for (const auto& rec : r.records) largest = std::max(largest, rec.size);
+    for (const auto& rec : r.records)
+      if (rec.size == largest && rec.counters.miss_ratio() <= best_mr) {
+        best_mr = rec.counters.miss_ratio();
+        best_policy = rec.policy;
+      }
+    rep.findings.push_back(
+        {"warning",
+         fmt::format("no policy reaches {} at the simulated sizes; the largest, {}, gives miss ratio {:.4f} with {}",
+                     set.target, size_label(largest, bytes), best_mr, best_policy),
+         set.target, "simulate larger sizes (--sizes), relax the target, or cut the miss latency (a lighter model)"});
+  }
+  if (r.mrc && r.mrc->smallest_size_for_target && set.target.rfind("hit ratio", 0) == 0)
+    rep.findings.push_back({"info",
+                            fmt::format("the exact LRU curve reaches {} at {}{}", set.target,
+                                        size_label(*r.mrc->smallest_size_for_target, bytes),
+                                        r.mrc->bytes ? " (to 1/32 of an octave)" : ""),
+                            "", ""});
+}
 
+// Sampled sizes whose scaled cache holds under kMinSampledObjects objects: their estimates are noise.
+void add_small_sample_finding(const CacheSimResult& r, report::Report& rep) {
+  std::vector<uint64_t> small;
+  for (const auto& rec : r.records)
+    if (rec.small_sample && std::find(small.begin(), small.end(), rec.size) == small.end()) small.push_back(rec.size);
+  if (small.empty()) return;
+  const uint64_t smallest = *std::min_element(small.begin(), small.end());
+  uint64_t scaled = 0;
+  for (const auto& rec : r.records)
+    if (rec.size == smallest) scaled = rec.simulated_size;
+  // the rate at which the smallest size's sampled cache reaches kMinSampledObjects (objects, or the
+  // mean request size's worth of bytes)
+  const double mean = r.bytes && r.trace.n_req_total ? double(r.trace.n_req_byte) / double(r.trace.n_req_total) : 1.0;
+  const double needed = std::min(1.0, double(kMinSampledObjects) * std::max(mean, 1.0) / double(smallest));
+  rep.findings.push_back(
+      {"warning",
+       fmt::format("{} of the sampled sizes {} a sampled cache under {} objects (smallest: {} sampled to {}): {} "
+                   "unreliable",
+                   small.size(), small.size() == 1 ? "has" : "have", kMinSampledObjects, size_label(smallest, r.bytes),
+                   size_label(scaled, r.bytes), small.size() == 1 ? "its estimate is" : "their estimates are"),
+       fmt::format("a sampled cache of >= {} objects", kMinSampledObjects),
+       fmt::format("sample at rate >= {:.3g} for every size to hold {} sampled objects, or use fixed-size sampling "
+                   "(option sample_objects) so the sample keeps a fixed number of keys",
+                   needed, kMinSampledObjects)});
+}
+
+void add_notes(const CacheSimResult& r, const CacheSimOptions& o, report::Report& rep) {
   if (r.trace.sampling.size())
     rep.notes.push_back(fmt::format("SHARDS {} sampling at rate {:.6g}: {} of {} requests simulated at cache sizes scaled by "
-                                    "the rate; misses are reported as full-trace estimates (sampled misses / rate)",
+                                    "the rate; misses are reported as full-trace estimates (sampled misses / rate); "
+                                    "+/- is a 95% binomial half-width over the sampled requests (a floor: requests of "
+                                    "one key are sampled together)",
                                     r.trace.sampling, r.trace.sample_rate, format_count(r.trace.n_req),
                                     format_count(r.trace.n_req_total)));
   if (!r.cost_model.empty())
@@ -298,6 +335,10 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
                                     r.cost_model == "constant" ? format_ms(*o.miss_latency_ms) + " ms"
                                     : r.cost_model == "cost column" ? "the trace's cost column"
                                                                      : "the lite profile reports (log-normal through p50 and p99)"));
+  if (r.trace.total_cost_s)
+    rep.notes.push_back(fmt::format("miss cost: seconds of miss latency paid; saved: of the {:.1f} s every request "
+                                    "would cost with no cache",
+                                    *r.trace.total_cost_s));
   for (const auto& n : r.notes) rep.notes.push_back(n);
   if (r.simulations == 0)
     rep.notes.push_back(fmt::format("{} requests, one-pass LRU curve in {:.2f} s ({:.1f} M requests/s)",
@@ -308,6 +349,28 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
                                     format_count(r.trace.n_req_total), r.simulations, r.simulations == 1 ? "" : "s",
                                     r.seconds, double(r.trace.n_req) * double(r.simulations) / std::max(r.seconds, 1e-9) / 1e6,
                                     r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s"));
+}
+
+}  // namespace
+
+report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
+  report::Report rep;
+  rep.command = "cache-sim";
+  rep.environment = host_environment();
+  rep.result = r;
+  rep.result["options"] = o;
+  if (!r.records.empty()) rep.tables.push_back(results_table(r));
+  if (r.mrc) rep.tables.push_back(curve_table(*r.mrc, r.bytes));
+  if (r.recommendation && !r.recommendation->per_policy.empty()) add_recommendation(r, rep);
+  add_small_sample_finding(r, rep);
+  if (r.sampling_check)
+    rep.findings.push_back({"info",
+                            fmt::format("sampling error against the full trace: mean |miss ratio difference| {:.4f}, "
+                                        "max {:.4f} ({})",
+                                        r.sampling_check->mean_abs_error, r.sampling_check->max_abs_error,
+                                        r.sampling_check->worst),
+                            "", ""});
+  add_notes(r, o, rep);
   return rep;
 }
 

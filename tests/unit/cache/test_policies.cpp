@@ -172,11 +172,12 @@ TEST_CASE("belady: evicts the object needed farthest in the future, always inser
 
 TEST_CASE("every policy: an object larger than the cache is a miss that evicts nothing") {
   for (const auto& e : lite::cache::policy_table()) {
-    CAPTURE(e.name);
-    // C=100 bytes; A:5 fits every policy's admission rule (S3-FIFO's small queue is 10 bytes)
-    auto c = run(e.name, 100, "A:5 X:200 A:5 X:200 A:5");
+    CAPTURE(std::string(e.name));
+    // C=1000 bytes; A:5 fits every policy's admission rule (S3-FIFO's small queue is 100 bytes,
+    // W-TinyLFU's window 10)
+    auto c = run(e.name, 1000, "A:5 X:2000 A:5 X:2000 A:5");
     CHECK(c.n_req == 5);
     CHECK(hits(c) == 2);
-    CHECK(c.n_miss_byte == 5 + 200 + 200);
+    CHECK(c.n_miss_byte == 5 + 2000 + 2000);
   }
 }

@@ -18,7 +18,7 @@ TEST_CASE("every policy: a trace of unique keys misses every request") {
   std::vector<Request> unique;
   for (uint64_t k = 0; k < 500; ++k) unique.push_back({k * 977 + 1, 1, 0, lite::cache::kNoNextAccess});
   for (const auto& e : policy_table()) {
-    CAPTURE(e.name);
+    CAPTURE(std::string(e.name));
     for (uint64_t cap : {1, 7, 64, 1000}) {
       auto c = simulate_requests(spec(e.name), cap, unique);
       CHECK(c.n_req == 500);
@@ -39,7 +39,7 @@ TEST_CASE("every policy: counters are consistent on a skewed trace") {
   std::sort(keys.begin(), keys.end());
   const uint64_t unique = static_cast<uint64_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
   for (const auto& e : policy_table()) {
-    CAPTURE(e.name);
+    CAPTURE(std::string(e.name));
     for (uint64_t cap : {1, 10, 100, 2000}) {
       auto objects = trace;
       for (auto& r : objects) r.size = 1;
@@ -66,14 +66,19 @@ TEST_CASE("every policy: with room for the whole working set only first accesses
       ws_bytes += r.size;
     }
   for (const auto& e : policy_table()) {
-    CAPTURE(e.name);
+    CAPTURE(std::string(e.name));
     auto objects = trace;
     for (auto& r : objects) r.size = 1;
+    // SLRU's segments and LIRS's LIR/HIR split have fixed shares of the capacity (as in libCacheSim):
+    // with the working set just fitting, a promotion can overflow a share and evict. With room for
+    // the working set in the LIR part (and in every SLRU segment), only first accesses miss.
+    const std::string name = e.name;
+    const uint64_t room = name == "slru" ? 4 : name == "lirs" ? 2 : 1;
     // object mode: capacity = the working set (>= 20 so S3-FIFO's small queue admits objects)
-    auto c = simulate_requests(spec(e.name), std::max<uint64_t>(seen.size(), 20), objects);
+    auto c = simulate_requests(spec(e.name), room * std::max<uint64_t>(seen.size(), 20), objects);
     CHECK(c.n_miss == seen.size());
     // byte mode: room for everything, and objects small against the 10% small queue
-    auto b = simulate_requests(spec(e.name), std::max<uint64_t>(ws_bytes, 50 * 11), trace);
+    auto b = simulate_requests(spec(e.name), room * std::max<uint64_t>(ws_bytes, 50 * 11), trace);
     CHECK(b.n_miss == seen.size());
     CHECK(b.n_miss_byte == ws_bytes);
   }
@@ -86,7 +91,7 @@ TEST_CASE("belady is optimal and lru has the inclusion property (object mode)") 
     CAPTURE(cap);
     auto opt = simulate_requests(spec("belady"), cap, trace);
     for (const auto& e : policy_table()) {
-      CAPTURE(e.name);
+      CAPTURE(std::string(e.name));
       CHECK(opt.n_miss <= simulate_requests(spec(e.name), cap, trace).n_miss);
     }
     auto lru = simulate_requests(spec("lru"), cap, trace);
@@ -100,7 +105,7 @@ TEST_CASE("belady is optimal and lru has the inclusion property (object mode)") 
 TEST_CASE("the policy table: unique names, parameters with sane defaults, factories") {
   std::vector<std::string> names;
   for (const auto& e : policy_table()) {
-    CAPTURE(e.name);
+    CAPTURE(std::string(e.name));
     CHECK(std::find(names.begin(), names.end(), std::string(e.name)) == names.end());
     names.push_back(e.name);
     CHECK(std::string(e.description).size() > 10);

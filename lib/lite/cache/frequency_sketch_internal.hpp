@@ -1,0 +1,124 @@
+#pragma once
+// The frequency sketch W-TinyLFU admits by: a counting Bloom filter ("count-min" in the TinyLFU
+// paper) with k hash positions per key, an estimate that is the minimum of a key's k counters, and
+// aging that halves every counter after a sample of requests. Optional doorkeeper (TinyLFU, Einziger
+// et al. 2017; Caffeine): a plain Bloom filter in front that absorbs a key's first occurrence, so
+// one-hit wonders never reach the counters; the estimate adds 1 for a key it holds; aging clears it.
+//
+// Follows libCacheSim's minimalIncrementCBF.c bit for bit (so W-TinyLFU's counts equal libCacheSim's):
+// sizing from (entries, error=0.001): bits per entry -ln(e)/ln(2)^2, k = ceil(ln 2 * bpe), counters
+// = min(ceil(bpe * entries), INT_MAX); positions (a + i*b) mod counters in 32-bit arithmetic from two
+// XXH64 hashes of the 8-byte key (seeds 0x12345678 and 0x12344321), truncated to 32 bits; an add
+// increments all k counters (libCacheSim's "minimal increment" check only guards a debug print).
+// libCacheSim has no doorkeeper; it is off by default.
+//
+// Storage: counters are dense when there are at most 2^24 of them, else a hash map of the non-zero
+// ones. libCacheSim sizes by bytes in byte mode (entries = main cache bytes: up to 2^31 counters,
+// 8 GiB it leaves to lazy zero pages); the map holds only what k positions per seen key touch.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace lite::cache::detail {
+
+// XXH64 of one 8-byte little-endian value (the xxHash specification, input length 8).
+inline uint64_t xxh64_u64(uint64_t v, uint64_t seed) {
+  constexpr uint64_t P1 = 0x9E3779B185EBCA87ULL, P2 = 0xC2B2AE3D27D4EB4FULL, P3 = 0x165667B19E3779F9ULL,
+                     P4 = 0x85EBCA77C2B2AE63ULL, P5 = 0x27D4EB2F165667C5ULL;
+  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  uint64_t h = seed + P5 + 8;
+  uint64_t k = v * P2;
+  k = rotl(k, 31) * P1;
+  h ^= k;
+  h = rotl(h, 27) * P1 + P4;
+  h ^= h >> 33;
+  h *= P2;
+  h ^= h >> 29;
+  h *= P3;
+  h ^= h >> 32;
+  return h;
+}
+
+class FrequencySketch {
+ public:
+  static constexpr uint64_t kSeed0 = 0x12345678, kSeed1 = 0x12344321;
+  static constexpr uint32_t kDenseMax = 1u << 24;
+
+  FrequencySketch(int64_t entries, double error, bool doorkeeper = false) : doorkeeper_(doorkeeper) {
+    const double bpe = -std::log(error) / 0.480453013918201;
+    hashes_ = static_cast<int>(std::ceil(0.693147180559945 * bpe));
+    const double n = std::ceil(bpe * double(entries > INT_MAX ? INT_MAX : entries));
+    counters_ = static_cast<uint32_t>(std::fmin(n, double(INT_MAX)));
+    if (counters_ < uint32_t(hashes_)) counters_ = uint32_t(hashes_) * 2;
+    if (counters_ <= kDenseMax) dense_.assign(counters_, 0);
+  }
+
+  // Counts one occurrence of `key` (all k counters; with the doorkeeper the first goes there).
+  void add(uint64_t key) {
+    uint32_t pos[kMaxHashes];
+    positions(key, pos);
+    if (doorkeeper_ && !door_contains(pos)) {
+      for (int i = 0; i < hashes_; ++i) door_.insert(pos[i]);
+      return;
+    }
+    for (int i = 0; i < hashes_; ++i) {
+      if (!dense_.empty()) ++dense_[pos[i]];
+      else ++sparse_[pos[i]];
+    }
+  }
+  // Minimum of the key's counters (+1 when the doorkeeper holds it).
+  uint32_t estimate(uint64_t key) const {
+    uint32_t pos[kMaxHashes];
+    positions(key, pos);
+    uint32_t m = UINT_MAX;
+    for (int i = 0; i < hashes_; ++i) m = std::min(m, counter(pos[i]));
+    if (doorkeeper_ && door_contains(pos)) ++m;
+    return m;
+  }
+  // Aging: every counter halves; the doorkeeper forgets.
+  void decay() {
+    for (auto& c : dense_) c >>= 1;
+    for (auto it = sparse_.begin(); it != sparse_.end();) {
+      it->second >>= 1;
+      if (it->second == 0) it = sparse_.erase(it);
+      else ++it;
+    }
+    door_.clear();
+  }
+  int hashes() const { return hashes_; }
+  uint32_t counters() const { return counters_; }
+  size_t memory_bytes() const {
+    return dense_.capacity() * sizeof(uint32_t) + sparse_.size() * 24 + door_.size() * 16;
+  }
+
+ private:
+  static constexpr int kMaxHashes = 64;
+  void positions(uint64_t key, uint32_t* pos) const {
+    const uint32_t a = static_cast<uint32_t>(xxh64_u64(key, kSeed0));
+    const uint32_t b = static_cast<uint32_t>(xxh64_u64(key, kSeed1));
+    for (int i = 0; i < hashes_; ++i) pos[i] = (a + uint32_t(i) * b) % counters_;
+  }
+  uint32_t counter(uint32_t p) const {
+    if (!dense_.empty()) return dense_[p];
+    auto it = sparse_.find(p);
+    return it == sparse_.end() ? 0 : it->second;
+  }
+  bool door_contains(const uint32_t* pos) const {
+    for (int i = 0; i < hashes_; ++i)
+      if (!door_.count(pos[i])) return false;
+    return true;
+  }
+
+  bool doorkeeper_;
+  int hashes_ = 1;
+  uint32_t counters_ = 1;
+  std::vector<uint32_t> dense_;
+  std::unordered_map<uint32_t, uint32_t> sparse_;
+  std::unordered_set<uint32_t> door_;
+};
+
+}  // namespace lite::cache::detail
