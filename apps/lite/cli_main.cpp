@@ -33,15 +33,16 @@ int report_error(const std::string& name) {
   try {
     throw;
   } catch (const OptionError& e) {
-    std::fprintf(stderr, "lite %s: error: %s\n", name.c_str(),
-                 first_line(describe_problem(flag_for_key(e.key()), e.problem(), e.fix())).c_str());
+    const std::string line = describe_problem(flag_for_key(e.key()), e.problem(), e.fix());
+    std::fprintf(stderr, "lite %s: error: %s\n", name.c_str(), first_line(render_option_refs(line, flag_for_key)).c_str());
     return exit_bad_input;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
       std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
     } else {
       const char* label = e.kind() == ErrorKind::internal ? "internal error" : "error";
-      std::fprintf(stderr, "lite %s: %s: %s\n", name.c_str(), label, first_line(e.what()).c_str());
+      std::fprintf(stderr, "lite %s: %s: %s\n", name.c_str(), label,
+                   first_line(render_option_refs(e.what(), flag_for_key)).c_str());
     }
     return exit_code_for(e.kind());
   } catch (const std::exception& e) {

@@ -1,143 +1,103 @@
-// lite cache-sim: CLI11 flags -> lite::cache::CacheSimOptions -> lite::cache::simulate() -> report.
+// lite cache-sim: flags bound straight onto lite::cache::CacheSimOptions -> validate -> run -> report.
 // Everything else (parsing of specs, simulation, report, plot) lives in lib/lite/cache.
-// --format is the trace format here (as issue 4 specifies); the printer is --output-format, as everywhere.
+// --format is the trace format here; the printer is --output-format, as everywhere.
 #include <CLI/CLI.hpp>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli_common.hpp"
 #include "command.hpp"
-#include "lite/cache/cache_sim.hpp"
+#include "config_flags.hpp"
+#include "lite/cache/options.hpp"
 #include "lite/cache/policies.hpp"
-#include "lite/core/atomic_file.hpp"
-#include "lite/core/environment.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cli {
 
-namespace {
-
-struct CacheSimFlags {
-  std::string trace;
-  std::string format = "auto";
-  std::string csv_columns;
-  bool has_header = false;
-  std::vector<std::string> policies;
-  std::string sizes = "auto";
-  bool bytes = false, mrc = false;
-  double sample_rate = 1.0;
-  uint64_t sample_objects = 0;
-  bool sample_check = false;
-  double hit_latency = 0;
-  std::optional<double> miss_latency;
-  std::vector<std::string> miss_latency_from;
-  std::optional<double> target_hit_ratio, target_p99;
-  int threads = 0;
-  std::string plot;
-  bool skip_bad_lines = false;
-  OutputOptions out;
-};
-
-cache::CacheSimOptions to_options(const CacheSimFlags& f) {
-  cache::CacheSimOptions o;
-  o.trace = f.trace;
-  o.format = cache::parse_trace_format(f.format);
-  if (!f.csv_columns.empty()) o.csv = cache::parse_csv_columns(f.csv_columns);
-  o.has_header = f.has_header;
-  o.policies = cache::parse_policies(f.policies.empty() ? "lru" : join(f.policies, ","));
-  o.sizes = cache::parse_sizes(f.sizes, f.bytes);
-  o.bytes = f.bytes;
-  o.mrc = f.mrc;
-  o.sample_rate = f.sample_rate;
-  o.sample_objects = f.sample_objects;
-  o.sample_check = f.sample_check;
-  o.hit_latency_ms = f.hit_latency;
-  o.miss_latency_ms = f.miss_latency;
-  for (const auto& path : f.miss_latency_from) o.variants.push_back(cache::load_profile_variant(path));
-  o.target_hit_ratio = f.target_hit_ratio;
-  o.target_p99_ms = f.target_p99;
-  o.threads = f.threads;
-  o.skip_bad_lines = f.skip_bad_lines;
-  return o;
-}
-
-}  // namespace
-
 Runner setup_cache_sim(CLI::App& app) {
-  auto f = std::make_shared<CacheSimFlags>();
+  struct State {
+    cache::CacheSimOptions options;
+    OutputOptions output;
+    ConfigFlags config;
+  };
+  auto s = std::make_shared<State>();
+  auto& o = s->options;
+  o.policies.clear();  // a flag replaces the default list; run() falls back to lru when none is given
+  name_flag("trace", "TRACE");
+  name_flag("policies", "--policy");
+  name_flag("hit_latency_ms", "--hit-latency");
+  name_flag("miss_latency_ms", "--miss-latency");
+  name_flag("target_p99_ms", "--target-p99");
   std::string formats;
   for (const auto& e : cache::trace_formats()) formats += std::string(formats.empty() ? "" : "|") + e.name;
   app.description(
       "Replay a request trace through cache policies and sizes: miss ratio, byte miss ratio and request latency per "
       "policy and size, the exact LRU curve in one pass, and the smallest size meeting a target.\n"
       "Exit 0 ok, 1 a --target-* was given and nothing reached it (results still printed), 2 bad input.");
-  app.add_option("TRACE", f->trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
-  app.add_option("--format", f->format, "Trace format: " + formats + " (default auto: from the name, else the contents)")
+  app.add_option("TRACE", o.trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
+  app.add_option("--format", o.format, "Trace format: " + formats + " (default auto: from the name, else the contents)")
       ->group("Trace");
-  app.add_option("--csv-columns", f->csv_columns,
+  app.add_option("--csv-columns", o.csv_columns,
                  "1-based csv columns, e.g. time=2,key=5,size=4,cost=6[,delimiter=tab]; default: from the header names, "
                  "else key=1")
       ->group("Trace");
-  app.add_flag("--has-header", f->has_header, "The first csv line is a header (detected when it has no digits)")
+  app.add_flag("--has-header", o.has_header, "The first csv line is a header (detected when it has no digits)")
       ->group("Trace");
-  app.add_flag("--skip-bad-lines", f->skip_bad_lines, "Skip malformed lines/records and report how many")->group("Trace");
-  app.add_option("--policy", f->policies,
+  app.add_flag("--skip-bad-lines", o.skip_bad_lines, "Skip malformed lines/records and report how many")->group("Trace");
+  app.add_option("--policy", o.policies,
                  "Policies: " + join(cache::policy_names(), ", ") +
                      ", or all; parameters as s3fifo:small=0.1,ghost=0.9; 'list' shows them all; 'none' with --mrc "
                      "for the LRU curve alone (default lru)")
       ->group("Simulation")
       ->allow_extra_args(false);
-  app.add_option("--sizes", f->sizes,
+  app.add_option("--sizes", o.sizes,
                  "Cache sizes: auto (fractions 0.0001..1 of the working set), or a list: 1000 (objects), 64MiB/1GB "
                  "(bytes, powers of 1024), 0.1 or 10% (of the working set)")
       ->group("Simulation");
-  app.add_flag("--bytes", f->bytes, "Byte mode: sizes and capacities in bytes (default: objects, every object size 1)")
+  app.add_flag("--bytes", o.bytes, "Byte mode: sizes and capacities in bytes (default: objects, every object size 1)")
       ->group("Simulation");
-  app.add_flag("--mrc", f->mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass (Mattson)")
+  app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass (Mattson)")
       ->group("Simulation");
-  app.add_option("--threads", f->threads, "Simulation threads (0 = all cores)")->group("Simulation");
-  app.add_option("--sample-rate", f->sample_rate, "SHARDS fixed-rate sampling: keep keys with hash < R*2^64 (0 < R <= 1)")
+  app.add_option("--threads", o.threads, "Simulation threads (0 = all cores)")->group("Simulation");
+  app.add_option("--sample-rate", o.sample_rate, "SHARDS fixed-rate sampling: keep keys with hash < R*2^64 (0 < R <= 1)")
       ->group("Sampling");
-  app.add_option("--sample-objects", f->sample_objects, "SHARDS fixed-size sampling: keep the N keys with the smallest hashes")
+  app.add_option("--sample-objects", o.sample_objects, "SHARDS fixed-size sampling: keep the N keys with the smallest hashes")
       ->group("Sampling");
-  app.add_flag("--sample-check", f->sample_check, "Also simulate the full trace and report the sampling error")
+  app.add_flag("--sample-check", o.sample_check, "Also simulate the full trace and report the sampling error")
       ->group("Sampling");
-  app.add_option("--hit-latency", f->hit_latency, "Latency of a cache hit in ms (default 0)")->group("Cost model");
-  app.add_option("--miss-latency", f->miss_latency, "Latency of a miss in ms (the model's inference time)")
+  app.add_option("--hit-latency", o.hit_latency_ms, "Latency of a cache hit in ms (default 0)")->group("Cost model");
+  app.add_option("--miss-latency", o.miss_latency_ms, "Latency of a miss in ms (the model's inference time)")
       ->group("Cost model");
-  app.add_option("--miss-latency-from", f->miss_latency_from,
+  app.add_option("--miss-latency-from", o.miss_latency_from,
                  "One or more 'lite profile --json' reports (one per model variant; comma-separated or repeated): "
                  "miss latency from each model's mean/p50/p99")
       ->group("Cost model")
       ->allow_extra_args(false)
       ->delimiter(',');
-  app.add_option("--target-hit-ratio", f->target_hit_ratio, "Recommend the smallest size with hit ratio >= X")
+  app.add_option("--target-hit-ratio", o.target_hit_ratio, "Recommend the smallest size with hit ratio >= X")
       ->group("Sizing");
-  app.add_option("--target-p99", f->target_p99, "Recommend the smallest size with p99 request latency <= MS")
+  app.add_option("--target-p99", o.target_p99_ms, "Recommend the smallest size with p99 request latency <= MS")
       ->group("Sizing");
-  app.add_option("--plot", f->plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
-  add_output_flags(app, f->out);
+  app.add_option("--plot", o.plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
+  add_output_flags(app, s->output);
+  add_config_flags(app, s->config);
 
-  return [f] {
-    const report::Format format = resolve_format(f->out);
-    if (f->policies.size() == 1 && to_lower(f->policies[0]) == "list") {
+  return [s, &app] {
+    auto& o = s->options;
+    const report::Format format = resolve_format(s->output);
+    if (o.policies.size() == 1 && to_lower(o.policies[0]) == "list") {
       report::print(cache::policy_list_report(), format, std::cout);
       return int(exit_ok);
     }
-    if (f->trace.empty()) throw UsageError("missing TRACE: pass a trace file, or - for stdin; run 'lite cache-sim --help'");
-    cache::CacheSimOptions options = to_options(*f);
-    if (!f->plot.empty()) check_output_path(f->plot, f->trace == "-" ? std::string() : f->trace, "--plot");
-    auto progress = make_progress(f->out);
-    cache::CacheSimResult result = cache::simulate(options, *progress);
-    if (!f->plot.empty()) {
-      write_file_atomically(f->plot, cache::render_svg(result));
-      result.notes.push_back("plot written to " + f->plot);
-    }
-    print_report(cache::to_report(result, options), f->out);
-    return cache::exit_status(result);
+    if (o.policies.empty()) o.policies = {"lru"};
+    if (resolve_config(app, s->config, o)) return int(exit_ok);
+    cache::validate(o);
+    auto progress = make_progress(s->output);
+    cache::CacheSimResult result = cache::run(o, *progress);
+    print_report(cache::to_report(result), s->output);
+    return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
   };
 }
 

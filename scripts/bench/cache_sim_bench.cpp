@@ -7,34 +7,29 @@
 #include <cstdio>
 #include <iostream>
 
-#include "lite/cache/cache_sim.hpp"
+#include "lite/cache/options.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/memory.hpp"
+#include "lite/core/text.hpp"
 
 int main(int argc, char** argv) {
   using namespace lite;
   CLI::App app{"lite_cache_bench: time one lite cache-sim run (no libtorch in the process)"};
-  std::string trace, policy = "lru", sizes = "auto", format = "auto";
-  bool bytes = false, mrc = false;
-  int threads = 1;
-  app.add_option("TRACE", trace)->required();
-  app.add_option("--policy", policy);
-  app.add_option("--sizes", sizes);
-  app.add_option("--format", format);
-  app.add_flag("--bytes", bytes);
-  app.add_flag("--mrc", mrc);
-  app.add_option("--threads", threads);
+  // The flags bind onto the same options struct `lite cache-sim` uses, and run() is the same call.
+  cache::CacheSimOptions o;
+  o.threads = 1;
+  app.add_option("TRACE", o.trace)->required();
+  app.add_option("--policy", o.policies)->delimiter(',');
+  app.add_option("--sizes", o.sizes);
+  app.add_option("--format", o.format);
+  app.add_flag("--bytes", o.bytes);
+  app.add_flag("--mrc", o.mrc);
+  app.add_option("--threads", o.threads);
   CLI11_PARSE(app, argc, argv);
+  const std::string policy = join(o.policies, ","), sizes = o.sizes;
+  const bool bytes = o.bytes, mrc = o.mrc;
   try {
-    cache::CacheSimOptions o;
-    o.trace = trace;
-    o.format = cache::parse_trace_format(format);
-    o.policies = cache::parse_policies(policy);
-    o.sizes = cache::parse_sizes(sizes, bytes);
-    o.bytes = bytes;
-    o.mrc = mrc;
-    o.threads = threads;
-    const cache::CacheSimResult r = cache::simulate(o);
+    const cache::CacheSimResult r = cache::run(o);
     std::vector<uint64_t> misses;  // per record, for scripts/bench/cache_sim's identical-counts column
     for (const auto& rec : r.records) misses.push_back(rec.counters.n_miss);
     struct rusage ru {};

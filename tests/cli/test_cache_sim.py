@@ -242,12 +242,14 @@ class CacheSimCli(LiteTestCase):
     def test_bad_numbers(self):
         t = self.zipf_txt()
         cases = [
-            (["--threads", "-1"], "--threads", ">= 0"),
-            (["--hit-latency", "-1"], "--hit-latency", ">= 0"),
-            (["--miss-latency", "-1"], "--miss-latency", ">= 0"),
+            (["--threads", "-1"], "--threads", "between 0 (the default) and"),
+            (["--threads", "100000"], "--threads", "between 0 (the default) and"),
+            (["--hit-latency", "-1"], "--hit-latency", "at least 0"),
+            (["--hit-latency", "inf"], "--hit-latency", "finite"),
+            (["--miss-latency", "-1"], "--miss-latency", "at least 0"),
             (["--target-hit-ratio", "0"], "--target-hit-ratio", "outside (0, 1]"),
             (["--target-hit-ratio", "1.5"], "--target-hit-ratio", "outside (0, 1]"),
-            (["--target-p99", "0", "--miss-latency", "10"], "--target-p99", "> 0"),
+            (["--target-p99", "0", "--miss-latency", "10"], "--target-p99", "above 0"),
             (["--sample-rate", "1.5"], "--sample-rate", "outside (0, 1]"),
             (["--sizes", "0MB"], "--sizes", "'0MB'", "not positive"),
             (["--sizes", "0MB", "--bytes"], "--sizes", "'0MB'", "not positive"),
@@ -261,9 +263,9 @@ class CacheSimCli(LiteTestCase):
         t = self.zipf_txt()
         costs = self.write("costs.csv", "key,cost\na,5\nb,7\na,5\n")
         cases = [
-            ([t, "--target-hit-ratio", "0.5", "--target-p99", "10", "--miss-latency", "10"], "give one target"),
+            ([t, "--target-hit-ratio", "0.5", "--target-p99", "10", "--miss-latency", "10"], "--target-hit-ratio", "--target-p99", "give one target"),
             ([t, "--sample-rate", "0.5", "--sample-objects", "100"], "--sample-rate", "--sample-objects", "give one"),
-            ([t, "--sample-check"], "--sample-check", "add --sample-rate"),
+            ([t, "--sample-check"], "--sample-check", "add --sample-rate R or --sample-objects N"),
             ([t, "--policy", "none"], "no policy to simulate", "--mrc"),
             ([t, "--policy", "lru:"], "policy 'lru'", "nothing after ':'"),
             ([t, "--has-header"], "--has-header", "csv traces", "t.txt"),
@@ -279,7 +281,7 @@ class CacheSimCli(LiteTestCase):
                 self.rejected(args, *needles)
 
     def test_missing_trace_argument_and_a_plot_over_the_trace(self):
-        self.rejected(["--sizes", "10"], "missing TRACE", "- for stdin")
+        self.rejected(["--sizes", "10"], "TRACE: is required", "- for stdin")
         t = self.zipf_txt()
         before = t.read_bytes()
         self.assert_rejected("cache-sim", t, "--sizes", "10", "--plot", t,

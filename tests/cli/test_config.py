@@ -15,6 +15,8 @@ COMMAND_LINES = {
                 "--eval", EVAL, "--qps", "100,200", "--requests", "20"],
     "quantize": [MODEL, "--mode", "static", "--calib", EVAL, "--batch", "1,32", "--tolerance", "0.5",
                  "--skip", "features.0", "--no-calib-json", "-o", "out.pt"],
+    "cache-sim": [DATA / "inference_requests.csv", "--bytes", "--policy", "lru,s3fifo:small=0.2", "--sizes", "1%,10%",
+                  "--hit-latency", "0.2", "--miss-latency-from", "a.json,b.json", "--target-p99", "5", "--mrc"],
 }
 
 

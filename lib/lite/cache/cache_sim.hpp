@@ -1,7 +1,7 @@
 #pragma once
 // lite::cache: trace-driven cache simulation (torch-free).
 //
-// Data flows one way: CacheSimOptions -> simulate() -> CacheSimResult -> to_report() / render_svg().
+// Data flows one way: SimulationConfig -> simulate() -> CacheSimResult -> to_report() / render_svg().
 // The library never prints and never exits: bad input throws lite::InputError, a wrong option
 // lite::UsageError, Ctrl-C lite::Interrupted (polled every 16K requests).
 //
@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 
@@ -98,9 +99,10 @@ struct ModelVariant {
 // Throws InputError naming the file for unreadable JSON, another tool/command, or missing keys.
 ModelVariant load_profile_variant(const std::string& path);
 
-// ---- options and results ------------------------------------------------------------------------
+// ---- the resolved configuration and results -----------------------------------------------------
 
-struct CacheSimOptions {
+// What simulate() runs: CacheSimOptions with every spec parsed and every profile report loaded.
+struct SimulationConfig {
   std::string trace = "-";                 // path, or "-" for stdin
   TraceFormat format = TraceFormat::auto_detect;
   CsvColumns csv;
@@ -121,7 +123,7 @@ struct CacheSimOptions {
   bool skip_bad_lines = false;
   std::string temp_dir;                     // for stdin spooling and Belady's next-access pass; "" = $TMPDIR
 };
-void to_json(nlohmann::json& j, const CacheSimOptions& o);
+void to_json(nlohmann::json& j, const SimulationConfig& o);
 
 struct LatencyFigures {
   double mean_ms = 0, p50_ms = 0, p99_ms = 0;
@@ -221,11 +223,15 @@ struct CacheSimResult {
   size_t simulations = 0;           // policy x size simulators run (twice that with --sample-check)
   double seconds = 0;
   double requests_per_second = 0;
+  Gates gates;  // "target": a --target-* was given and no policy reached it at the simulated sizes
+  SimulationConfig config;  // what was simulated (run() fills it; the report reads it)
+  std::string plot;         // the SVG written, if any
 };
 void to_json(nlohmann::json& j, const CacheSimResult& r);
 
-// Runs the whole job. Long loops report to `progress` and poll for Ctrl-C.
-CacheSimResult simulate(const CacheSimOptions& options, Progress& progress = no_progress());
+// Runs the simulation of a resolved configuration. Long loops report to `progress` and poll for Ctrl-C.
+// (The verb's entry point is run(const CacheSimOptions&) in options.hpp.)
+CacheSimResult simulate(const SimulationConfig& options, Progress& progress = no_progress());
 
 // Simulates one policy at one capacity over an in-memory request sequence (tests, embedding).
 Counters simulate_requests(const PolicySpec& policy, uint64_t capacity, const std::vector<Request>& requests);
@@ -234,12 +240,11 @@ std::vector<Counters> lru_curve_requests(const std::vector<Request>& requests, c
                                          bool bytes);
 
 // The report (tables, findings, notes, complete JSON) and the SVG plot of a result.
-report::Report to_report(const CacheSimResult& result, const CacheSimOptions& options);
+report::Report to_report(const CacheSimResult& result, const SimulationConfig& options);
 std::string render_svg(const CacheSimResult& result);
 // The policy table as a report (--policy list).
 report::Report policy_list_report();
 
-// Exit status for a result: 1 when a target was given and nothing reached it, else 0.
-int exit_status(const CacheSimResult& result);
+report::Report to_report(const CacheSimResult& result);  // with result.config
 
 }  // namespace lite::cache

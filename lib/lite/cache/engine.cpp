@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "lite/cache/engine_internal.hpp"
+#include "lite/cache/options.hpp"
 #include "lite/cache/recommend.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
@@ -23,37 +24,13 @@ namespace {
 
 using namespace detail;
 
-void validate(const CacheSimOptions& o) {
-  if (!(o.sample_rate > 0 && o.sample_rate <= 1))
-    throw UsageError(fmt::format("--sample-rate {} is outside (0, 1]; e.g. 0.01 keeps 1% of the keys", o.sample_rate));
-  if (o.sample_objects && o.sample_rate < 1)
-    throw UsageError("--sample-rate and --sample-objects are two kinds of sampling; give one");
-  if (o.sample_check && o.sample_rate >= 1 && !o.sample_objects)
-    throw UsageError("--sample-check compares a sampled run with the full trace; add --sample-rate R or --sample-objects N");
-  if (o.hit_latency_ms < 0 || !std::isfinite(o.hit_latency_ms)) throw UsageError("--hit-latency must be >= 0 ms");
-  if (o.miss_latency_ms && (*o.miss_latency_ms < 0 || !std::isfinite(*o.miss_latency_ms)))
-    throw UsageError("--miss-latency must be >= 0 ms");
-  if (o.miss_latency_ms && !o.variants.empty())
-    throw UsageError("--miss-latency and --miss-latency-from are two miss-latency sources; give one");
-  if (o.target_hit_ratio && !(*o.target_hit_ratio > 0 && *o.target_hit_ratio <= 1))
-    throw UsageError(fmt::format("--target-hit-ratio {} is outside (0, 1]", *o.target_hit_ratio));
-  if (o.target_p99_ms && !(*o.target_p99_ms > 0)) throw UsageError("--target-p99 must be > 0 ms");
-  if (o.target_hit_ratio && o.target_p99_ms) throw UsageError("give one target: --target-hit-ratio or --target-p99");
-  if (o.threads < 0) throw UsageError("--threads must be >= 0 (0 = all cores)");
-  if (o.policies.empty() && !o.mrc) throw UsageError("no policy to simulate; give --policy, or --mrc for the LRU curve alone");
-  if (!o.bytes)
-    for (const auto& s : o.sizes)
-      if (s.absolute && s.text.find_first_of("kKmMgGtTbB") != std::string::npos)
-        throw UsageError(fmt::format("--sizes: '{}' has a byte unit but the simulation counts objects; add --bytes", s.text));
-}
-
 // What the trace needs before the main pass, decided from the options alone.
 struct PassNeeds {
   bool next = false;  // a policy needs next-access indices (Belady)
   bool wss = false;   // sizes depend on the working set
 };
 
-PassNeeds pass_needs(const CacheSimOptions& opt) {
+PassNeeds pass_needs(const SimulationConfig& opt) {
   PassNeeds n;
   for (const auto& p : opt.policies) n.next = n.next || find_policy(p.name).needs_next_access;
   n.wss = opt.sizes.empty();
@@ -61,7 +38,7 @@ PassNeeds pass_needs(const CacheSimOptions& opt) {
   return n;
 }
 
-ReaderConfig reader_config(const CacheSimOptions& opt, const std::string& name) {
+ReaderConfig reader_config(const SimulationConfig& opt, const std::string& name) {
   ReaderConfig rc;
   rc.path = opt.trace;
   rc.display = name;
@@ -84,14 +61,14 @@ InputError empty_trace(const std::string& name, const TraceReader& r) {
   return InputError(name, detail, "pass a trace with at least one request");
 }
 
-void check_csv_only_flags(const CacheSimOptions& opt, const TraceReader& reader, const std::string& name) {
+void check_csv_only_flags(const SimulationConfig& opt, const TraceReader& reader, const std::string& name) {
   if (opt.csv.explicit_columns && reader.format() != TraceFormat::csv)
     throw UsageError(fmt::format("--csv-columns applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
   if (opt.has_header && reader.format() != TraceFormat::csv)
     throw UsageError(fmt::format("--has-header applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
 }
 
-SamplingPlan plan_sampling(const CacheSimOptions& opt, const ScanResult& scan, CacheSimResult& result) {
+SamplingPlan plan_sampling(const SimulationConfig& opt, const ScanResult& scan, CacheSimResult& result) {
   SamplingPlan plan;
   plan.rate = opt.sample_rate;
   plan.threshold = threshold_for(plan.rate);
@@ -112,7 +89,7 @@ SamplingPlan plan_sampling(const CacheSimOptions& opt, const ScanResult& scan, C
 }
 
 // Trace facts and notes after the main pass.
-void summarize_trace(const CacheSimOptions& opt, const TraceReader& reader, const MainPassResult& main,
+void summarize_trace(const SimulationConfig& opt, const TraceReader& reader, const MainPassResult& main,
                      const SamplingPlan& plan, const SimulatorSet& set, CacheSimResult& result) {
   result.trace.n_req_total = reader.stats().n_read;
   result.trace.n_req_byte = main.total_bytes;
@@ -137,7 +114,7 @@ void summarize_trace(const CacheSimOptions& opt, const TraceReader& reader, cons
     result.notes.push_back("--hit-latency is ignored: no miss latency given (--miss-latency, --miss-latency-from or a cost column)");
 }
 
-void finish_curve(const CacheSimOptions& opt, const SimulatorSet& set, const SamplingPlan& plan, double seconds,
+void finish_curve(const SimulationConfig& opt, const SimulatorSet& set, const SamplingPlan& plan, double seconds,
                   CacheSimResult& result) {
   if (!set.profiler) return;
   MrcCurve c = set.profiler->profiler->finish(plan.sampling() ? result.trace.n_req_total : 0, opt.target_hit_ratio);
@@ -150,7 +127,7 @@ void finish_curve(const CacheSimOptions& opt, const SimulatorSet& set, const Sam
 
 }  // namespace
 
-CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
+CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
   const auto t_start = Clock::now();
   validate(opt);
   CacheSimResult result;
@@ -230,6 +207,7 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   finish_curve(opt, set, plan, main.seconds, result);
   if (opt.sample_check) result.sampling_check = check_sampling(result.records, opt.bytes);
   if (opt.target_hit_ratio || opt.target_p99_ms) result.recommendation = recommend(result, opt);
+  if (result.recommendation && !result.recommendation->reached) result.gates.fail("target");
 
   result.passes = passes;
   if (spool)  // first note, written once the number of passes is known
@@ -240,11 +218,6 @@ CacheSimResult simulate(const CacheSimOptions& opt, Progress& progress) {
   result.seconds = seconds_since(t_start);
   result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;
   return result;
-}
-
-int exit_status(const CacheSimResult& r) {
-  if (r.recommendation && !r.recommendation->reached) return 1;
-  return 0;
 }
 
 Counters simulate_requests(const PolicySpec& policy, uint64_t capacity, const std::vector<Request>& requests) {

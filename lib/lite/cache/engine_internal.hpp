@@ -121,7 +121,7 @@ struct SimulatorSet {
   std::unique_ptr<ProfilerConsumer> profiler;
   std::vector<Simulator*> consumers() const;
 };
-SimulatorSet build_simulators(const CacheSimOptions& opt, const std::vector<SizeChoice>& sizes,
+SimulatorSet build_simulators(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes,
                               const SamplingPlan& plan);
 
 // ---- main pass (engine_main_pass.cpp) ------------------------------------------------------------
@@ -143,7 +143,7 @@ MainPassResult run_main_pass(TraceReader& reader, const std::vector<Simulator*>&
 
 // One record per slot: counters (SHARDS-corrected to full-trace units when sampling), the sampled
 // counters, cost figures for the result's cost model.
-void collect_records(const CacheSimOptions& opt, const std::vector<SizeChoice>& sizes, const SamplingPlan& plan,
+void collect_records(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes, const SamplingPlan& plan,
                      const SimulatorSet& set, CacheSimResult& result);
 // --sample-check: mean and largest |sampled - full| miss ratio over the records.
 SamplingCheck check_sampling(const std::vector<SimRecord>& records, bool bytes);

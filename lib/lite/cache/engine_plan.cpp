@@ -51,7 +51,7 @@ std::vector<Simulator*> SimulatorSet::consumers() const {
   return out;
 }
 
-SimulatorSet build_simulators(const CacheSimOptions& opt, const std::vector<SizeChoice>& sizes,
+SimulatorSet build_simulators(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes,
                               const SamplingPlan& plan) {
   SimulatorSet set;
   for (size_t p = 0; p < opt.policies.size(); ++p)

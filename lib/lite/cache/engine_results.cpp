@@ -40,7 +40,7 @@ double scaled_objects(uint64_t simulated_size, bool bytes, const TraceSummary& t
 
 }  // namespace
 
-void collect_records(const CacheSimOptions& opt, const std::vector<SizeChoice>& sizes, const SamplingPlan& plan,
+void collect_records(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes, const SamplingPlan& plan,
                      const SimulatorSet& set, CacheSimResult& result) {
   for (const auto& slot : set.slots) {
     SimRecord r;

@@ -24,7 +24,7 @@ std::optional<double> p99_of(const SimRecord& r, const std::string& variant) {
   return p99;
 }
 
-Recommendation first_meeting_target(const CacheSimResult& result, const CacheSimOptions& opt, const PolicySpec& p,
+Recommendation first_meeting_target(const CacheSimResult& result, const SimulationConfig& opt, const PolicySpec& p,
                                     const std::string& variant) {
   Recommendation rec;
   rec.policy = p.label();
@@ -60,7 +60,7 @@ Recommendation from_curve(const MrcCurve& mrc, double target_hit_ratio) {
 
 }  // namespace
 
-RecommendationSet recommend(const CacheSimResult& result, const CacheSimOptions& opt) {
+RecommendationSet recommend(const CacheSimResult& result, const SimulationConfig& opt) {
   RecommendationSet set;
   if (!opt.target_hit_ratio && !opt.target_p99_ms) return set;
   set.target = opt.target_hit_ratio ? fmt::format("hit ratio >= {:g}", *opt.target_hit_ratio)

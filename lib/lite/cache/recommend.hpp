@@ -8,6 +8,6 @@ namespace lite::cache {
 
 // Needs options.target_hit_ratio or options.target_p99_ms; reads result.records (policy-major, sizes
 // ascending) and result.mrc (for --policy none --mrc, where the one-pass curve answers for LRU).
-RecommendationSet recommend(const CacheSimResult& result, const CacheSimOptions& options);
+RecommendationSet recommend(const CacheSimResult& result, const SimulationConfig& options);
 
 }  // namespace lite::cache

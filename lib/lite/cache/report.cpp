@@ -28,7 +28,7 @@ std::string ms(double v) { return v == 0 ? std::string("0") : format_ms(v); }
 
 }  // namespace
 
-void to_json(nlohmann::json& j, const CacheSimOptions& o) {
+void to_json(nlohmann::json& j, const SimulationConfig& o) {
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& p : o.policies) policies.push_back(p.label());
   nlohmann::json sizes = nlohmann::json::array();
@@ -149,6 +149,8 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
   else
     j["sampling_check"] = nullptr;
   j["notes"] = r.notes;
+  j["gates"] = r.gates;
+  j["plot"] = r.plot.empty() ? nlohmann::json() : nlohmann::json(r.plot);
   j["timing"] = {{"seconds", r.seconds},
                  {"simulations", r.simulations},
                  {"requests_per_second", r.requests_per_second},
@@ -322,7 +324,7 @@ void add_small_sample_finding(const CacheSimResult& r, report::Report& rep) {
                    needed, kMinSampledObjects)});
 }
 
-void add_notes(const CacheSimResult& r, const CacheSimOptions& o, report::Report& rep) {
+void add_notes(const CacheSimResult& r, const SimulationConfig& o, report::Report& rep) {
   if (r.trace.sampling.size())
     rep.notes.push_back(fmt::format("SHARDS {} sampling at rate {:.6g}: {} of {} requests simulated at cache sizes scaled by "
                                     "the rate; misses are reported as full-trace estimates (sampled misses / rate); "
@@ -353,7 +355,7 @@ void add_notes(const CacheSimResult& r, const CacheSimOptions& o, report::Report
 
 }  // namespace
 
-report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
+report::Report to_report(const CacheSimResult& r, const SimulationConfig& o) {
   report::Report rep;
   rep.command = "cache-sim";
   rep.environment = host_environment();
@@ -373,6 +375,8 @@ report::Report to_report(const CacheSimResult& r, const CacheSimOptions& o) {
   add_notes(r, o, rep);
   return rep;
 }
+
+report::Report to_report(const CacheSimResult& r) { return to_report(r, r.config); }
 
 report::Report policy_list_report() {
   report::Report r;

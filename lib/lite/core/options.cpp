@@ -28,6 +28,23 @@ const char* type_name(const nlohmann::json& value) {
 
 }  // namespace
 
+std::string render_option_refs(const std::string& text, const std::function<std::string(const std::string&)>& word) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find('{', i);
+    if (open == std::string::npos) break;
+    size_t close = text.find('}', open);
+    if (close == std::string::npos) break;
+    const std::string key = text.substr(open + 1, close - open - 1);
+    const bool is_key = !key.empty() && key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+    out += text.substr(i, open - i);
+    out += is_key ? word(key) : text.substr(open, close - open + 1);
+    i = close + 1;
+  }
+  return out + text.substr(std::min(i, text.size()));
+}
+
 OptionError::OptionError(std::string key, std::string problem, std::string fix)
     : UsageError(option_message(key, problem, fix)),
       key_(std::move(key)),

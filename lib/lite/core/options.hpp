@@ -12,6 +12,7 @@
 // ("--calib-method") when it prints an OptionError, so a recipe step, --config file and command line
 // share one vocabulary and one set of checks.
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -38,6 +39,10 @@ class OptionError : public UsageError {
  private:
   std::string key_, problem_, fix_;
 };
+
+// Messages name other options as "{key}" ("add {requests} N"): the CLI writes each as its flag ("--requests"),
+// a recipe as its key path. render_option_refs does the substitution; `word` maps a key to its wording.
+std::string render_option_refs(const std::string& text, const std::function<std::string(const std::string&)>& word);
 
 // Reads a JSON object into an options struct key by key. Keys that are absent keep the struct's default;
 // a wrong type is an OptionError naming the key and the expected type; finish() rejects every key that

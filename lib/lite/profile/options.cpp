@@ -88,7 +88,7 @@ void validate(const ProfileOptions& o) {
   thread_count("threads", o.threads);
   at_least("top", o.top, 1);
   in_range("op_iterations", o.op_iterations, 1, 10000);
-  if (!o.trace.empty() && !o.ops) throw OptionError("trace", "needs the per-op profile", "add ops (--ops)");
+  if (!o.trace.empty() && !o.ops) throw OptionError("trace", "needs the per-op profile", "add {ops}");
   if (!o.trace.empty()) {
     std::vector<std::filesystem::path> inputs(o.models.begin(), o.models.end());
     inputs.insert(inputs.end(), o.input_files.begin(), o.input_files.end());
@@ -96,12 +96,12 @@ void validate(const ProfileOptions& o) {
     check_output(o.trace, inputs, "trace");
   }
   if (!o.qps.empty() && o.requests <= 0)
-    throw OptionError("qps", "needs a number of requests per rate", "add requests (--requests N, N >= 1)");
-  if (o.qps.empty() && o.requests > 0) throw OptionError("requests", "needs offered rates", "add qps (--qps RATE)");
+    throw OptionError("qps", "needs a number of requests per rate", "add {requests} N (N >= 1)");
+  if (o.qps.empty() && o.requests > 0) throw OptionError("requests", "needs offered rates", "add {qps} RATE");
   for (double q : o.qps)
     if (!(q > 0) || !std::isfinite(q))
       throw OptionError("qps", fmt::format("must be a finite rate above 0 requests per second, got {}", q));
-  if (!o.labels.empty() && o.eval.empty()) throw OptionError("labels", "needs evaluation data", "add eval (--eval FILE)");
+  if (!o.labels.empty() && o.eval.empty()) throw OptionError("labels", "needs evaluation data", "add {eval} FILE");
   at_least("eval_batch", double(o.eval_batch), 1);
 }
 

@@ -117,7 +117,7 @@ void validate(const QuantizeOptions& o) {
                       "or give a number of iterations");
   }
   thread_count("threads", o.threads);
-  if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "add eval (--eval FILE)");
+  if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "add {eval} FILE");
   if (!o.output.empty()) {
     check_outputs(o, o.output);
   } else {

@@ -472,7 +472,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
           "optimistic; pass separate --calib data for an honest estimate");
     } else if (requested.scheme) {
       throw OptionError("calib", "static mode needs calibration data",
-                        "give samples shaped like the model input (--calib FILE), or --calib-stats FILE");
+                        "give samples shaped like the model input ({calib} FILE), or {calib_stats} FILE");
     } else {
       calib_problem = "needs calibration data (--calib)";
     }

@@ -11,8 +11,8 @@ using namespace lite::cache;
 
 namespace {
 
-CacheSimOptions bundled(const std::string& policies, const std::string& sizes, bool bytes) {
-  CacheSimOptions o;
+SimulationConfig bundled(const std::string& policies, const std::string& sizes, bool bytes) {
+  SimulationConfig o;
   o.trace = std::string(LITE_DATA_DIR) + "/inference_requests.csv";
   o.policies = parse_policies(policies);
   o.sizes = parse_sizes(sizes, bytes);
@@ -80,7 +80,7 @@ TEST_CASE("sampling: scaled size, error estimate, and the small-sample warning e
   std::ostringstream s;
   for (const auto& r : trace) s << r.key << "\n";
   auto path = d.file("z.txt", s.str());
-  CacheSimOptions o;
+  SimulationConfig o;
   o.trace = path;
   o.policies = parse_policies("lru");
   o.sizes = parse_sizes("500,9999,10000,30000", false);

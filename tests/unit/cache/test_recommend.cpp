@@ -21,7 +21,7 @@ SimRecord record(const std::string& policy, uint64_t size, uint64_t misses, std:
 }  // namespace
 
 TEST_CASE("recommend: the smallest size meeting a hit-ratio target, best across policies") {
-  CacheSimOptions o;
+  SimulationConfig o;
   o.policies = parse_policies("lru,s3fifo");
   o.target_hit_ratio = 0.7;
   CacheSimResult r;
@@ -46,7 +46,7 @@ TEST_CASE("recommend: the smallest size meeting a hit-ratio target, best across 
 }
 
 TEST_CASE("recommend: ties go to the lower miss ratio; Belady is best only when alone") {
-  CacheSimOptions o;
+  SimulationConfig o;
   o.policies = parse_policies("lru,fifo,belady");
   o.target_hit_ratio = 0.5;
   CacheSimResult r;
@@ -65,7 +65,7 @@ TEST_CASE("recommend: ties go to the lower miss ratio; Belady is best only when 
 }
 
 TEST_CASE("recommend: p99 target with one cost model and per model variant") {
-  CacheSimOptions o;
+  SimulationConfig o;
   o.policies = parse_policies("lru,lfu");
   o.target_p99_ms = 20;
   CacheSimResult r;
@@ -97,7 +97,7 @@ TEST_CASE("recommend: p99 target with one cost model and per model variant") {
 }
 
 TEST_CASE("recommend: --policy none --mrc answers from the one-pass LRU curve") {
-  CacheSimOptions o;
+  SimulationConfig o;
   o.policies = {};
   o.target_hit_ratio = 0.6;
   CacheSimResult r;

@@ -65,7 +65,7 @@ TEST_CASE("byte mode on cloudPhysics: every policy reproduces libCacheSim's refe
       {"lhd", {90500, 86928, 82211, 77256, 71259, 67001, 63734, 61237},
        {4209021952, 4060000768, 3824893440, 3594843136, 3319633408, 3119866880, 2953787392, 2810359808}},
   };
-  CacheSimOptions o;
+  SimulationConfig o;
   o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
   std::string policies;
   for (const auto& r : ref) policies += std::string(policies.empty() ? "" : ",") + r.policy;
@@ -96,7 +96,7 @@ TEST_CASE("object mode on cloudPhysics: txt, csv, vscsi and oracleGeneral give t
   std::map<std::string, std::vector<uint64_t>> by_format;
   for (const char* f : {"cloudPhysicsIO.txt", "cloudPhysicsIO.csv", "cloudPhysicsIO.vscsi", "cloudPhysicsIO.oracleGeneral.bin"}) {
     CAPTURE(f);
-    CacheSimOptions o;
+    SimulationConfig o;
     o.trace = (traces() / f).string();
     o.policies = parse_policies("all");
     o.sizes = parse_sizes("100,1000,5000,20000", false);
@@ -110,7 +110,7 @@ TEST_CASE("object mode on cloudPhysics: txt, csv, vscsi and oracleGeneral give t
     CHECK(v == first);
   }
   // the trace README's figures: 48,974 objects, working set 2,029,769,728 bytes
-  CacheSimOptions o;
+  SimulationConfig o;
   o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
   o.bytes = true;
   auto r = simulate(o);  // auto sizes: needs the working-set pass
@@ -121,7 +121,7 @@ TEST_CASE("object mode on cloudPhysics: txt, csv, vscsi and oracleGeneral give t
 
 TEST_CASE("object mode on cloudPhysics: the issue-15 policies reproduce libCacheSim's counts" *
           doctest::skip(traces_absent())) {
-  // build/peers/bin/cache_sim_peer_counts cloudPhysicsIO.oracleGeneral.bin oracleGeneral ALGO - \
+  // build/peers/bin/cache_sim_peer_counts cloudPhysicsIO.oracleGeneral.bin oracleGeneral ALGO -
   //   100,1000,5000,20000 1     (libCacheSim aa0fc40; = cachesim ... ALGO 100,1000,5000,20000 --ignore-obj-size 1)
   const std::vector<std::pair<const char*, std::vector<uint64_t>>> ref = {
       {"slru", {98316, 94084, 89800, 60636}},
@@ -131,7 +131,7 @@ TEST_CASE("object mode on cloudPhysics: the issue-15 policies reproduce libCache
       {"lecar", {99140, 94518, 91522, 65597}},
       {"lhd", {99141, 94787, 91404, 70554}},
   };
-  CacheSimOptions o;
+  SimulationConfig o;
   o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
   o.policies = parse_policies("slru,gdsf,wtinylfu,lirs,lecar,lhd");
   o.sizes = parse_sizes("100,1000,5000,20000", false);

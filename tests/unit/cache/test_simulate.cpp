@@ -23,8 +23,8 @@ std::string write_txt(const ScratchDir& d, const std::vector<Request>& trace, co
   return d.file(name, s.str());
 }
 
-CacheSimOptions options(const std::string& path, const std::string& policies, const std::string& sizes, bool bytes = false) {
-  CacheSimOptions o;
+SimulationConfig options(const std::string& path, const std::string& policies, const std::string& sizes, bool bytes = false) {
+  SimulationConfig o;
   o.trace = path;
   o.policies = parse_policies(policies);
   o.sizes = parse_sizes(sizes, bytes);
@@ -119,7 +119,7 @@ TEST_CASE("targets: smallest size per policy, the best policy, exit status 1 whe
   // Belady (offline: it needs the future) is the bound, never the recommendation...
   CHECK(r.recommendation->best->policy != "belady");
   CHECK(*r.recommendation->per_policy[2].size <= *r.recommendation->best->size);
-  CHECK(exit_status(r) == 0);
+  CHECK(r.gates.passed());
   // ...unless it is the only policy simulated
   auto only = options(path, "belady", "10,100,500,2000");
   only.target_hit_ratio = 0.6;
@@ -127,7 +127,7 @@ TEST_CASE("targets: smallest size per policy, the best policy, exit status 1 whe
   o.target_hit_ratio = 0.999;
   auto miss = simulate(o);
   CHECK_FALSE(miss.recommendation->reached);
-  CHECK(exit_status(miss) == 1);
+  CHECK(miss.gates.failed == std::vector<std::string>{"target"});
   auto rep = to_report(miss, o);
   REQUIRE_FALSE(rep.findings.empty());
   CHECK(rep.findings[0].severity == "warning");

@@ -1,0 +1,152 @@
+// lite cache-sim's options as data, their rules by key, their resolution into a SimulationConfig, and the
+// verb's entry point run() (see options.hpp).
+#include "lite/cache/options.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/interrupt.hpp"
+#include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
+
+namespace lite::cache {
+
+using namespace option_rules;
+
+namespace {
+nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+}  // namespace
+
+void to_json(nlohmann::json& j, const CacheSimOptions& o) {
+  j = nlohmann::json{{"trace", o.trace},
+                     {"format", o.format},
+                     {"csv_columns", o.csv_columns},
+                     {"has_header", o.has_header},
+                     {"policies", o.policies},
+                     {"sizes", o.sizes},
+                     {"bytes", o.bytes},
+                     {"mrc", o.mrc},
+                     {"sample_rate", o.sample_rate},
+                     {"sample_objects", o.sample_objects},
+                     {"sample_check", o.sample_check},
+                     {"hit_latency_ms", o.hit_latency_ms},
+                     {"miss_latency_ms", optional_number(o.miss_latency_ms)},
+                     {"miss_latency_from", o.miss_latency_from},
+                     {"target_hit_ratio", optional_number(o.target_hit_ratio)},
+                     {"target_p99_ms", optional_number(o.target_p99_ms)},
+                     {"threads", o.threads},
+                     {"skip_bad_lines", o.skip_bad_lines},
+                     {"plot", o.plot},
+                     {"temp_dir", o.temp_dir}};
+}
+
+void from_json(const nlohmann::json& j, CacheSimOptions& o) {
+  OptionReader r(j);
+  r.read("trace", o.trace)
+      .read("format", o.format)
+      .read("csv_columns", o.csv_columns)
+      .read("has_header", o.has_header)
+      .read("policies", o.policies)
+      .read("sizes", o.sizes)
+      .read("bytes", o.bytes)
+      .read("mrc", o.mrc)
+      .read("sample_rate", o.sample_rate)
+      .read("sample_objects", o.sample_objects)
+      .read("sample_check", o.sample_check)
+      .read("hit_latency_ms", o.hit_latency_ms)
+      .read("miss_latency_ms", o.miss_latency_ms)
+      .read("miss_latency_from", o.miss_latency_from)
+      .read("target_hit_ratio", o.target_hit_ratio)
+      .read("target_p99_ms", o.target_p99_ms)
+      .read("threads", o.threads)
+      .read("skip_bad_lines", o.skip_bad_lines)
+      .read("plot", o.plot)
+      .read("temp_dir", o.temp_dir);
+  r.finish();
+}
+
+SimulationConfig resolve(const CacheSimOptions& o) {
+  if (o.trace.empty()) throw OptionError("trace", "is required", "give a trace file, or - for stdin");
+  SimulationConfig c;
+  c.trace = o.trace;
+  c.format = parse_trace_format(o.format);
+  if (!o.csv_columns.empty()) c.csv = parse_csv_columns(o.csv_columns);
+  c.has_header = o.has_header;
+  c.policies = parse_policies(o.policies.empty() ? "lru" : join(o.policies, ","));
+  c.sizes = parse_sizes(o.sizes, o.bytes);
+  c.bytes = o.bytes;
+  c.mrc = o.mrc;
+  c.sample_rate = o.sample_rate;
+  c.sample_objects = o.sample_objects;
+  c.sample_check = o.sample_check;
+  c.hit_latency_ms = o.hit_latency_ms;
+  c.miss_latency_ms = o.miss_latency_ms;
+  for (const auto& path : o.miss_latency_from) c.variants.push_back(load_profile_variant(path));
+  c.target_hit_ratio = o.target_hit_ratio;
+  c.target_p99_ms = o.target_p99_ms;
+  c.threads = o.threads;
+  c.skip_bad_lines = o.skip_bad_lines;
+  c.temp_dir = o.temp_dir;
+  return c;
+}
+
+void validate(const SimulationConfig& o) {
+  if (!(o.sample_rate > 0 && o.sample_rate <= 1))
+    throw OptionError("sample_rate", fmt::format("{} is outside (0, 1]", o.sample_rate), "e.g. 0.01 keeps 1% of the keys");
+  if (o.sample_objects && o.sample_rate < 1)
+    throw OptionError("sample_objects", "fixed-size sampling cannot be combined with {sample_rate}", "give one of the two");
+  if (o.sample_check && o.sample_rate >= 1 && !o.sample_objects)
+    throw OptionError("sample_check", "compares a sampled run with the full trace",
+                      "add {sample_rate} R or {sample_objects} N");
+  at_least("hit_latency_ms", o.hit_latency_ms, 0, "a latency in milliseconds");
+  if (o.miss_latency_ms) at_least("miss_latency_ms", *o.miss_latency_ms, 0, "a latency in milliseconds");
+  if (o.miss_latency_ms && !o.variants.empty())
+    throw OptionError("miss_latency_ms", "cannot be combined with {miss_latency_from}", "give one miss-latency source");
+  if (o.target_hit_ratio && !(*o.target_hit_ratio > 0 && *o.target_hit_ratio <= 1))
+    throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *o.target_hit_ratio));
+  if (o.target_p99_ms && !(*o.target_p99_ms > 0 && std::isfinite(*o.target_p99_ms)))
+    throw OptionError("target_p99_ms", fmt::format("must be a finite latency above 0 ms, got {}", *o.target_p99_ms));
+  if (o.target_hit_ratio && o.target_p99_ms)
+    throw OptionError("target_hit_ratio", "cannot be combined with {target_p99_ms}", "give one target");
+  thread_count("threads", o.threads);
+  if (o.policies.empty() && !o.mrc)
+    throw OptionError("policies", "no policy to simulate", "give a policy, or {mrc} for the LRU curve alone");
+  if (!o.bytes)
+    for (const auto& s : o.sizes)
+      if (s.absolute && s.text.find_first_of("kKmMgGtTbB") != std::string::npos)
+        throw OptionError("sizes", fmt::format("'{}' has a byte unit but the simulation counts objects", s.text),
+                          "add {bytes}");
+}
+
+namespace {
+void check_plot(const CacheSimOptions& o) {
+  if (o.plot.empty()) return;
+  std::vector<std::filesystem::path> inputs(o.miss_latency_from.begin(), o.miss_latency_from.end());
+  if (o.trace != "-") inputs.push_back(o.trace);
+  check_output(o.plot, inputs, "plot");
+}
+}  // namespace
+
+void validate(const CacheSimOptions& o) {
+  validate(resolve(o));
+  check_plot(o);
+}
+
+CacheSimResult run(const CacheSimOptions& o, Progress& progress) {
+  SimulationConfig config = resolve(o);
+  validate(config);
+  check_plot(o);
+  CacheSimResult result = simulate(config, progress);
+  if (!o.plot.empty()) {
+    throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
+    write_file_atomically(o.plot, render_svg(result));
+    result.plot = o.plot;
+    result.notes.push_back("plot written to " + o.plot);
+  }
+  result.config = std::move(config);
+  return result;
+}
+
+}  // namespace lite::cache

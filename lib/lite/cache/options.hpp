@@ -1,0 +1,53 @@
+#pragma once
+// lite cache-sim's options (the options pattern of lite/core/options.hpp): what a user, a --config file or a
+// recipe step writes, as text where the command line takes text (policy specs, sizes, csv columns). run()
+// resolves them into a SimulationConfig (cache_sim.hpp), simulates, writes the plot and sets the gates.
+// Torch-free.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/cache/cache_sim.hpp"
+#include "lite/core/progress.hpp"
+
+namespace lite::cache {
+
+struct CacheSimOptions {
+  std::string trace;                           // path, or "-" for stdin
+  std::string format = "auto";                 // trace format (table in trace_source.cpp), or auto
+  std::string csv_columns;                     // "time=2,key=5,size=4,cost=6[,delimiter=tab]"; "" = from the header
+  bool has_header = false;                     // the first csv line is a header
+  std::vector<std::string> policies = {"lru"};  // specs ("s3fifo:small=0.2"), "all", or "none" (with mrc)
+  std::string sizes = "auto";                  // "auto", or a list: 1000, 64MiB, 0.1, 10%
+  bool bytes = false;                          // byte mode
+  bool mrc = false;                            // the exact LRU curve in one pass
+  double sample_rate = 1.0;                    // fixed-rate SHARDS, (0, 1]
+  uint64_t sample_objects = 0;                 // fixed-size SHARDS (0 = off)
+  bool sample_check = false;                   // also simulate the full trace and report the error
+  double hit_latency_ms = 0;
+  std::optional<double> miss_latency_ms;
+  std::vector<std::string> miss_latency_from;  // `lite profile --json` reports, one per model variant
+  std::optional<double> target_hit_ratio;
+  std::optional<double> target_p99_ms;
+  int threads = 0;                             // 0 = all cores
+  bool skip_bad_lines = false;
+  std::string plot;                            // SVG written after the run; "" = none
+  std::string temp_dir;                        // stdin spooling, Belady's next-access pass; "" = $TMPDIR
+};
+
+void to_json(nlohmann::json& j, const CacheSimOptions& o);
+void from_json(const nlohmann::json& j, CacheSimOptions& o);
+// Parses the specs and loads the profile reports; throws OptionError / InputError by key.
+SimulationConfig resolve(const CacheSimOptions& o);
+// Value rules of a resolved configuration (simulate() applies them too): OptionError by key.
+void validate(const SimulationConfig& config);
+// Every rule, before any work: resolve, the value rules, and the plot path (never one of the inputs).
+void validate(const CacheSimOptions& o);
+
+// The verb: validate, resolve, simulate, write the plot (atomically, after the last interruption point).
+CacheSimResult run(const CacheSimOptions& o, Progress& progress = no_progress());
+
+}  // namespace lite::cache
