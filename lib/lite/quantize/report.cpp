@@ -105,103 +105,83 @@ report::Table layer_table(const Plan& p, const std::string& title) {
 
 std::string quality_cell(const Quality& q) { return fmt::format("{:.2f}%", q.value); }
 
-}  // namespace
-
-report::Report to_report(const QuantizeResult& r) {
-  report::Report rep;
-  rep.command = "quantize";
-  rep.environment = host_environment();
-  add_torch_environment(rep.environment);
-  rep.result = r;
-
-  if (r.dry_run) {
-    for (const auto& p : r.plans)
-      rep.tables.push_back(layer_table(p, fmt::format("plan: {} ({} engine), {}", p.mode, p.engine, r.model)));
-    for (const auto& c : r.candidates)
-      if (!c.problem.empty()) rep.notes.push_back(fmt::format("{}: not tried ({})", c.mode, c.problem));
-    rep.notes.push_back("dry run: nothing was calibrated, measured or written");
-    return rep;
+// The headline table: the chosen candidate against the float model as given and the frozen float model.
+report::Table summary_table(const QuantizeResult& r, const Candidate& chosen) {
+  report::Table t;
+  t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{})", r.model, r.output, r.mode,
+                        r.engine, r.threads, r.threads == 1 ? "" : "s");
+  t.columns = {"", "float (as given)", "frozen float", r.mode, "vs frozen float"};
+  t.rows.push_back(
+      {"file size", format_bytes(double(r.model_bytes)), "-", format_bytes(double(r.output_bytes)),
+       ratio_text(double(r.output_bytes) / double(std::max<uint64_t>(r.model_bytes, 1))) + " of the input"});
+  for (size_t i = 0; i < chosen.speed.candidate.size(); ++i) {
+    const auto& q = chosen.speed.candidate[i];
+    t.rows.push_back({fmt::format("latency batch {} (median ms)", q.batch),
+                      i < r.float_latency.size() ? format_ms(r.float_latency[i].median_ms) : "-",
+                      format_ms(chosen.speed.frozen_float[i].median_ms), format_ms(q.median_ms),
+                      fmt::format("{} [{:.2f}-{:.2f}]", ratio_text(chosen.speed.ratio[i]), chosen.speed.ratio_low[i],
+                                  chosen.speed.ratio_high[i])});
   }
+  const Quality& q = chosen.quality;
+  t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.float_value),
+                    fmt::format("{:.2f}%", q.float_value), quality_cell(q), fmt::format("{:+.2f} points", -q.drop)});
+  t.rows.push_back({"agreement with float: top-1 / KL / max abs error", "", "",
+                    fmt::format("{:.2f}% / {:.2g} / {:.3g}", 100 * q.agreement.top1_agreement,
+                                q.agreement.kl_divergence, q.agreement.max_abs_error),
+                    ""});
+  return t;
+}
 
-  const Candidate* chosen = chosen_of(r);
-  if (chosen) {
-    report::Table t;
-    t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{})", r.model, r.output, r.mode,
-                          r.engine, r.threads, r.threads == 1 ? "" : "s");
-    t.columns = {"", "float (as given)", "frozen float", r.mode, "vs frozen float"};
-    t.rows.push_back(
-        {"file size", format_bytes(double(r.model_bytes)), "-", format_bytes(double(r.output_bytes)),
-         ratio_text(double(r.output_bytes) / double(std::max<uint64_t>(r.model_bytes, 1))) + " of the input"});
-    for (size_t i = 0; i < chosen->speed.candidate.size(); ++i) {
-      const auto& q = chosen->speed.candidate[i];
-      t.rows.push_back({fmt::format("latency batch {} (median ms)", q.batch),
-                        i < r.float_latency.size() ? format_ms(r.float_latency[i].median_ms) : "-",
-                        format_ms(chosen->speed.frozen_float[i].median_ms), format_ms(q.median_ms),
-                        fmt::format("{} [{:.2f}-{:.2f}]", ratio_text(chosen->speed.ratio[i]),
-                                    chosen->speed.ratio_low[i], chosen->speed.ratio_high[i])});
+// Every mode tried (auto): size, latency per batch, quality, and why it was or was not chosen.
+report::Table candidates_table(const QuantizeResult& r) {
+  report::Table t;
+  t.title =
+      fmt::format("candidates (tolerance {:.2f} points{})", r.tolerance, r.tolerance_given ? "" : ", the auto default");
+  t.columns = {"mode", "size"};
+  const Candidate* any = nullptr;
+  for (const auto& c : r.candidates)
+    if (c.built) any = &c;
+  if (any)
+    for (const auto& l : any->speed.candidate) t.columns.push_back(fmt::format("b{} ms (vs frozen)", l.batch));
+  t.columns.insert(t.columns.end(), {"quality", "drop", "status"});
+  for (const auto& c : r.candidates) {
+    std::vector<std::string> row = {c.mode};
+    if (!c.built) {
+      row.push_back("-");
+      if (any)
+        for (size_t i = 0; i < any->speed.candidate.size(); ++i) row.push_back("-");
+      row.insert(row.end(), {"-", "-", c.problem});
+    } else {
+      row.push_back(format_bytes(double(c.file_bytes)));
+      for (size_t i = 0; i < c.speed.candidate.size(); ++i)
+        row.push_back(fmt::format("{} ({})", format_ms(c.speed.candidate[i].median_ms), ratio_text(c.speed.ratio[i])));
+      std::string status = c.chosen ? "chosen" : "";
+      auto add = [&](const std::string& s) { status += (status.empty() ? "" : ", ") + s; };
+      if (!c.meets_tolerance) add("over tolerance");
+      if (c.speed.slower) add("slower than frozen float");
+      if (c.search && !c.search->float_layers.empty())
+        add(fmt::format("{} layer(s) kept float", c.search->float_layers.size()));
+      row.insert(row.end(), {quality_cell(c.quality), fmt::format("{:.2f}", c.quality.drop), status});
     }
-    const Quality& q = chosen->quality;
-    t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.float_value),
-                      fmt::format("{:.2f}%", q.float_value), quality_cell(q), fmt::format("{:+.2f} points", -q.drop)});
-    t.rows.push_back({"agreement with float: top-1 / KL / max abs error", "", "",
-                      fmt::format("{:.2f}% / {:.2g} / {:.3g}", 100 * q.agreement.top1_agreement,
-                                  q.agreement.kl_divergence, q.agreement.max_abs_error),
-                      ""});
-    rep.tables.push_back(t);
+    t.rows.push_back(row);
   }
+  return t;
+}
 
-  if (r.candidates.size() > 1) {
-    report::Table t;
-    t.title = fmt::format("candidates (tolerance {:.2f} points{})", r.tolerance,
-                          r.tolerance_given ? "" : ", the auto default");
-    t.columns = {"mode", "size"};
-    const Candidate* any = nullptr;
-    for (const auto& c : r.candidates)
-      if (c.built) any = &c;
-    if (any)
-      for (const auto& l : any->speed.candidate) t.columns.push_back(fmt::format("b{} ms (vs frozen)", l.batch));
-    t.columns.insert(t.columns.end(), {"quality", "drop", "status"});
-    for (const auto& c : r.candidates) {
-      std::vector<std::string> row = {c.mode};
-      if (!c.built) {
-        row.push_back("-");
-        if (any)
-          for (size_t i = 0; i < any->speed.candidate.size(); ++i) row.push_back("-");
-        row.insert(row.end(), {"-", "-", c.problem});
-      } else {
-        row.push_back(format_bytes(double(c.file_bytes)));
-        for (size_t i = 0; i < c.speed.candidate.size(); ++i)
-          row.push_back(
-              fmt::format("{} ({})", format_ms(c.speed.candidate[i].median_ms), ratio_text(c.speed.ratio[i])));
-        std::string status = c.chosen ? "chosen" : "";
-        auto add = [&](const std::string& s) { status += (status.empty() ? "" : ", ") + s; };
-        if (!c.meets_tolerance) add("over tolerance");
-        if (c.speed.slower) add("slower than frozen float");
-        if (c.search && !c.search->float_layers.empty())
-          add(fmt::format("{} layer(s) kept float", c.search->float_layers.size()));
-        row.insert(row.end(), {quality_cell(c.quality), fmt::format("{:.2f}", c.quality.drop), status});
-      }
-      t.rows.push_back(row);
-    }
-    rep.tables.push_back(t);
-  }
+report::Table search_table(const SearchResult& search) {
+  report::Table t;
+  t.title = "tolerance search (layers kept float, most sensitive first)";
+  t.columns = {"step", "float layers", "drop (points)", "meets"};
+  t.left_aligned_columns = 2;
+  int i = 0;
+  for (const auto& s : search.steps)
+    t.rows.push_back({std::to_string(++i), s.float_layers.empty() ? "(none)" : join(s.float_layers, ", "),
+                      fmt::format("{:.2f}", s.drop), s.meets ? "yes" : "no"});
+  return t;
+}
 
-  if (chosen) {
-    rep.tables.push_back(layer_table(chosen->plan, fmt::format("layers ({})", r.mode)));
-    if (chosen->search) {
-      report::Table t;
-      t.title = "tolerance search (layers kept float, most sensitive first)";
-      t.columns = {"step", "float layers", "drop (points)", "meets"};
-      t.left_aligned_columns = 2;
-      int i = 0;
-      for (const auto& s : chosen->search->steps)
-        t.rows.push_back({std::to_string(++i), s.float_layers.empty() ? "(none)" : join(s.float_layers, ", "),
-                          fmt::format("{:.2f}", s.drop), s.meets ? "yes" : "no"});
-      rep.tables.push_back(t);
-    }
-  }
-
-  // Findings: what was seen, the threshold, what to try.
+// Findings: what was seen, the threshold, what to try.
+void add_findings(const QuantizeResult& r, const Candidate* chosen, report::Report& rep) {
   bool static_needs_calib = false;
   for (const auto& c : r.candidates)
     static_needs_calib =
@@ -231,7 +211,9 @@ report::Report to_report(const QuantizeResult& r) {
                             "a larger --tolerance, more or better --calib data, another --calib-method, or --skip "
                             "the layers the sensitivity table names"});
   rep.findings.insert(rep.findings.end(), r.findings.begin(), r.findings.end());
+}
 
+void add_notes(const QuantizeResult& r, report::Report& rep) {
   if (r.mode == "static" || r.mode == "dynamic")
     rep.notes.push_back(fmt::format(
         "the artifact holds {} packed int8 weights: select the same engine before loading it, "
@@ -254,6 +236,34 @@ report::Report to_report(const QuantizeResult& r) {
   rep.notes.insert(rep.notes.end(), r.notes.begin(), r.notes.end());
   if (!r.output.empty())
     rep.notes.push_back(fmt::format("wrote {} ({})", r.output, format_bytes(double(r.output_bytes))));
+}
+
+}  // namespace
+
+report::Report to_report(const QuantizeResult& r) {
+  report::Report rep;
+  rep.command = "quantize";
+  rep.environment = host_environment();
+  add_torch_environment(rep.environment);
+  rep.result = r;
+
+  if (r.dry_run) {
+    for (const auto& p : r.plans)
+      rep.tables.push_back(layer_table(p, fmt::format("plan: {} ({} engine), {}", p.mode, p.engine, r.model)));
+    for (const auto& c : r.candidates)
+      if (!c.problem.empty()) rep.notes.push_back(fmt::format("{}: not tried ({})", c.mode, c.problem));
+    rep.notes.push_back("dry run: nothing was calibrated, measured or written");
+    return rep;
+  }
+  const Candidate* chosen = chosen_of(r);
+  if (chosen) rep.tables.push_back(summary_table(r, *chosen));
+  if (r.candidates.size() > 1) rep.tables.push_back(candidates_table(r));
+  if (chosen) {
+    rep.tables.push_back(layer_table(chosen->plan, fmt::format("layers ({})", r.mode)));
+    if (chosen->search) rep.tables.push_back(search_table(*chosen->search));
+  }
+  add_findings(r, chosen, rep);
+  add_notes(r, rep);
   return rep;
 }
 
