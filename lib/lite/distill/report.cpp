@@ -82,7 +82,7 @@ report::Table models_table(const DistillResult& r) {
   t.rows.push_back({"file size", format_bytes(double(r.teacher.file_bytes)),
                     format_bytes(double(r.student_before.file_bytes)), format_bytes(double(r.student.file_bytes)),
                     ratio(double(r.student.file_bytes), double(r.teacher.file_bytes))});
-  t.rows.push_back({"latency batch 1 (median)", latency(r.teacher.latency_ms), "-", latency(r.student.latency_ms),
+  t.rows.push_back({"latency batch 1 (median ms)", latency(r.teacher.latency_ms), "-", latency(r.student.latency_ms),
                     r.teacher.latency_ms && r.student.latency_ms ? ratio(*r.student.latency_ms, *r.teacher.latency_ms)
                                                                  : std::string("-")});
   return t;

@@ -89,7 +89,8 @@ bool run_epoch_steps(StepLoop& l, int epoch, int64_t steps, EpochRecord& record)
     const double loss = train_step(l, order, begin, step == steps - 1 ? n - begin : len);
     seconds += seconds_since(t0);
     if (!std::isfinite(loss)) {
-      l.outcome.stopped = fmt::format("the loss became {} at epoch {}, step {}", loss, epoch + 1, step + 1);
+      l.outcome.stopped = fmt::format("the loss became {} at epoch {}, step {}",
+                                      std::isnan(loss) ? "NaN" : loss > 0 ? "+inf" : "-inf", epoch + 1, step + 1);
       return false;
     }
     samples += step == steps - 1 ? n - begin : len;

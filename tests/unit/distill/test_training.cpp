@@ -158,7 +158,7 @@ TEST_CASE("a loss that becomes NaN fails the finite_loss gate and keeps the best
   auto r = lite::distill::run(o, lite::no_progress());
   CHECK_FALSE(r.gates.passed());
   CHECK(r.gates.failed == std::vector<std::string>{"finite_loss"});
-  CHECK(r.stopped.find("loss became") != std::string::npos);
+  CHECK(r.stopped.find("loss became NaN") != std::string::npos);
   CHECK(fs::exists(o.output));
   auto w = weights_of(o.output);
   for (const auto& t : w) CHECK(torch::isfinite(t).all().item<bool>());
