@@ -130,6 +130,7 @@ TEST_CASE("a run resumed from a checkpoint ends with the same weights as an unin
     }
     lite::request_interrupt_for_testing(false);
     CHECK_FALSE(fs::exists(first.output));  // Ctrl-C: no artifact
+    torch::manual_seed(12345);  // as in a new process: the RNG state must come from the checkpoint
     auto resumed = options(student, dir.path, "resumed" + std::to_string(stop_step));
     resumed.resume = checkpoint;
     auto b = lite::distill::run(resumed, lite::no_progress());
