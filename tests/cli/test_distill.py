@@ -143,10 +143,10 @@ class DistillFashionMnist(LiteTestCase):
     def test_checkpoint_ctrl_c_and_resume(self):
         ck = self.tmp / "ck"
         out = self.tmp / "s.pt"
-        args = ["distill", *map(str, self.base(out, "--epochs", "8", "--checkpoint-dir", ck, samples=1000))]
+        args = ["distill", *map(str, self.base(out, "--epochs", "4", "--checkpoint-dir", ck, samples=600))]
         p = subprocess.Popen([LITE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = p.stderr.readline()  # "epoch 1/8: ..." once an epoch is done
-        self.assertIn("epoch 1/8", first)
+        first = p.stderr.readline()  # "epoch 1/4: ..." once an epoch is done
+        self.assertIn("epoch 1/4", first)
         p.send_signal(signal.SIGINT)
         rest_out, rest_err = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 130, rest_err)
@@ -154,13 +154,13 @@ class DistillFashionMnist(LiteTestCase):
         self.assertTrue((ck / "last.ckpt").is_file())
         self.assertFalse(out.exists(), "Ctrl-C writes no artifact")
         # Other settings than the checkpoint's are refused, naming what differs.
-        self.assert_rejected("distill", *self.base(out, "--epochs", "8", "--lr", "0.01",
-                                                   "--resume", ck / "last.ckpt", samples=1000), needles=["last.ckpt", "lr"])
+        self.assert_rejected("distill", *self.base(out, "--epochs", "4", "--lr", "0.01",
+                                                   "--resume", ck / "last.ckpt", samples=600), needles=["last.ckpt", "lr"])
         # The same settings continue where it stopped (bit for bit: tests/unit/distill/test_training.cpp).
-        code, doc, err = distill(*self.base(out, "--epochs", "8", "--resume", ck / "last.ckpt", samples=1000))
+        code, doc, err = distill(*self.base(out, "--epochs", "4", "--resume", ck / "last.ckpt", samples=600))
         self.assertEqual(code, 0, err)
         self.assertGreater(doc["result"]["start_epoch"], 1)
-        self.assertEqual(len(doc["result"]["epochs"]), 8)
+        self.assertEqual(len(doc["result"]["epochs"]), 4)
         self.assertTrue(out.is_file())
 
     def test_a_nan_loss_stops_training_keeps_the_best_epoch_and_exits_1(self):
