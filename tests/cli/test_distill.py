@@ -117,6 +117,8 @@ class DistillFashionMnist(LiteTestCase):
         self.assertEqual(d["hyperparameters"]["temperature"], 4.0)
         self.assertEqual(d["epochs_run"], 2)
         self.assertEqual(d["best_metric_percent"], after)
+        self.assertEqual(prov["figures"]["teacher_metric_percent"], r["teacher"]["metric_percent"])
+        self.assertEqual(prov["figures"]["student_before_percent"], before)
         self.assertEqual(prov["input_model"]["path"], str(self.student))
 
     def test_text_report_sets_teacher_against_student(self):

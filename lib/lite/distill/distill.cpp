@@ -153,7 +153,10 @@ nlohmann::json fingerprint(const Session& s) {
           {"momentum", o.momentum},             {"weight_decay", o.weight_decay},
           {"warmup_fraction", o.warmup_fraction}, {"temperature", o.temperature},
           {"alpha", s.weights.alpha},           {"seed", o.seed},
-          {"teacher_cached", s.cached_teacher.has_value()}};
+          {"teacher_cached", s.cached_teacher.has_value()},
+          {"eval_batch", o.eval_batch},         {"threads", o.threads},
+          {"validation_samples", s.validation.size()},
+          {"validation_checksum", s.validation.x.sum().item<double>()}};
 }
 
 ModelSummary summarize(model::LoadedModel& m, const torch::Tensor& sample, double metric) {
@@ -282,11 +285,11 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   }
   executor_off.reset();
 
+  r.teacher = summarize(s.teacher, sample, teacher_metric);
   const fs::path out = output_path(o);
   write_artifact(s, r, out);
   r.output = out.string();
   auto written = model::load_model(out);
-  r.teacher = summarize(s.teacher, sample, teacher_metric);
   r.student = summarize(written, sample, r.best_metric);
   measure_latency(o, s.teacher, written, sample, r, progress);
   r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
