@@ -1,14 +1,169 @@
-// lite distill: planned (knowledge distillation of a TorchScript teacher into a student, in C++).
+// lite distill: flags bound straight onto DistillOptions -> validate() -> lite::distill::run -> report printer.
+// The progress sink is distill's TrainingProgress: on a terminal a bar with epoch, step, loss, samples/s and
+// ETA; otherwise one line per epoch on stderr; nothing with --json/--csv/--markdown or --quiet.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
+#include "lite/distill/distill.hpp"
+#include "lite/distill/optimizers.hpp"
 
 namespace lite::cli {
 
+namespace {
+
+std::string flag_of(const std::string& key) {
+  std::string flag = "--" + key;
+  for (auto& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+std::string optimizer_help() {
+  std::string text = "Optimizer (default adam):";
+  for (const auto& e : distill::optimizers()) text += "\n  " + e.names.front() + ": " + e.summary;
+  return text;
+}
+
+std::string clock_text(double seconds) {
+  int s = seconds > 0 ? int(seconds + 0.5) : 0;
+  return std::to_string(s / 60) + ":" + (s % 60 < 10 ? "0" : "") + std::to_string(s % 60);
+}
+
+class DistillProgress final : public distill::TrainingProgress {
+ public:
+  explicit DistillProgress(bool bar) : bar_(bar) {}
+
+  void begin(std::string_view phase, uint64_t total) override {
+    phase_ = phase;
+    total_ = total;
+    done_ = 0;
+    if (bar_) draw(phase_, true);
+  }
+  void advance(uint64_t steps) override {
+    done_ += steps;
+    if (bar_ && !training_) draw(phase_ + " " + std::to_string(done_) + (total_ ? "/" + std::to_string(total_) : ""), false);
+  }
+  void end() override {
+    training_ = false;
+    if (bar_) clear();
+  }
+  void step(const distill::StepStatus& s) override {
+    training_ = true;
+    if (!bar_) return;
+    const int width = 24;
+    const int filled = s.steps ? int(width * double(s.step) / double(s.steps)) : 0;
+    char line[256];
+    std::snprintf(line, sizeof line, "epoch %d/%d [%s%s] step %lld/%lld loss %.4f %.0f samples/s ETA %s", s.epoch,
+                  s.epochs, std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                  (long long)s.step, (long long)s.steps, s.loss, s.samples_per_s, clock_text(s.eta_s).c_str());
+    draw(line, s.step == s.steps);
+  }
+  void epoch_done(const distill::EpochRecord& e, int epochs) override {
+    if (bar_) clear();
+    std::fprintf(stderr, "epoch %d/%d: loss %.4f, validation %.2f%%%s, %.0f samples/s, %.1f s\n", e.epoch, epochs,
+                 e.train_loss, e.metric, e.best ? " (best)" : "", e.samples_per_s, e.seconds);
+    std::fflush(stderr);
+  }
+
+ private:
+  void draw(const std::string& text, bool force) {
+    auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    std::fflush(stderr);
+  }
+  void clear() {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+  bool bar_;
+  bool training_ = false;
+  std::string phase_;
+  uint64_t total_ = 0, done_ = 0;
+  std::chrono::steady_clock::time_point last_;
+};
+
+std::unique_ptr<Progress> make_distill_progress(const OutputOptions& output) {
+  if (output.quiet || resolve_format(output) != report::Format::text) return std::make_unique<NullProgress>();
+  return std::make_unique<DistillProgress>(::isatty(STDERR_FILENO) != 0);
+}
+
+}  // namespace
+
 Runner setup_distill(CLI::App& app) {
-  app.allow_extras();
-  return [] { return report_unavailable("distill", "planned: teacher-student training with torch::optim"); };
+  struct State {
+    distill::DistillOptions options;
+    OutputOptions output;
+  };
+  auto s = std::make_shared<State>();
+  auto& o = s->options;
+  app.description(
+      "Distill a TorchScript teacher into a TorchScript student: the student learns the teacher's softened outputs "
+      "(and the labels, when the data has them), validated every epoch; the best epoch is written as TorchScript "
+      "in eval mode with its provenance, and the report sets teacher against student (accuracy or agreement, "
+      "parameters, MACs, size, latency). Exit 1 when the loss stopped being finite (the best epoch is still "
+      "written).");
+  app.add_option("--teacher", o.teacher, "Teacher model (TorchScript); run in eval mode without gradients")->required();
+  app.add_option("--student", o.student, "Student model (TorchScript), trained from its current weights")->required();
+  app.add_option("--data", o.data, "Training data: torch.save tensor or {\"x\",\"y\"} dict, .npy, or idx")->required();
+  app.add_option("--labels", o.labels, "Labels of an idx --data file (e.g. train-labels-idx1-ubyte.gz)");
+  app.add_option("--eval", o.eval, "Validation data (default: the training data)");
+  app.add_option("--eval-labels", o.eval_labels, "Labels of an idx --eval file");
+  app.add_option("--samples", o.samples, "Train on the first N samples of --data (default: all)");
+  app.add_option("--eval-samples", o.eval_samples, "Validate on the first N samples of --eval (default: all)");
+  app.add_option("--epochs", o.epochs, "Epochs (default 3)");
+  app.add_option("--batch", o.batch, "Training batch size (default 64)");
+  app.add_option("--eval-batch", o.eval_batch, "Batch size of teacher and validation passes (default 256)");
+  app.add_option("--lr", o.lr, "Peak learning rate (default 1e-3)");
+  app.add_option("--optimizer", o.optimizer, optimizer_help());
+  app.add_option("--momentum", o.momentum, "SGD momentum (default 0.9)");
+  app.add_option("--weight-decay", o.weight_decay, "Weight decay (default 0)");
+  app.add_option("--warmup-fraction", o.warmup_fraction,
+                 "Share of all steps spent warming the learning rate up before the cosine decay (default 0.05)");
+  app.add_option("--temperature", o.temperature, "Softmax temperature T of the teacher term (default 4)");
+  app.add_option("--alpha", o.alpha,
+                 "Weight of the teacher term in [0,1]; 1 - alpha weighs the labels' cross-entropy (default 0.9; 1 "
+                 "without labels)");
+  app.add_option("--seed", o.seed, "Seed of shuffling and dropout (default 1)");
+  app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
+  app.add_option("--teacher-cache-mb", o.teacher_cache_mb,
+                 "Cache the teacher's logits of the whole training set when they fit in this many MB (default 1024; "
+                 "0 recomputes them every step)");
+  app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                 "Write CHECKPOINT_DIR/last.ckpt after every epoch and on Ctrl-C (created when missing)");
+  app.add_option("--resume", o.resume, "Continue from a checkpoint (same options and files as the run that wrote it)");
+  app.add_option("-o,--output", o.output, "Student artifact (default: STUDENT.distilled.pt)");
+  app.add_option("--latency-iterations", o.latency_iterations,
+                 "Timed forwards at batch 1 per model for the latency row (default 50; 0 skips it)");
+  add_output_flags(app, s->output);
+
+  return [s] {
+    resolve_format(s->output);  // a bad --output-format fails before any work
+    s->options.command_line = command_line();
+    try {
+      distill::validate(s->options);
+      auto progress = make_distill_progress(s->output);
+      auto result = distill::run(s->options, *progress);
+      print_report(distill::to_report(result), s->output);
+      return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+    } catch (const OptionError& e) {
+      throw UsageError(describe_problem(flag_of(e.key()), e.problem(), e.fix()));
+    } catch (const distill::CheckpointSaved& e) {
+      std::fprintf(stderr, "\nlite distill: interrupted; checkpoint saved to %s; continue with --resume %s\n",
+                   e.checkpoint.c_str(), e.checkpoint.c_str());
+      return int(exit_interrupted);
+    }
+  };
 }
 
 }  // namespace lite::cli

@@ -1,0 +1,299 @@
+// lite distill's run(): check every input before anything is written (paths, data shapes against both
+// models, output shapes, labels), prepare the teacher's logits (cached when they fit the budget: lite has
+// no augmentation, so every epoch sees the same inputs), train (trainer.cpp), keep the best epoch, write
+// it as an artifact with provenance, then measure teacher and student alike (params, MACs, size,
+// latency through the profile core, validation metric).
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/script.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fmt/format.h>
+
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/distill/distill.hpp"
+#include "lite/distill/optimizers.hpp"
+#include "lite/distill/trainer.hpp"
+#include "lite/model/artifact.hpp"
+#include "lite/model/facts_torch.hpp"
+#include "lite/model/inputs.hpp"
+#include "lite/model/torch_environment.hpp"
+#include "lite/model/torch_errors.hpp"
+#include "lite/profile/evaluate.hpp"
+#include "lite/profile/timing.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite::distill {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The profiling executor builds differentiable graphs with TorchScript's own gradient formulas; training
+// runs ~1.1-1.2x faster with it off (libtorch-notes.md). Restored before latency is measured, so the
+// figures are what a deployment sees.
+class ProfilingExecutorOff {
+ public:
+  ProfilingExecutorOff() : was_(torch::jit::getProfilingMode().exchange(false)) {}
+  ~ProfilingExecutorOff() { torch::jit::getProfilingMode() = was_; }
+
+ private:
+  bool was_;
+};
+
+fs::path output_path(const DistillOptions& o) {
+  return o.output.empty() ? derive_output_path(o.student, "distilled") : fs::path(o.output);
+}
+
+void check_paths(const DistillOptions& o) {
+  const fs::path out = output_path(o);
+  check_output_path(out, o.student);
+  check_output_path(out, o.teacher);
+  fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw InputError(out.string(), "its folder " + parent.string() + " is not writable", "pass another output path");
+  std::error_code ec;
+  if (!o.checkpoint_dir.empty()) {
+    fs::path dir = o.checkpoint_dir;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+      throw OptionError("checkpoint_dir", dir.string() + " is a file, not a folder", "pass a folder");
+    fs::path above = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+    if (!fs::exists(dir, ec) && !fs::is_directory(above, ec))
+      throw OptionError("checkpoint_dir", "the folder above " + dir.string() + " does not exist",
+                        "create " + above.string() + " first");
+  }
+  if (!o.resume.empty() && !fs::is_regular_file(o.resume, ec))
+    throw InputError(o.resume, "no such checkpoint file", "pass CHECKPOINT_DIR/last.ckpt of an earlier run");
+}
+
+model::Dataset load_data(const std::string& path, const std::string& labels, int64_t samples) {
+  std::optional<fs::path> label_path;
+  if (!labels.empty()) label_path = labels;
+  return model::take_first(model::load_dataset(path, label_path), samples);
+}
+
+// Two samples through `m` in eval mode: data it rejects is reported against the data file.
+torch::Tensor probe(model::LoadedModel& m, const model::Dataset& data, const char* role) {
+  torch::NoGradGuard no_grad;
+  m.module.eval();
+  auto x = data.x.narrow(0, 0, std::min<int64_t>(2, data.size()));
+  c10::IValue out;
+  try {
+    out = m.module.forward({x});
+  } catch (const std::exception& e) {
+    throw InputError(data.source.string(),
+                     fmt::format("samples of shape {} do not fit the {} {}: {}", c10::str(data.x.sizes()), role,
+                                 m.path.string(), model::torch_error_reason(e)),
+                     "pass data shaped like the models' input");
+  }
+  return model::primary_output(out, m.path).to(torch::kFloat32);
+}
+
+void check_labels(const model::Dataset& d, int64_t classes, const std::string& labels_file) {
+  if (!d.y) return;
+  const std::string file = labels_file.empty() ? d.source.string() : labels_file;
+  if (d.y->dim() != 1)
+    throw InputError(file, "labels must be one class index per sample, got shape " + c10::str(d.y->sizes()),
+                     "store a 1-D tensor of class indices");
+  auto low = d.y->min().item<int64_t>(), high = d.y->max().item<int64_t>();
+  if (low < 0 || high >= classes)
+    throw InputError(file, fmt::format("labels range over [{}, {}] but the models output {} classes", low, high, classes),
+                     "pass labels of the task the teacher was trained on");
+}
+
+// Teacher and student must produce logits of one shape ([N, C], or [N, C, ...]).
+void check_models(Session& s) {
+  auto t = probe(s.teacher, s.train, "teacher");
+  auto st = probe(s.student, s.train, "student");
+  if (t.dim() < 2)
+    throw InputError(s.teacher.path.string(), "returns shape " + c10::str(t.sizes()) + ", not logits [N, classes]",
+                     "distill a classifier (or a model returning per-class scores)");
+  if (t.sizes() != st.sizes())
+    throw InputError(s.student.path.string(),
+                     fmt::format("outputs shape {} but the teacher outputs {} for the same input",
+                                 c10::str(st.sizes()), c10::str(t.sizes())),
+                     "give the student the teacher's output layer (same number of classes)");
+  check_labels(s.train, t.size(1), s.o.labels);
+  if (!s.o.eval.empty()) {
+    probe(s.teacher, s.validation, "teacher");
+    check_labels(s.validation, t.size(1), s.o.eval_labels);
+  }
+  int64_t trainable = 0;
+  for (const auto& p : s.student.module.parameters()) trainable += p.numel();
+  if (trainable == 0)
+    throw InputError(s.student.path.string(), "has no parameters to train", "pass a student with weights");
+}
+
+void prepare_teacher(Session& s, DistillResult& r) {
+  const int64_t per_sample = s.teacher_validation.numel() / std::max<int64_t>(1, s.teacher_validation.size(0));
+  const double mb = double(s.train.size()) * double(per_sample) * 4.0 / (1024.0 * 1024.0);
+  if (mb <= double(s.o.teacher_cache_mb)) {
+    s.cached_teacher = profile::predict(s.teacher.module, s.train, s.o.eval_batch, s.teacher.path, s.progress);
+    r.teacher_logits = "cached";
+    r.teacher_logits_reason = fmt::format("{:.1f} MB for {} samples, within teacher_cache_mb {}; no augmentation, so "
+                                          "every epoch reuses them", mb, s.train.size(), s.o.teacher_cache_mb);
+  } else {
+    r.teacher_logits = "recomputed every step";
+    r.teacher_logits_reason =
+        fmt::format("{:.1f} MB for {} samples exceeds teacher_cache_mb {}", mb, s.train.size(), s.o.teacher_cache_mb);
+  }
+}
+
+nlohmann::json fingerprint(const Session& s) {
+  const auto& o = s.o;
+  return {{"teacher_sha256", s.teacher.sha256}, {"student_sha256", s.student.sha256},
+          {"train_samples", s.train.size()},    {"train_shape", s.train.x.sizes().vec()},
+          {"train_checksum", s.train.x.sum().item<double>()},
+          {"epochs", o.epochs},                 {"batch", o.batch},
+          {"lr", o.lr},                         {"optimizer", find_optimizer(o.optimizer).names.front()},
+          {"momentum", o.momentum},             {"weight_decay", o.weight_decay},
+          {"warmup_fraction", o.warmup_fraction}, {"temperature", o.temperature},
+          {"alpha", s.weights.alpha},           {"seed", o.seed},
+          {"teacher_cached", s.cached_teacher.has_value()},
+          {"eval_batch", o.eval_batch},         {"threads", o.threads},
+          {"validation_samples", s.validation.size()},
+          {"validation_checksum", s.validation.x.sum().item<double>()}};
+}
+
+ModelSummary summarize(model::LoadedModel& m, const torch::Tensor& sample, double metric) {
+  ModelSummary sum;
+  sum.path = m.path.string();
+  sum.sha256 = m.sha256;
+  sum.file_bytes = m.file_bytes;
+  auto facts = model::measure_facts(m, {sample});
+  sum.parameters = facts.parameters;
+  sum.macs = facts.total_macs;
+  sum.metric = metric;
+  return sum;
+}
+
+void measure_latency(const DistillOptions& o, model::LoadedModel& teacher, model::LoadedModel& student,
+                     const torch::Tensor& sample, DistillResult& r, Progress& progress) {
+  if (o.latency_iterations <= 0) return;
+  profile::TimingOptions timing;
+  timing.warmup = 5;
+  timing.iterations = o.latency_iterations;
+  timing.min_iterations = 1;
+  torch::jit::Module t = teacher.module.clone();  // fresh executors, with the profiling executor back on
+  t.eval();
+  auto [a, b] = profile::time_interleaved(t, teacher.path, student.module, student.path, {sample}, timing, progress);
+  r.teacher.latency_ms = stats::summarize(a.ms).p50;
+  r.student.latency_ms = stats::summarize(b.ms).p50;
+}
+
+void write_artifact(Session& s, const DistillResult& r, const fs::path& out) {
+  model::ArtifactInfo info;
+  info.transform = "distill";
+  info.command_line = s.o.command_line;
+  nlohmann::json hyper;
+  to_json(hyper, s.o);
+  hyper.erase("command_line");
+  info.details = {{"teacher", {{"path", s.teacher.path.string()}, {"sha256", s.teacher.sha256}}},
+                  {"hyperparameters", hyper},
+                  {"alpha_used", r.alpha},
+                  {"epochs_run", r.epochs.size()},
+                  {"best_epoch", r.best_epoch},
+                  {"metric", r.metric},
+                  {"best_metric_percent", r.best_metric},
+                  {"teacher_logits", r.teacher_logits}};
+  info.figures = {{"teacher_metric_percent", r.teacher.metric},
+                  {"student_before_percent", r.student_before.metric},
+                  {"student_percent", r.best_metric},
+                  {"train_samples_per_s", r.train_samples_per_s}};
+  info.inputs = model::describe_inputs({s.train.x.narrow(0, 0, 1)});
+  s.student.module.eval();
+  model::save_artifact(s.student.module, out, s.student, info);
+}
+
+// Optimizer, schedule, fresh or resumed state, the loop; the best epoch's weights end up in the student.
+void train_student(Session& s, DistillResult& r) {
+  const auto& o = s.o;
+  std::vector<torch::Tensor> parameters;
+  for (auto p : s.student.module.parameters()) {
+    p.requires_grad_(true);  // saved in the file: a student scripted with frozen layers would not learn
+    parameters.push_back(p);
+  }
+  auto optimizer = find_optimizer(o.optimizer).make(parameters, o);
+  const auto schedule = make_schedule(o.lr, steps_per_epoch(s.train.size(), o.batch) * o.epochs, o.warmup_fraction);
+  s.fingerprint = fingerprint(s);
+  TrainState state;
+  if (!o.resume.empty()) {
+    load_checkpoint(o.resume, s.student.module, *optimizer, state, s.fingerprint);
+    r.resumed_from = o.resume;
+    r.start_epoch = state.next_epoch + 1;
+  } else {
+    torch::manual_seed(o.seed);
+    state.best_metric = r.student_before.metric;
+    state.best_weights = copy_state(s.student.module);
+  }
+  TrainOutcome outcome = train(s, *optimizer, schedule, std::move(state));
+  r.epochs = outcome.state.history;
+  r.best_epoch = outcome.state.best_epoch;
+  r.best_metric = outcome.state.best_metric;
+  r.train_seconds = outcome.seconds;
+  r.train_samples_per_s = outcome.seconds > 0 ? double(outcome.samples) / outcome.seconds : 0;
+  r.checkpoints = outcome.checkpoints;
+  r.stopped = outcome.stopped;
+  restore_state(s.student.module, outcome.state.best_weights);
+}
+
+}  // namespace
+
+DistillResult run(const DistillOptions& o, Progress& progress) {
+  const auto start = Clock::now();
+  validate(o);
+  check_paths(o);
+  set_intra_op_threads(o.threads);
+  DistillResult r;
+  r.options = o;
+  Session s(o, progress);
+  std::optional<ProfilingExecutorOff> executor_off(std::in_place);  // before the models' first forward
+  s.teacher = model::load_model(o.teacher);
+  s.student = model::load_model(o.student);
+  s.train = load_data(o.data, o.labels, o.samples);
+  s.validation = o.eval.empty() ? s.train : load_data(o.eval, o.eval_labels, o.eval_samples);
+  if (o.eval.empty()) r.notes.push_back("validated on the training data: pass eval data for a held-out estimate");
+  check_models(s);
+
+  r.labels = s.train.has_labels() && o.alpha < 1.0;
+  r.alpha = s.train.has_labels() ? o.alpha : 1.0;
+  if (!s.train.has_labels())
+    r.notes.push_back("the training data has no labels: the loss is the teacher term alone (alpha 1)");
+  if (r.labels) s.train_labels = s.train.y->to(torch::kInt64);
+  s.weights = {o.temperature, r.alpha};
+  r.metric = s.validation.has_labels() ? "top-1 accuracy" : "top-1 agreement with the teacher";
+  r.validation_data = s.validation.source.string();
+  r.train_samples = s.train.size();
+  r.validation_samples = s.validation.size();
+
+  s.teacher_validation = profile::predict(s.teacher.module, s.validation, o.eval_batch, s.teacher.path, progress);
+  const double teacher_metric =
+      s.validation.has_labels() ? profile::top1_accuracy(s.teacher_validation, *s.validation.y).percent() : 100.0;
+  prepare_teacher(s, r);
+  const torch::Tensor sample = s.train.x.narrow(0, 0, 1);
+  r.student_before = summarize(s.student, sample, validation_metric(s, s.student.module));
+  train_student(s, r);
+  if (!r.stopped.empty()) {
+    r.gates.fail("finite_loss");
+    r.notes.push_back("training stopped: " + r.stopped + "; the artifact holds the best epoch before it (" +
+                      (r.best_epoch ? "epoch " + std::to_string(r.best_epoch) : std::string("the initial weights")) +
+                      "); lower lr or temperature");
+  }
+  executor_off.reset();
+
+  r.teacher = summarize(s.teacher, sample, teacher_metric);
+  const fs::path out = output_path(o);
+  write_artifact(s, r, out);
+  r.output = out.string();
+  auto written = model::load_model(out);
+  r.student = summarize(written, sample, r.best_metric);
+  measure_latency(o, s.teacher, written, sample, r, progress);
+  r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return r;
+}
+
+}  // namespace lite::distill

@@ -1,0 +1,102 @@
+#pragma once
+// lite distill: the library verb. Trains a TorchScript student to imitate a TorchScript teacher
+// (knowledge distillation, Hinton et al. 2015) and writes the best epoch's student as a lite artifact.
+// Torch-free: the CLI fills DistillOptions, calls validate() and run(), and prints to_report(result).
+// run() never prints and never exits: bad input is an InputError/OptionError before anything is written,
+// Ctrl-C is Interrupted (CheckpointSaved when a checkpoint folder was given), and a failed gate (a loss
+// that became NaN) is named in result.gates with the best epoch's artifact still written.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/error.hpp"
+#include "lite/core/gates.hpp"
+#include "lite/core/progress.hpp"
+#include "lite/core/report.hpp"
+#include "lite/distill/options.hpp"
+
+namespace lite::distill {
+
+// What a training step or epoch reports. A Progress that is also a TrainingProgress receives these (the
+// CLI draws epoch, step, loss, samples/s and ETA from them); any other Progress sees phases only.
+struct StepStatus {
+  int epoch = 0;  // 1-based
+  int epochs = 0;
+  int64_t step = 0;  // 1-based within the epoch
+  int64_t steps = 0;
+  double loss = 0;          // running mean over the epoch so far
+  double samples_per_s = 0; // training samples per second over the epoch so far
+  double lr = 0;
+  double eta_s = 0;          // training steps left (this and later epochs) at the current step rate
+};
+
+struct EpochRecord {
+  int epoch = 0;
+  double train_loss = 0;       // mean loss over the epoch's steps
+  double metric = 0;           // validation accuracy or teacher agreement, percent
+  double lr_end = 0;           // rate of the last step
+  double samples_per_s = 0;    // training throughput of the epoch (forward, backward, step)
+  double seconds = 0;
+  bool best = false;
+};
+
+class TrainingProgress : public Progress {
+ public:
+  virtual void step(const StepStatus& status) = 0;
+  virtual void epoch_done(const EpochRecord& record, int epochs) = 0;
+};
+
+// Ctrl-C after a checkpoint was saved: exit 130 like any interrupt, and the path to --resume from.
+struct CheckpointSaved : Interrupted {
+  explicit CheckpointSaved(std::string path) : checkpoint(std::move(path)) {}
+  std::string checkpoint;
+};
+
+struct ModelSummary {
+  std::string path;
+  std::string sha256;
+  uint64_t file_bytes = 0;
+  uint64_t parameters = 0;
+  uint64_t macs = 0;               // per sample
+  double metric = 0;               // on the validation data, percent
+  std::optional<double> latency_ms;  // median forward at batch 1
+};
+
+struct DistillResult {
+  std::string metric;          // "top-1 accuracy" or "top-1 agreement with the teacher"
+  std::string validation_data; // the file validated on
+  int64_t train_samples = 0, validation_samples = 0;
+  bool labels = false;         // cross-entropy term used
+  double alpha = 1;            // as used (1 without labels)
+  std::string teacher_logits;  // "cached" or "recomputed every step"
+  std::string teacher_logits_reason;
+  ModelSummary teacher, student_before, student;
+  std::vector<EpochRecord> epochs;
+  int best_epoch = 0;          // 0: the initial weights stayed best
+  double best_metric = 0;
+  int start_epoch = 1;         // > 1 when resumed
+  std::string resumed_from;
+  double train_samples_per_s = 0;  // over every training step of this run
+  double train_seconds = 0;
+  std::string output;
+  std::vector<std::string> checkpoints;  // files written in checkpoint_dir
+  std::string stopped;         // why training stopped early ("" when it ran every epoch)
+  Gates gates;
+  std::vector<std::string> notes;
+  DistillOptions options;
+  double wall_s = 0;
+};
+
+void to_json(nlohmann::json& j, const StepStatus& s);
+void to_json(nlohmann::json& j, const EpochRecord& e);
+void to_json(nlohmann::json& j, const ModelSummary& m);
+void to_json(nlohmann::json& j, const DistillResult& r);
+
+DistillResult run(const DistillOptions& options, Progress& progress);
+
+report::Report to_report(const DistillResult& result);
+
+}  // namespace lite::distill

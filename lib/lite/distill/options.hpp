@@ -1,0 +1,50 @@
+#pragma once
+// lite distill's options: what to train (teacher, student, data), how (epochs, batch, optimizer, schedule,
+// loss weights) and where results go (checkpoints, artifact). Torch-free, so the CLI binds its flags onto
+// these fields without torch headers, and recipes and --json reports share the same keys.
+//
+// Defaults are member initializers; from_json reads keys through OptionReader (unknown keys and wrong types
+// name the key); validate() checks values and throws OptionError keyed by the option (never a CLI flag).
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace lite::distill {
+
+struct DistillOptions {
+  std::string teacher;         // TorchScript teacher (frozen: eval mode, no gradients)
+  std::string student;         // TorchScript student, trained from its current weights
+  std::string data;            // training data: torch.save tensor or {"x","y"} dict, .npy, idx
+  std::string labels;          // labels of an idx --data file (a dict's "y" is read from the file itself)
+  std::string eval;            // validation data; empty: validate on the training data
+  std::string eval_labels;     // labels of an idx eval file
+  int64_t samples = 0;         // train on the first N samples of data (0: all)
+  int64_t eval_samples = 0;    // validate on the first N samples of eval (0: all)
+  int epochs = 3;
+  int64_t batch = 64;
+  int64_t eval_batch = 256;    // batch of the no-grad passes (teacher logits, validation)
+  double lr = 1e-3;
+  std::string optimizer = "adam";  // a name of the optimizer table (optimizers.hpp)
+  double momentum = 0.9;           // SGD only
+  double weight_decay = 0;
+  double warmup_fraction = 0.05;   // share of all steps spent warming the learning rate up from 0
+  double temperature = 4.0;
+  double alpha = 0.9;              // weight of the distillation term; 1 when the data has no labels
+  uint64_t seed = 1;               // shuffling, dropout, everything random
+  int threads = 0;                 // intra-op threads; 0 = libtorch's default
+  int64_t teacher_cache_mb = 1024; // cache the teacher's logits of the whole data set up to this size
+  std::string checkpoint_dir;      // a checkpoint per epoch (and on Ctrl-C) when set
+  std::string resume;              // checkpoint to continue from
+  std::string output;              // empty: STUDENT.distilled.pt beside the student
+  int latency_iterations = 50;     // timed forwards per model at batch 1 (0: latency not measured)
+  std::string command_line;        // recorded in the artifact (not an option users set)
+};
+
+void to_json(nlohmann::json& j, const DistillOptions& o);
+void from_json(const nlohmann::json& j, DistillOptions& o);
+
+// Throws OptionError(key, problem, fix) for the first value that cannot work.
+void validate(const DistillOptions& o);
+
+}  // namespace lite::distill

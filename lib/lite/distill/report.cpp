@@ -1,0 +1,124 @@
+// DistillResult -> JSON and -> Report (tables, notes) for the printers. Torch-free.
+#include <fmt/format.h>
+
+#include "lite/core/environment.hpp"
+#include "lite/core/text.hpp"
+#include "lite/distill/distill.hpp"
+#include "lite/model/torch_environment.hpp"
+
+namespace lite::distill {
+
+void to_json(nlohmann::json& j, const StepStatus& s) {
+  j = {{"epoch", s.epoch}, {"epochs", s.epochs}, {"step", s.step}, {"steps", s.steps},
+       {"loss", s.loss},   {"samples_per_s", s.samples_per_s}, {"lr", s.lr}, {"eta_s", s.eta_s}};
+}
+
+void to_json(nlohmann::json& j, const EpochRecord& e) {
+  j = {{"epoch", e.epoch},     {"train_loss", e.train_loss},       {"metric_percent", e.metric},
+       {"lr_end", e.lr_end},   {"samples_per_s", e.samples_per_s}, {"seconds", e.seconds},
+       {"best", e.best}};
+}
+
+void to_json(nlohmann::json& j, const ModelSummary& m) {
+  j = {{"path", m.path},
+       {"sha256", m.sha256},
+       {"file_bytes", m.file_bytes},
+       {"parameters", m.parameters},
+       {"macs", m.macs},
+       {"metric_percent", m.metric},
+       {"latency_ms_batch1", m.latency_ms ? nlohmann::json(*m.latency_ms) : nlohmann::json(nullptr)}};
+}
+
+void to_json(nlohmann::json& j, const DistillResult& r) {
+  nlohmann::json options;
+  to_json(options, r.options);
+  options.erase("command_line");
+  j = {{"metric", r.metric},
+       {"validation_data", r.validation_data},
+       {"train_samples", r.train_samples},
+       {"validation_samples", r.validation_samples},
+       {"labels_used", r.labels},
+       {"alpha", r.alpha},
+       {"teacher_logits", r.teacher_logits},
+       {"teacher_logits_reason", r.teacher_logits_reason},
+       {"teacher", r.teacher},
+       {"student_before", r.student_before},
+       {"student", r.student},
+       {"epochs", r.epochs},
+       {"best_epoch", r.best_epoch},
+       {"best_metric_percent", r.best_metric},
+       {"start_epoch", r.start_epoch},
+       {"resumed_from", r.resumed_from},
+       {"train_samples_per_s", r.train_samples_per_s},
+       {"train_seconds", r.train_seconds},
+       {"output", r.output},
+       {"checkpoints", r.checkpoints},
+       {"stopped", r.stopped},
+       {"gates", r.gates},
+       {"notes", r.notes},
+       {"options", options},
+       {"wall_s", r.wall_s}};
+}
+
+namespace {
+
+std::string percent(double v) { return fmt::format("{:.2f}%", v); }
+
+std::string latency(const std::optional<double>& ms) { return ms ? format_ms(*ms) : std::string("-"); }
+
+std::string ratio(double num, double den) { return den > 0 ? fmt::format("{:.2f}x", num / den) : std::string("-"); }
+
+report::Table models_table(const DistillResult& r) {
+  report::Table t;
+  t.title = fmt::format("lite distill {} -> {} (teacher {}; {} on {} samples)", r.student_before.path, r.output,
+                        r.teacher.path, r.metric, r.validation_samples);
+  t.columns = {"", "teacher", "student before", "student after", "student / teacher"};
+  t.rows.push_back({r.metric, percent(r.teacher.metric), percent(r.student_before.metric), percent(r.student.metric),
+                    fmt::format("{:+.2f} points", r.student.metric - r.teacher.metric)});
+  t.rows.push_back({"parameters", format_count(r.teacher.parameters), format_count(r.student_before.parameters),
+                    format_count(r.student.parameters), ratio(double(r.student.parameters), double(r.teacher.parameters))});
+  t.rows.push_back({"MACs per sample", format_count(r.teacher.macs), format_count(r.student_before.macs),
+                    format_count(r.student.macs), ratio(double(r.student.macs), double(r.teacher.macs))});
+  t.rows.push_back({"file size", format_bytes(double(r.teacher.file_bytes)),
+                    format_bytes(double(r.student_before.file_bytes)), format_bytes(double(r.student.file_bytes)),
+                    ratio(double(r.student.file_bytes), double(r.teacher.file_bytes))});
+  t.rows.push_back({"latency batch 1 (median ms)", latency(r.teacher.latency_ms), "-", latency(r.student.latency_ms),
+                    r.teacher.latency_ms && r.student.latency_ms ? ratio(*r.student.latency_ms, *r.teacher.latency_ms)
+                                                                 : std::string("-")});
+  return t;
+}
+
+report::Table epochs_table(const DistillResult& r) {
+  report::Table t;
+  t.title = fmt::format("training: {} samples, batch {}, {} lr {:g}, T {:g}, alpha {:g}; teacher logits {}; {:.0f} samples/s",
+                        r.train_samples, r.options.batch, r.options.optimizer, r.options.lr, r.options.temperature,
+                        r.alpha, r.teacher_logits, r.train_samples_per_s);
+  t.columns = {"epoch", "train loss", r.metric, "lr at end", "samples/s", "seconds", "best"};
+  for (const auto& e : r.epochs)
+    t.rows.push_back({std::to_string(e.epoch), fmt::format("{:.4f}", e.train_loss), percent(e.metric),
+                      fmt::format("{:.3g}", e.lr_end), fmt::format("{:.0f}", e.samples_per_s),
+                      fmt::format("{:.2f}", e.seconds), e.best ? "*" : ""});
+  return t;
+}
+
+}  // namespace
+
+report::Report to_report(const DistillResult& r) {
+  report::Report rep;
+  rep.command = "distill";
+  rep.environment = host_environment();
+  add_torch_environment(rep.environment);
+  rep.result = r;
+  rep.tables.push_back(models_table(r));
+  rep.tables.push_back(epochs_table(r));
+  rep.notes = r.notes;
+  rep.notes.push_back(fmt::format("best epoch: {} ({} {})", r.best_epoch ? std::to_string(r.best_epoch) : "0 (initial weights)",
+                                  r.metric, percent(r.best_metric)));
+  rep.notes.push_back("teacher logits " + r.teacher_logits + ": " + r.teacher_logits_reason);
+  if (!r.resumed_from.empty()) rep.notes.push_back(fmt::format("resumed from {} at epoch {}", r.resumed_from, r.start_epoch));
+  for (const auto& c : r.checkpoints) rep.notes.push_back("checkpoint: " + c + " (continue with resume)");
+  for (const auto& g : r.gates.failed) rep.notes.push_back("gate failed: " + g);
+  return rep;
+}
+
+}  // namespace lite::distill

@@ -1,0 +1,60 @@
+#pragma once
+// The training loop of lite distill, over a loaded teacher and student (torch side; distill.cpp prepares
+// the Session and writes the result). Per epoch: a seeded permutation of the samples, batches of
+// `batch`, teacher logits (cached or computed under no-grad), the distillation loss, backward, the
+// optimizer step at the schedule's rate; then validation in eval mode, best-epoch bookkeeping and a
+// checkpoint. The student is in train mode while it learns and in eval mode while it is judged.
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <optional>
+#include <string>
+
+#include "lite/core/progress.hpp"
+#include "lite/distill/checkpoint.hpp"
+#include "lite/distill/distill.hpp"
+#include "lite/distill/loss.hpp"
+#include "lite/distill/schedule.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/load.hpp"
+
+namespace lite::distill {
+
+struct Session {
+  Session(const DistillOptions& options, Progress& p) : o(options), progress(p) {}
+  const DistillOptions& o;
+  Progress& progress;
+  model::LoadedModel teacher, student;
+  model::Dataset train, validation;
+  std::optional<torch::Tensor> train_labels;       // used by the loss (absent: soft term only)
+  std::optional<torch::Tensor> cached_teacher;     // teacher logits of every training sample
+  torch::Tensor teacher_validation;                // teacher logits of the validation data
+  LossWeights weights;
+  nlohmann::json fingerprint;                      // what a checkpoint must match to be resumed
+};
+
+// The student's metric on the validation data in eval mode (percent): top-1 accuracy with labels, top-1
+// agreement with the teacher without. Leaves the student in eval mode.
+double validation_metric(Session& s, torch::jit::Module& student);
+
+// Optimizer steps per epoch: ceil(samples / batch), except that a last batch of one sample joins the
+// batch before it (batch norm cannot train on a single sample).
+int64_t steps_per_epoch(int64_t samples, int64_t batch);
+
+// The teacher's logits for `x` under no-grad, as float32.
+torch::Tensor teacher_logits(Session& s, const torch::Tensor& x);
+
+struct TrainOutcome {
+  TrainState state;
+  std::string stopped;    // "" or why training stopped early (a NaN loss)
+  double seconds = 0;     // in training steps (forward, backward, optimizer), this run only
+  int64_t samples = 0;    // trained on in this run
+  std::vector<std::string> checkpoints;
+};
+
+// Trains s.student.module from `state` (fresh or resumed) to the last epoch. Ctrl-C: saves a checkpoint
+// when a checkpoint folder is set and throws CheckpointSaved, else throws Interrupted. A loss that is not
+// finite stops training (outcome.stopped) with the best weights kept in the state.
+TrainOutcome train(Session& s, torch::optim::Optimizer& optimizer, const CosineSchedule& schedule, TrainState state);
+
+}  // namespace lite::distill
