@@ -105,7 +105,7 @@ class PruneCNN(LiteTestCase):
         torch.jit.save(model, str(src))
         out = self.tmp / "zeroed.pruned.pt"
         # 2 of 32 channels from features.0's group only: the two zeroed ones rank lowest.
-        code, doc, err = lite_json(src, "--ratio", "features.0=0.07", "-o", out, *FAST)
+        code, doc, err = lite_json(src, "--ratio", "features.0=0.07", "-o", out, "--input", "1x1x28x28", *FAST)
         self.assertEqual(code, 0, err)
         pruned, _ = load(out)
         self.assertEqual(getattr(pruned.features, "0").weight.shape[0], 30)

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "lite/core/atomic_file.hpp"
@@ -255,8 +256,27 @@ void check_runs(Context& c, const std::string& bytes) {
 
 }  // namespace
 
+namespace {
+
+// libtorch's TORCH_WARNs (e.g. Resize.cpp's "output ... was resized" from oneDNN kernels of frozen graphs)
+// would go straight to stderr through glog; they are collected once each and reported as notes instead.
+class CollectWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::SourceLocation&, const std::string& message, const bool) override {
+    std::lock_guard<std::mutex> lock(mutex);  // warnings may come from intra-op worker threads
+    std::string msg = first_line(message);
+    if (std::find(seen.begin(), seen.end(), msg) == seen.end()) seen.push_back(msg);
+  }
+  std::mutex mutex;
+  std::vector<std::string> seen;
+};
+
+}  // namespace
+
 PruneResult run(const PruneOptions& o, Progress& progress) {
   const auto start = Clock::now();
+  CollectWarnings warnings;
+  c10::Warning::WarningHandlerGuard guard(&warnings);
   validate(o);
   const bool unstructured = o.unstructured || o.sparsity.has_value();
   const Criterion* criterion = unstructured ? nullptr : &find_criterion(o.criterion);
@@ -277,7 +297,6 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
   r.model = source.path.string();
   Context c{o, progress, source, {}, {}, {}, {}};
   if (!o.eval.empty()) c.eval = model::load_dataset(o.eval, o.labels.empty() ? std::optional<fs::path>() : fs::path(o.labels));
-  prepare_inputs(c);
   if (!o.data.empty() && criterion && !criterion->needs_data)
     r.notes.push_back("--data is only used by the taylor criterion; " + r.criterion + " ignores it");
 
@@ -286,6 +305,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
     r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
     return r;
   }
+  prepare_inputs(c);
   check_runs(c, built.bytes);
   throw_if_interrupted();
 
@@ -323,6 +343,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
   r.output = out.string();
   r.after.file_bytes = fs::file_size(out);
 
+  for (const auto& w : warnings.seen) r.notes.push_back("libtorch warned: " + w);
   if (r.tolerance_given && r.quality.drop > r.tolerance) r.gates.fail("tolerance");
   r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
