@@ -76,7 +76,8 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--eval", o.eval, "Evaluation data: with labels, top-1 accuracy before and after; without, agreement");
   app.add_option("--labels", o.labels, "Labels for an idx --eval file (e.g. t10k-labels-idx1-ubyte.gz)");
   app.add_option("--tolerance", s->tolerance, "Points of top-1 accuracy (or agreement) the result may lose; exit 1 beyond");
-  app.add_flag("--sensitivity", o.sensitivity, "Per-group sensitivity analysis (not part of this build yet)");
+  app.add_flag("--sensitivity", o.sensitivity, "Prune each group alone at each --sensitivity-ratios value and measure accuracy (or agreement); write "
+               "MODEL.pruned.sensitivity.csv/.svg beside -o and no model; with --tolerance, suggest per-group ratios");
   app.add_option("--sensitivity-ratios", o.sensitivity_ratios, "Ratios the sensitivity analysis tries (default 0.1,0.3,0.5)")
       ->delimiter(',');
   app.add_flag("--dry-run", o.dry_run, "Print the groups and the plan (channels kept, parameters); write nothing");

@@ -147,6 +147,23 @@ class PruneCNN(LiteTestCase):
         self.assertTrue(out.exists())
         self.assertIn("tolerance", r.stdout)
 
+    def test_sensitivity_writes_csv_and_svg_and_suggests_ratios(self):
+        out = self.tmp / "cnn.pt"
+        code, doc, err = lite_json(MODEL, "--sensitivity", "--sensitivity-ratios", "0.25,0.75", "--eval", EVAL,
+                                   "--tolerance", "1", "-o", out)
+        self.assertEqual(code, 0, err)
+        r = doc["result"]
+        self.assertFalse(out.exists())  # an analysis, not a model
+        rows = (self.tmp / "cnn.sensitivity.csv").read_text().splitlines()
+        self.assertEqual(rows[0], "group,channels,ratio,kept,top-1 accuracy,drop_points")
+        self.assertEqual(len(rows) - 1, 4 * 2)  # four prunable groups, two ratios
+        self.assertIn("<polyline", (self.tmp / "cnn.sensitivity.svg").read_text())
+        by = {(p["group"], p["ratio"]): p for p in r["sensitivity"]}
+        self.assertEqual(by[("features.4", 0.75)]["kept"], 16)
+        for s in r["suggested_ratios"]:
+            fits = [p["ratio"] for p in r["sensitivity"] if p["group"] == s["glob"] and p["drop"] <= 1]
+            self.assertEqual(s["ratio"], max(fits, default=0))
+
     def test_dry_run_writes_nothing(self):
         r = run_lite("prune", MODEL, "--ratio", "0.5", "-o", self.tmp / "x.pt", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -211,7 +228,9 @@ class PruneBadInput(LiteTestCase):
         self.assert_rejected("prune", self.model, "--ratio", "0.5", "--criterion", "l3", needles=["did you mean"])
         self.assert_rejected("prune", self.model, "--ratio", "0.5", "--sparsity", "0.5", needles=["--ratio"])
         self.assert_rejected("prune", self.model, "--ratio", "0.5", "--round-to", "0", needles=["--round-to"])
-        self.assert_rejected("prune", self.model, "--ratio", "0.5", "--sensitivity", needles=["--sensitivity"])
+        self.assert_rejected("prune", self.model, "--sparsity", "0.5", "--sensitivity", needles=["--sensitivity"])
+        self.assert_rejected("prune", self.model, "--sensitivity", "--sensitivity-ratios", "0,0.5",
+                             needles=["--sensitivity-ratios"])
 
     def test_exclude_glob_matching_nothing_is_a_warning(self):
         code, doc, err = lite_json(self.model, "--ratio", "0.5", "--exclude", "layer9.*", "--dry-run")

@@ -122,7 +122,7 @@ void validate(const PruneOptions& o) {
   if (unstructured && (o.ratio || !o.layer_ratios.empty()))
     throw OptionError("ratio", "removes channels (structured) while sparsity zeroes weights (unstructured)",
                       "give one of the two");
-  if (!unstructured && !o.ratio && o.layer_ratios.empty())
+  if (!unstructured && !o.ratio && o.layer_ratios.empty() && !o.sensitivity)
     throw OptionError("ratio", "is required: how much to prune", "pass --ratio 0.5 (channels) or --sparsity 0.5 (weights)");
   if (o.global) option_rules::in_range("global_floor", o.global_floor, 0.0, 1.0);
   if (o.round_to < 1) throw OptionError("round_to", "must be at least 1", "e.g. 8 keeps channel counts at multiples of 8");
@@ -139,9 +139,12 @@ void validate(const PruneOptions& o) {
     throw OptionError("labels", "gives the labels of the evaluation data", "pass --eval too");
   if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
     throw OptionError("tolerance", "must be >= 0 points");
-  if (o.sensitivity)
-    throw OptionError("sensitivity", "the sensitivity analysis is not part of this build yet",
-                      "prune with --ratio and check the reported accuracy; use --ratio 'GLOB=R' per layer");
+  if (o.sensitivity && unstructured)
+    throw OptionError("sensitivity", "analyses channel groups (structured pruning)", "drop --sparsity/--unstructured");
+  if (o.sensitivity_ratios.empty()) throw OptionError("sensitivity_ratios", "needs at least one ratio");
+  for (double r : o.sensitivity_ratios)
+    if (!(std::isfinite(r) && r > 0 && r < 1))
+      throw OptionError("sensitivity_ratios", "ratios must be in (0, 1), got " + std::to_string(r), "e.g. 0.1,0.3,0.5");
   if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size");
   for (auto b : o.batches)
     if (b < 1) throw OptionError("batches", "batch sizes must be at least 1");

@@ -37,7 +37,7 @@ struct PruneOptions {
   std::string eval;                    // evaluation data: accuracy with labels, else agreement
   std::string labels;                  // labels for an idx --eval file
   std::optional<double> tolerance;     // points of accuracy (or agreement) the result may lose
-  bool sensitivity = false;            // not built yet: validate() says so
+  bool sensitivity = false;            // prune each group alone at each ratio; CSV + SVG, no model
   std::vector<double> sensitivity_ratios = {0.1, 0.3, 0.5};
   bool dry_run = false;
   std::vector<int64_t> batches = {1, 32};  // latency is measured at these batch sizes

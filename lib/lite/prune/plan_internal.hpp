@@ -1,5 +1,6 @@
 #pragma once
 // Planning steps of lite prune (plan.cpp), separate from run() so the unit tests drive them directly.
+#include <functional>
 #include <vector>
 
 #include "lite/prune/prune_internal.hpp"
@@ -17,5 +18,25 @@ Removal choose_channels(const std::vector<torch::Tensor>& scores, std::vector<Gr
 
 // Parameter elements the module will have after `removal`.
 uint64_t planned_parameter_count(const torch::jit::Module& module, const DependencyGraph& graph, const Removal& removal);
+
+}  // namespace lite::prune
+
+namespace lite::prune {
+
+// Saves to memory and loads a fresh copy (eval mode): a copy whose method graphs may still be edited.
+std::string serialize(const torch::jit::Module& module);
+torch::jit::Module deserialize(const std::string& bytes);
+
+// Each prunable group pruned alone at each of o.sensitivity_ratios; `measure` returns the metric (percent)
+// of a pruned copy, `baseline` the original's.
+std::vector<SensitivityPoint> analyse_sensitivity(const torch::jit::Module& module, const DependencyGraph& graph,
+                                                  const std::vector<GroupPlan>& plans,
+                                                  const std::vector<torch::Tensor>& scores, const PruneOptions& o,
+                                                  const std::function<double(torch::jit::Module&)>& measure,
+                                                  double baseline, Progress& progress);
+// Per group, the largest ratio tried whose drop is within `tolerance` (0 when none is).
+std::vector<LayerRatio> suggest_ratios(const std::vector<SensitivityPoint>& points, double tolerance);
+std::string sensitivity_csv(const std::vector<SensitivityPoint>& points, const std::string& metric);
+std::string sensitivity_svg(const std::vector<SensitivityPoint>& points, const std::string& metric, double baseline);
 
 }  // namespace lite::prune

@@ -5,6 +5,7 @@
 #include <torch/jit.h>
 #include <torch/script.h>
 
+#include <fmt/format.h>
 #include <zstd.h>
 
 #include <chrono>
@@ -31,10 +32,6 @@ namespace fs = std::filesystem;
 
 namespace lite::prune {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
 std::string serialize(const torch::jit::Module& module) {
   std::ostringstream out;
   module.save(out);
@@ -47,6 +44,10 @@ torch::jit::Module deserialize(const std::string& bytes) {
   m.eval();
   return m;
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 uint64_t zstd_bytes(const std::string& bytes) {
   std::string out(ZSTD_compressBound(bytes.size()), '\0');
@@ -87,10 +88,10 @@ struct Context {
   std::vector<model::InputSpec> specs;
   std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per timed batch size
   std::vector<torch::Tensor> one;                        // batch 1: MACs and the run check
+  fs::path out;                                          // the artifact (sensitivity files go beside it)
 };
 
 void prepare_inputs(Context& c) {
-  for (const auto& s : c.o.inputs) c.specs.push_back(model::parse_input_spec(s));
   const model::Dataset* data = c.eval ? &*c.eval : nullptr;
   auto make = [&](int64_t b) {
     if (c.specs.empty() && c.source.declared_inputs.empty() && data)
@@ -173,6 +174,29 @@ struct Built {
   nlohmann::json details;
 };
 
+void run_sensitivity(Context& c, PruneResult& r, const DependencyGraph& graph, const std::vector<torch::Tensor>& scores) {
+  torch::jit::Module original = deserialize(serialize(c.source.module));
+  Quality reference = measure_quality(c, original, original);
+  auto measure = [&](torch::jit::Module& pruned) { return measure_quality(c, original, pruned).after; };
+  r.sensitivity = analyse_sensitivity(c.source.module, graph, r.groups, scores, c.o, measure, reference.before, c.progress);
+  fs::path csv = c.out, svg = c.out;
+  csv.replace_extension(".sensitivity.csv");
+  svg.replace_extension(".sensitivity.svg");
+  check_output_path(csv, c.o.model);
+  check_output_path(svg, c.o.model);
+  write_file_atomically(csv, sensitivity_csv(r.sensitivity, reference.metric));
+  write_file_atomically(svg, sensitivity_svg(r.sensitivity, reference.metric, reference.before));
+  r.sensitivity_csv = csv.string();
+  r.sensitivity_svg = svg.string();
+  r.quality = reference;
+  if (c.o.tolerance) {
+    r.suggested = suggest_ratios(r.sensitivity, *c.o.tolerance);
+    std::string flags;
+    for (const auto& s : r.suggested) flags += fmt::format(" --ratio '{}={}'", s.glob, s.ratio);
+    r.notes.push_back("ratios within the tolerance, each group alone (drops add up when combined):" + flags);
+  }
+}
+
 Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
   const auto& o = c.o;
   DependencyGraph graph = build_dependency_graph(c.source.module);
@@ -202,6 +226,10 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
   for (size_t i = 0; i < r.groups.size(); ++i)
     if (r.groups[i].prunable)
       scores[i] = criterion.score(CriterionContext{c.source.module, graph.groups[i], gradients.empty() ? nullptr : &gradients});
+  if (o.sensitivity && !o.dry_run) {
+    run_sensitivity(c, r, graph, scores);
+    return {};
+  }
   Removal removal = choose_channels(scores, r.groups, o);
   r.planned_parameters = planned_parameter_count(c.source.module, graph, removal);
   if (o.dry_run) return {};
@@ -282,7 +310,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
   const Criterion* criterion = unstructured ? nullptr : &find_criterion(o.criterion);
   set_intra_op_threads(o.threads);
   fs::path out = o.output.empty() ? derive_output_path(o.model, unstructured ? "sparse" : "pruned") : fs::path(o.output);
-  check_output_path(out, o.model, "output");
+  check_output_path(out, o.model);
 
   PruneResult r;
   r.method = unstructured ? "unstructured" : "structured";
@@ -295,13 +323,14 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
 
   model::LoadedModel source = model::load_model(o.model);
   r.model = source.path.string();
-  Context c{o, progress, source, {}, {}, {}, {}};
+  Context c{o, progress, source, {}, {}, {}, {}, out};
+  for (const auto& spec : o.inputs) c.specs.push_back(model::parse_input_spec(spec));
   if (!o.eval.empty()) c.eval = model::load_dataset(o.eval, o.labels.empty() ? std::optional<fs::path>() : fs::path(o.labels));
   if (!o.data.empty() && criterion && !criterion->needs_data)
     r.notes.push_back("--data is only used by the taylor criterion; " + r.criterion + " ignores it");
 
   Built built = unstructured ? build_unstructured(c, r) : build_structured(c, r, *criterion);
-  if (o.dry_run) {
+  if (o.dry_run || o.sensitivity) {
     r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
     return r;
   }

@@ -52,6 +52,15 @@ struct Quality {
   profile::Agreement agreement;
 };
 
+// Sensitivity analysis: one group pruned alone at one ratio.
+struct SensitivityPoint {
+  std::string group;
+  int64_t channels = 0, kept = 0;
+  double ratio = 0;
+  double value = 0;  // percent (accuracy or agreement)
+  double drop = 0;   // points
+};
+
 struct Figures {
   uint64_t parameters = 0, macs = 0, file_bytes = 0, zstd_bytes = 0;
 };
@@ -72,6 +81,9 @@ struct PruneResult {
   Quality quality;
   double tolerance = 0;
   bool tolerance_given = false;
+  std::vector<SensitivityPoint> sensitivity;
+  std::string sensitivity_csv, sensitivity_svg;  // files written by the analysis
+  std::vector<LayerRatio> suggested;             // with a tolerance: the largest ratio per group that fits
   Gates gates;
   std::vector<report::Finding> findings;
   std::vector<std::string> notes;
@@ -83,6 +95,7 @@ void to_json(nlohmann::json& j, const LayerSparsity& l);
 void to_json(nlohmann::json& j, const Latency& l);
 void to_json(nlohmann::json& j, const Quality& q);
 void to_json(nlohmann::json& j, const Figures& f);
+void to_json(nlohmann::json& j, const SensitivityPoint& p);
 void to_json(nlohmann::json& j, const PruneResult& r);
 
 PruneResult run(const PruneOptions& options, Progress& progress);

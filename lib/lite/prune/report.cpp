@@ -34,6 +34,10 @@ void to_json(nlohmann::json& j, const Figures& f) {
   j = {{"parameters", f.parameters}, {"macs", f.macs}, {"file_bytes", f.file_bytes}, {"zstd_bytes", f.zstd_bytes}};
 }
 
+void to_json(nlohmann::json& j, const SensitivityPoint& p) {
+  j = {{"group", p.group}, {"channels", p.channels}, {"ratio", p.ratio}, {"kept", p.kept}, {"value", p.value}, {"drop", p.drop}};
+}
+
 void to_json(nlohmann::json& j, const PruneResult& r) {
   j = {{"model", r.model},
        {"output", r.output},
@@ -46,6 +50,10 @@ void to_json(nlohmann::json& j, const PruneResult& r) {
        {"layers", r.layers},
        {"planned_parameters", r.planned_parameters},
        {"gates", r.gates},
+       {"sensitivity", r.sensitivity},
+       {"sensitivity_csv", r.sensitivity_csv},
+       {"sensitivity_svg", r.sensitivity_svg},
+       {"suggested_ratios", r.suggested},
        {"notes", r.notes},
        {"wall_s", r.wall_s}};
   if (r.measured) {
@@ -124,10 +132,20 @@ report::Report to_report(const PruneResult& r) {
   add_torch_environment(rep.environment);
   rep.result = r;
   if (r.measured) rep.tables.push_back(summary_table(r));
-  if (r.method == "structured")
-    rep.tables.push_back(group_table(r));
-  else
+  if (!r.sensitivity.empty()) {
+    report::Table t;
+    t.title = fmt::format("sensitivity: {} with each group pruned alone ({:.2f}% unpruned, {}); {} and {}",
+                          r.quality.metric, r.quality.before, r.quality.data, r.sensitivity_csv, r.sensitivity_svg);
+    t.columns = {"group", "channels", "ratio", "kept", r.quality.metric, "drop (points)"};
+    for (const auto& p : r.sensitivity)
+      t.rows.push_back({p.group, std::to_string(p.channels), fmt::format("{:.2f}", p.ratio), std::to_string(p.kept),
+                        fmt::format("{:.2f}%", p.value), fmt::format("{:.2f}", p.drop)});
+    rep.tables.push_back(t);
+  }
+  if (r.method == "unstructured")
     rep.tables.push_back(layer_table(r));
+  else if (r.sensitivity.empty())
+    rep.tables.push_back(group_table(r));
   rep.findings = r.findings;
   rep.notes = r.notes;
   if (r.dry_run)
