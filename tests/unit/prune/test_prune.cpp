@@ -83,7 +83,7 @@ TEST_CASE("prune options: JSON round trip and value rules keyed by option") {
   CHECK_THROWS_AS(parse_ratio("half"), OptionError);
 }
 
-TEST_CASE("dependency graph of the bundled CNN: conv-bn-relu chains, flatten into a linear, output kept") {
+TEST_CASE("dependency graph of the bundled CNN: conv-bn-relu chains and a flatten into a linear with the output kept") {
   auto m = load_cnn();
   auto g = build_dependency_graph(m);
   REQUIRE(g.groups.size() == 5);
@@ -118,7 +118,7 @@ TEST_CASE("every criterion scores every channel of a group") {
   CHECK_THROWS_AS(find_criterion("l3"), OptionError);
 }
 
-TEST_CASE("surgery: parameters equal the plan; removing all-zero channels leaves outputs unchanged") {
+TEST_CASE("surgery: parameters equal the plan and removing all-zero channels leaves outputs unchanged") {
   auto m = load_cnn();
   auto g = build_dependency_graph(m);
   auto x = torch::rand({4, 1, 28, 28});
@@ -156,7 +156,7 @@ TEST_CASE("surgery: parameters equal the plan; removing all-zero channels leaves
   CHECK(pruned.attr("features").toModule().attr("0").toModule().attr("weight").toTensor().requires_grad());
 }
 
-TEST_CASE("plan: ratio per group, globs, round-to, exclude, global floor") {
+TEST_CASE("plan: ratio per group with globs and round-to and exclude and the global floor") {
   auto m = load_cnn();
   auto g = build_dependency_graph(m);
   PruneOptions o;
@@ -189,7 +189,7 @@ TEST_CASE("plan: ratio per group, globs, round-to, exclude, global floor") {
     if (p.prunable) CHECK(p.kept >= int64_t(std::ceil(0.25 * double(p.channels))));
 }
 
-TEST_CASE("unstructured: per-layer sparsity equals the request; global reaches it overall") {
+TEST_CASE("unstructured: per-layer sparsity equals the request and global reaches it overall") {
   auto m = load_cnn();
   auto g = build_dependency_graph(m);
   auto layers = zero_smallest(m, g.weights, 0.6, false, {"classifier.4"});
@@ -243,7 +243,7 @@ void check_zeroed_channels_removed(const std::filesystem::path& file, const torc
 
 }  // namespace
 
-TEST_CASE("surgery on residual, depthwise, squeeze-excitation and concatenation graphs keeps outputs") {
+TEST_CASE("surgery on residual and depthwise and squeeze-excitation and concatenation graphs keeps outputs") {
   test::ScratchDir dir("prune");
   const std::string script =
       "import sys, torch, torchvision\n"
