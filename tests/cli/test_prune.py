@@ -164,6 +164,24 @@ class PruneCNN(LiteTestCase):
             fits = [p["ratio"] for p in r["sensitivity"] if p["group"] == s["glob"] and p["drop"] <= 1]
             self.assertEqual(s["ratio"], max(fits, default=0))
 
+    def test_tolerance_without_a_ratio_applies_the_analysis_suggestions(self):
+        out = self.tmp / "auto.pt"
+        r = run_lite("prune", MODEL, "--tolerance", "1", "--eval", EVAL, "--sensitivity-ratios", "0.25,0.75",
+                     "-o", out, "--json", *FAST)
+        self.assertIn(r.returncode, (0, 1), r.stderr)  # the drops of groups pruned together add up: 1 is honest
+        doc = json.loads(r.stdout)["result"]
+        self.assertTrue(out.exists())
+        self.assertTrue((self.tmp / "auto.sensitivity.csv").exists())
+        suggested = {s["glob"]: s["ratio"] for s in doc["suggested_ratios"]}
+        self.assertEqual(len(suggested), 4)
+        for g in doc["groups"]:
+            if g["prunable"]:
+                self.assertEqual(g["ratio"], suggested[g["name"]])
+                self.assertEqual(g["kept"], g["channels"] - int(g["ratio"] * g["channels"]))
+        self.assertEqual(r.returncode == 1, doc["quality"]["drop"] > 1)
+        module, _ = load(out)
+        self.assertEqual(parameters(module), doc["planned_parameters"])
+
     def test_dry_run_writes_nothing(self):
         r = run_lite("prune", MODEL, "--ratio", "0.5", "-o", self.tmp / "x.pt", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)

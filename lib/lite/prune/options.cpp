@@ -122,8 +122,9 @@ void validate(const PruneOptions& o) {
   if (unstructured && (o.ratio || !o.layer_ratios.empty()))
     throw OptionError("ratio", "removes channels (structured) while sparsity zeroes weights (unstructured)",
                       "give one of the two");
-  if (!unstructured && !o.ratio && o.layer_ratios.empty() && !o.sensitivity)
-    throw OptionError("ratio", "is required: how much to prune", "pass --ratio 0.5 (channels) or --sparsity 0.5 (weights)");
+  if (!unstructured && !o.ratio && o.layer_ratios.empty() && !o.sensitivity && !o.tolerance)
+    throw OptionError("ratio", "is required: how much to prune", "pass --ratio 0.5 (channels), --sparsity 0.5 (weights), or --tolerance POINTS to let the sensitivity "
+                      "analysis choose per-group ratios");
   if (o.global) option_rules::in_range("global_floor", o.global_floor, 0.0, 1.0);
   if (o.round_to < 1) throw OptionError("round_to", "must be at least 1", "e.g. 8 keeps channel counts at multiples of 8");
   static const std::vector<std::string> criteria = {"l1", "l2", "bnscale", "taylor"};

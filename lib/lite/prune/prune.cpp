@@ -230,6 +230,13 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
     run_sensitivity(c, r, graph, scores);
     return {};
   }
+  // --tolerance without a ratio: the analysis picks each group's ratio (the largest within the tolerance).
+  if (o.tolerance && !o.ratio && o.layer_ratios.empty() && !o.dry_run) {
+    run_sensitivity(c, r, graph, scores);
+    for (auto& g : r.groups)
+      for (const auto& s : r.suggested)
+        if (s.glob == g.name) g.ratio = s.ratio;
+  }
   Removal removal = choose_channels(scores, r.groups, o);
   r.planned_parameters = planned_parameter_count(c.source.module, graph, removal);
   if (o.dry_run) return {};

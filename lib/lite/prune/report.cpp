@@ -144,7 +144,7 @@ report::Report to_report(const PruneResult& r) {
   }
   if (r.method == "unstructured")
     rep.tables.push_back(layer_table(r));
-  else if (r.sensitivity.empty())
+  else if (r.sensitivity.empty() || r.measured)
     rep.tables.push_back(group_table(r));
   rep.findings = r.findings;
   rep.notes = r.notes;
