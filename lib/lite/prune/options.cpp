@@ -2,6 +2,8 @@
 // keyed by option key so recipes and the CLI report the same problem.
 #include "lite/prune/options.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -83,7 +85,7 @@ namespace {
 // A fraction removed: 0 keeps everything, 1 would remove a whole layer.
 void check_fraction(const std::string& key, double value) {
   if (!(std::isfinite(value) && value >= 0 && value < 1))
-    throw OptionError(key, "must be in [0, 1), got " + std::to_string(value),
+    throw OptionError(key, fmt::format("must be in [0, 1), got {}", value),
                       "give the fraction to remove, e.g. 0.5 (1 would remove every channel)");
 }
 
@@ -145,7 +147,7 @@ void validate(const PruneOptions& o) {
   if (o.sensitivity_ratios.empty()) throw OptionError("sensitivity_ratios", "needs at least one ratio");
   for (double r : o.sensitivity_ratios)
     if (!(std::isfinite(r) && r > 0 && r < 1))
-      throw OptionError("sensitivity_ratios", "ratios must be in (0, 1), got " + std::to_string(r), "e.g. 0.1,0.3,0.5");
+      throw OptionError("sensitivity_ratios", fmt::format("ratios must be in (0, 1), got {}", r), "e.g. 0.1,0.3,0.5");
   if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size");
   for (auto b : o.batches)
     if (b < 1) throw OptionError("batches", "batch sizes must be at least 1");
