@@ -168,10 +168,5 @@ bool given_on_command_line(const CLI::App& app, const std::string& key) {
   return false;
 }
 
-int report_unavailable(const char* name, const char* plan) {
-  std::fprintf(stderr, "lite %s: error: %s: not part of this build yet (%s); see README.md \"Subcommands\"\n", name,
-               name, plan);
-  return exit_bad_input;
-}
 
 }  // namespace lite::cli

@@ -41,7 +41,5 @@ const std::string& command_line();
 void name_flag(const std::string& key, const std::string& flag);
 std::string flag_for_key(const std::string& key);
 
-// Subcommands that are planned but not part of this build: they say so and exit 2.
-int report_unavailable(const char* name, const char* plan);
 
 }  // namespace lite::cli

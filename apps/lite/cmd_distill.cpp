@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "config_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/distill/distill.hpp"
@@ -18,13 +19,6 @@
 namespace lite::cli {
 
 namespace {
-
-std::string flag_of(const std::string& key) {
-  std::string flag = "--" + key;
-  for (auto& c : flag)
-    if (c == '_') c = '-';
-  return flag;
-}
 
 std::string optimizer_help() {
   std::string text = "Optimizer (default adam):";
@@ -104,18 +98,20 @@ Runner setup_distill(CLI::App& app) {
   struct State {
     distill::DistillOptions options;
     OutputOptions output;
+    ConfigFlags config;
   };
   auto s = std::make_shared<State>();
   auto& o = s->options;
+  name_flag("output", "-o");
   app.description(
       "Distill a TorchScript teacher into a TorchScript student: the student learns the teacher's softened outputs "
       "(and the labels, when the data has them), validated every epoch; the best epoch is written as TorchScript "
       "in eval mode with its provenance, and the report sets teacher against student (accuracy or agreement, "
       "parameters, MACs, size, latency). Exit 1 when the loss stopped being finite (the best epoch is still "
       "written).");
-  app.add_option("--teacher", o.teacher, "Teacher model (TorchScript); run in eval mode without gradients")->required();
-  app.add_option("--student", o.student, "Student model (TorchScript), trained from its current weights")->required();
-  app.add_option("--data", o.data, "Training data: torch.save tensor or {\"x\",\"y\"} dict, .npy, or idx")->required();
+  app.add_option("--teacher", o.teacher, "Teacher model (TorchScript); run in eval mode without gradients");
+  app.add_option("--student", o.student, "Student model (TorchScript), trained from its current weights");
+  app.add_option("--data", o.data, "Training data: torch.save tensor or {\"x\",\"y\"} dict, .npy, or idx");
   app.add_option("--labels", o.labels, "Labels of an idx --data file (e.g. train-labels-idx1-ubyte.gz)");
   app.add_option("--eval", o.eval, "Validation data (default: the training data)");
   app.add_option("--eval-labels", o.eval_labels, "Labels of an idx --eval file");
@@ -146,9 +142,11 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--latency-iterations", o.latency_iterations,
                  "Timed forwards at batch 1 per model for the latency row (default 50; 0 skips it)");
   add_output_flags(app, s->output);
+  add_config_flags(app, s->config);
 
-  return [s] {
+  return [s, &app] {
     resolve_format(s->output);  // a bad --output-format fails before any work
+    if (resolve_config(app, s->config, s->options)) return int(exit_ok);
     s->options.command_line = command_line();
     try {
       distill::validate(s->options);
@@ -156,8 +154,6 @@ Runner setup_distill(CLI::App& app) {
       auto result = distill::run(s->options, *progress);
       print_report(distill::to_report(result), s->output);
       return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
-    } catch (const OptionError& e) {
-      throw UsageError(describe_problem(flag_of(e.key()), e.problem(), e.fix()));
     } catch (const distill::CheckpointSaved& e) {
       std::fprintf(stderr, "\nlite distill: interrupted; checkpoint saved to %s; continue with --resume %s\n",
                    e.checkpoint.c_str(), e.checkpoint.c_str());

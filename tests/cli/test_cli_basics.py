@@ -47,11 +47,6 @@ class CliBasics(LiteTestCase):
         self.assert_bad_input(r, "quantise", "did you mean 'quantize'", "run 'lite --help'")
         self.assertTrue(r.stderr.startswith("lite: error: quantise: "), r.stderr)
 
-    def test_planned_subcommands_say_so_and_exit_2(self):
-        for name in ["prune"]:  # distill is built (tests/cli/test_distill.py)
-            with self.subTest(name=name):
-                self.assert_rejected(name, "model.pt", needles=[f"lite {name}", "not part of this build"])
-
     def test_no_subcommand_is_a_usage_error(self):
         r = run_lite()
         self.assert_bad_input(r, "subcommand", "run 'lite --help'")

@@ -15,6 +15,10 @@ COMMAND_LINES = {
                 "--eval", EVAL, "--qps", "100,200", "--requests", "20"],
     "quantize": [MODEL, "--mode", "static", "--calib", EVAL, "--batch", "1,32", "--tolerance", "0.5",
                  "--skip", "features.0", "--no-calib-json", "-o", "out.pt"],
+    "prune": [MODEL, "--ratio", "0.3", "--ratio", "features.4=0.5", "--criterion", "l2", "--round-to", "8",
+              "--exclude", "features.0", "--eval", EVAL, "--tolerance", "2", "--batch", "1,8", "-o", "p.pt"],
+    "distill": ["--teacher", MODEL, "--student", "s.pt", "--data", EVAL, "--epochs", "2", "--lr", "0.002",
+                "--temperature", "2", "--alpha", "0.5", "--optimizer", "sgd", "-o", "d.pt"],
     "cache-sim": [DATA / "inference_requests.csv", "--bytes", "--policy", "lru,s3fifo:small=0.2", "--sizes", "1%,10%",
                   "--hit-latency", "0.2", "--miss-latency-from", "a.json,b.json", "--target-p99", "5", "--mrc"],
 }

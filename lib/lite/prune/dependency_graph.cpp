@@ -1,0 +1,498 @@
+// Channel dependency groups over a TorchScript graph, the way Torch-Pruning's DepGraph builds them over
+// Python modules, but read from the file itself so any scripted CNN works without its source.
+//
+// Algorithm: copy forward's graph, inline every submodule call, replace bool/int/float attribute reads
+// (training, use_res_connect) by their values and fold constants, so only the branches that run remain.
+// Then walk the nodes once, in order, tracking for each tensor value the "channel spaces" along its
+// channel dimension (several after a concatenation) in a union-find:
+//   - conv/linear outputs open a new space (weight rows + bias); their inputs add consumer slices
+//     (weight columns; times the spatial size after a flatten);
+//   - batchnorm, activations, pooling, dropout pass the space through (batchnorm adds its four tensors);
+//   - depthwise convolution passes it through and marks `groups` to follow the channel count;
+//   - element-wise add/mul of two tracked tensors unites their spaces (residuals, squeeze-excitation);
+//   - cat along channels concatenates the spaces, so consumers see each one at an offset.
+// Anything else (view to another shape, permute, layer_norm, chunk, grouped conv, an if that survived
+// folding, the model's inputs and outputs) blocks every space it touches, with the op as the reason:
+// a group is pruned only when every op on its channels is one of the rules above.
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/peephole.h>
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <unordered_map>
+
+#include "lite/core/error.hpp"
+#include "lite/prune/prune_internal.hpp"
+
+namespace lite::prune {
+
+using torch::jit::Node;
+using torch::jit::Value;
+
+bool glob_match(const std::string& pattern, const std::string& name) {
+  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path) {
+  torch::jit::Module m = module;
+  if (path.empty()) return m;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    m = m.attr(part).toModule();
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return m;
+}
+
+torch::Tensor tensor_at(const torch::jit::Module& module, const std::string& module_path, const std::string& attr) {
+  return submodule_at(module, module_path).attr(attr).toTensor();
+}
+
+namespace {
+
+enum class Layout { channels_first, channels_last, flat };  // dim 1; the last dim; flattened from dim 1
+
+struct ValueInfo {
+  std::vector<int> segments;  // channel spaces in order along the channel dimension
+  Layout layout = Layout::channels_first;
+};
+
+struct Space {
+  int parent;
+  int64_t size;  // 0 when unknown (model inputs, outputs of unknown ops)
+  std::string blocked;
+  std::vector<TensorSlice> slices;
+  std::vector<std::string> depthwise;
+};
+
+struct Attr {
+  std::string module, name;
+  c10::IValue value;
+};
+
+bool carries_tensor(const c10::TypePtr& type) {
+  if (type->kind() == c10::TypeKind::TensorType) return true;
+  for (const auto& t : type->containedTypes())
+    if (carries_tensor(t)) return true;
+  return false;
+}
+
+const std::set<std::string>& elementwise_unary() {
+  static const std::set<std::string> ops = {
+      "aten::relu",        "aten::relu_",        "aten::relu6",       "aten::relu6_",     "aten::hardtanh",
+      "aten::hardtanh_",   "aten::hardswish",    "aten::hardswish_",  "aten::hardsigmoid", "aten::hardsigmoid_",
+      "aten::sigmoid",     "aten::sigmoid_",     "aten::silu",        "aten::silu_",      "aten::gelu",
+      "aten::tanh",        "aten::tanh_",        "aten::leaky_relu",  "aten::leaky_relu_", "aten::elu",
+      "aten::elu_",        "aten::mish",         "aten::dropout",     "aten::dropout_",   "aten::feature_dropout",
+      "aten::alpha_dropout", "aten::contiguous", "aten::clone",       "aten::detach"};
+  return ops;
+}
+
+const std::set<std::string>& spatial_ops() {
+  static const std::set<std::string> ops = {
+      "aten::max_pool1d",          "aten::max_pool2d",          "aten::max_pool3d",         "aten::avg_pool1d",
+      "aten::avg_pool2d",          "aten::avg_pool3d",          "aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d",
+      "aten::adaptive_avg_pool3d", "aten::upsample_nearest2d", "aten::upsample_bilinear2d"};
+  return ops;
+}
+
+const std::set<std::string>& elementwise_binary() {
+  static const std::set<std::string> ops = {"aten::add", "aten::add_", "aten::sub", "aten::sub_",
+                                            "aten::mul", "aten::mul_", "aten::div", "aten::div_"};
+  return ops;
+}
+
+class Analyzer {
+ public:
+  explicit Analyzer(const torch::jit::Module& module) : module_(module) { index_depthwise_types(); }
+
+  DependencyGraph run() {
+    auto graph = module_.get_method("forward").graph()->copy();
+    torch::jit::Inline(*graph);
+    fold_scalar_attributes(*graph);
+    torch::jit::PeepholeOptimize(graph);  // `tensor is None` on a non-optional tensor -> false
+    torch::jit::ConstantPropagation(graph);
+    torch::jit::EliminateDeadCode(graph);
+    attrs_.clear();
+    resolve_attributes(graph->block(), graph->inputs()[0]);
+    for (size_t i = 1; i < graph->inputs().size(); ++i)
+      if (carries_tensor(graph->inputs()[i]->type())) info_[graph->inputs()[i]] = {{new_space(0, "model input")}};
+    for (Node* n : graph->nodes()) visit(n);
+    for (Value* v : graph->return_node()->inputs()) block_value(v, "model output");
+    unite_shared_slices();
+    return collect();
+  }
+
+ private:
+  // ---- attributes ------------------------------------------------------------------------------
+
+  void resolve_attributes(torch::jit::Block* block, Value* self) {
+    for (Node* n : block->nodes()) {
+      for (auto* b : n->blocks()) resolve_attributes(b, self);
+      if (n->kind() != c10::prim::GetAttr) continue;
+      Value* in = n->input(0);
+      c10::IValue parent;
+      std::string path;
+      if (in == self) {
+        parent = module_._ivalue();
+      } else if (auto it = attrs_.find(in); it != attrs_.end() && it->second.value.isObject()) {
+        parent = it->second.value;
+        path = it->second.module.empty() ? it->second.name : it->second.module + "." + it->second.name;
+      } else {
+        continue;
+      }
+      const std::string name = n->s(c10::attr::name);
+      attrs_[n->output()] = {path, name, parent.toObject()->getAttr(name)};
+    }
+  }
+
+  void fold_scalar_attributes(torch::jit::Graph& graph) {
+    resolve_attributes(graph.block(), graph.inputs()[0]);
+    for (auto& [value, attr] : attrs_) {
+      const auto& v = attr.value;
+      if (!(v.isBool() || v.isInt() || v.isDouble())) continue;
+      torch::jit::WithInsertPoint guard(value->node());
+      value->replaceAllUsesWith(graph.insertConstant(v));
+    }
+  }
+
+  const Attr* tensor_attr(Value* v) const {
+    auto it = attrs_.find(v);
+    return it != attrs_.end() && it->second.value.isTensor() ? &it->second : nullptr;
+  }
+
+  // Types whose every instance is a depthwise conv (weight [C, 1, ...]): rewriting their `groups` to
+  // follow the weight is valid for all of them.
+  void index_depthwise_types() {
+    for (const auto& item : module_.named_modules()) {
+      if (!item.value.hasattr("weight") || !item.value.attr("weight").isTensor()) continue;
+      auto w = item.value.attr("weight").toTensor();
+      bool dw = w.dim() >= 3 && w.size(1) == 1;
+      auto type = item.value.type().get();
+      auto it = depthwise_type_.find(type);
+      depthwise_type_[type] = (it == depthwise_type_.end() ? true : it->second) && dw;
+      type_sizes_[type].insert(w.size(0));
+    }
+  }
+
+  // ---- union-find over channel spaces ----------------------------------------------------------
+
+  int new_space(int64_t size, const std::string& blocked = {}) {
+    spaces_.push_back({int(spaces_.size()), size, blocked, {}, {}});
+    return int(spaces_.size()) - 1;
+  }
+  int find(int s) {
+    while (spaces_[s].parent != s) s = spaces_[s].parent = spaces_[spaces_[s].parent].parent;
+    return s;
+  }
+  void block(int s, const std::string& why) {
+    auto& root = spaces_[find(s)];
+    if (root.blocked.empty()) root.blocked = why;
+  }
+  void unite(int a, int b, const std::string& where) {
+    a = find(a), b = find(b);
+    if (a == b) return;
+    if (a > b) std::swap(a, b);  // the older space stays the root (its producer names the group)
+    auto& ra = spaces_[a];
+    auto& rb = spaces_[b];
+    if (ra.size && rb.size && ra.size != rb.size) {
+      std::string why = where + " joins " + std::to_string(ra.size) + " and " + std::to_string(rb.size) + " channels";
+      block(a, why), block(b, why);
+      return;
+    }
+    rb.parent = a;
+    if (!ra.size) ra.size = rb.size;
+    if (ra.blocked.empty()) ra.blocked = rb.blocked;
+    ra.slices.insert(ra.slices.end(), rb.slices.begin(), rb.slices.end());
+    ra.depthwise.insert(ra.depthwise.end(), rb.depthwise.begin(), rb.depthwise.end());
+  }
+
+  ValueInfo* info(Value* v) {
+    auto it = info_.find(v);
+    return it == info_.end() ? nullptr : &it->second;
+  }
+  int64_t total(const ValueInfo& vi) {
+    int64_t sum = 0;
+    for (int s : vi.segments) {
+      int64_t size = spaces_[find(s)].size;
+      if (!size) return 0;
+      sum += size;
+    }
+    return sum;
+  }
+  void block_info(const ValueInfo& vi, const std::string& why) {
+    for (int s : vi.segments) block(s, why);
+  }
+  void block_value(Value* v, const std::string& why) {
+    if (auto* vi = info(v)) block_info(*vi, why);
+  }
+  void add_slices(const ValueInfo& vi, const Attr& a, int64_t dim, const std::string& role, int64_t factor = 1) {
+    int64_t offset = 0;
+    for (int s : vi.segments) {
+      auto& root = spaces_[find(s)];
+      root.slices.push_back({a.module, a.name, dim, offset, factor, role});
+      offset += root.size;
+    }
+  }
+
+  // Every tracked tensor the node reads is blocked; its tensor outputs start blocked spaces.
+  void unknown(Node* n, const std::string& why) {
+    for (Value* v : n->inputs()) block_value(v, why);
+    for (Value* v : n->outputs())
+      if (carries_tensor(v->type())) info_[v] = {{new_space(0, why)}};
+  }
+
+  // ---- node rules --------------------------------------------------------------------------------
+
+  void visit(Node* n) {
+    const std::string kind = n->kind().toQualString();
+    if (!n->blocks().empty()) return control(n, kind);
+    if (kind == "prim::Constant" || kind == "prim::GetAttr") return;
+    if (kind == "aten::conv1d" || kind == "aten::conv2d" || kind == "aten::conv3d") return conv(n, kind);
+    if (kind == "aten::linear") return linear(n, kind);
+    if (kind == "aten::batch_norm") return batch_norm(n, kind);
+    if (kind == "aten::flatten") return flatten(n, kind);
+    if (kind == "aten::view" || kind == "aten::reshape") return reshape(n, kind);
+    if (kind == "aten::cat") return cat(n, kind);
+    if (kind == "aten::mean" || kind == "aten::sum" || kind == "aten::amax") return reduce(n, kind);
+    if (kind == "prim::ListConstruct") return list(n, kind);
+    if (elementwise_unary().count(kind)) return pass_through(n, false, kind);
+    if (spatial_ops().count(kind)) return pass_through(n, true, kind);
+    if (elementwise_binary().count(kind)) return binary(n, kind);
+    bool outputs_tensor = false;
+    for (Value* v : n->outputs()) outputs_tensor = outputs_tensor || carries_tensor(v->type());
+    if (!outputs_tensor) return;  // reads shapes or scalars only (aten::size, aten::dim, raise)
+    unknown(n, kind);
+  }
+
+  void control(Node* n, const std::string& kind) {
+    std::function<void(torch::jit::Block*)> scan = [&](torch::jit::Block* b) {
+      for (Node* inner : b->nodes()) {
+        for (Value* v : inner->inputs()) block_value(v, kind + " left after folding");
+        for (auto* bb : inner->blocks()) scan(bb);
+      }
+      for (Value* v : b->outputs()) block_value(v, kind + " left after folding");
+    };
+    for (auto* b : n->blocks()) scan(b);
+    unknown(n, kind + " left after folding");
+  }
+
+  void conv(Node* n, const std::string& kind) {
+    const Attr* w = tensor_attr(n->input(1));
+    auto groups = torch::jit::toIValue(n->input(6));
+    if (!w || !groups || !groups->isInt()) return unknown(n, kind + " with a computed weight or groups");
+    const Attr* b = tensor_attr(n->input(2));
+    torch::Tensor weight = w->value.toTensor();
+    int64_t g = groups->toInt(), out = weight.size(0);
+    weights_.insert({w->module, w->name});
+    weight_order_.push_back({w->module, w->name});
+    ValueInfo* x = info(n->input(0));
+    if (g == 1) {
+      if (x && x->layout != Layout::channels_first)
+        block_info(*x, kind + " over a tensor whose channels are not in dimension 1");
+      else if (x)
+        add_slices(*x, *w, 1, "consumer");
+      ValueInfo y{{new_space(out)}};
+      add_slices(y, *w, 0, "producer");
+      if (b) add_slices(y, *b, 0, "producer");
+      info_[n->output()] = y;
+      return;
+    }
+    auto type = submodule_at(module_, w->module).type().get();
+    bool depthwise = weight.size(1) == 1 && out == g && x && x->layout == Layout::channels_first &&
+                     total(*x) == g && depthwise_type_[type] && type_sizes_[type] == std::set<int64_t>{g};
+    if (!depthwise)
+      return unknown(n, kind + " with groups=" + std::to_string(g) + " (" + w->module + ")" +
+                            (weight.size(1) == 1 && out == g ? ", its type shared with other convolutions" : ""));
+    add_slices(*x, *w, 0, "depthwise");
+    if (b) add_slices(*x, *b, 0, "depthwise");
+    for (int s : x->segments) spaces_[find(s)].depthwise.push_back(w->module);
+    info_[n->output()] = *x;
+  }
+
+  void linear(Node* n, const std::string& kind) {
+    const Attr* w = tensor_attr(n->input(1));
+    if (!w) return unknown(n, kind + " with a computed weight");
+    const Attr* b = tensor_attr(n->input(2));
+    torch::Tensor weight = w->value.toTensor();
+    weights_.insert({w->module, w->name});
+    weight_order_.push_back({w->module, w->name});
+    if (ValueInfo* x = info(n->input(0))) {
+      int64_t channels = total(*x);
+      if (x->layout == Layout::channels_first) {
+        block_info(*x, kind + " over a tensor whose channels are in dimension 1 (" + w->module + ")");
+      } else if (x->layout == Layout::flat && (!channels || weight.size(1) % channels)) {
+        block_info(*x, "flatten into " + w->module + ": " + std::to_string(weight.size(1)) +
+                           " inputs are not a multiple of " + std::to_string(channels) + " channels");
+      } else {
+        add_slices(*x, *w, 1, "consumer", x->layout == Layout::flat ? weight.size(1) / channels : 1);
+      }
+    }
+    ValueInfo y{{new_space(weight.size(0))}, Layout::channels_last};
+    add_slices(y, *w, 0, "producer");
+    if (b) add_slices(y, *b, 0, "producer");
+    info_[n->output()] = y;
+  }
+
+  void batch_norm(Node* n, const std::string& kind) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return unknown(n, kind);
+    if (x->layout != Layout::channels_first) return unknown(n, kind + " over a non-channel dimension");
+    for (size_t i = 1; i <= 4; ++i) {
+      Value* in = n->input(i);
+      if (in->type()->kind() == c10::TypeKind::NoneType) continue;
+      const Attr* t = tensor_attr(in);
+      if (!t) return unknown(n, kind + " with computed statistics");
+      add_slices(*x, *t, 0, i == 1 ? "norm_scale" : "norm");
+    }
+    info_[n->output()] = *x;
+  }
+
+  void flatten_like(Node* n, const std::string& kind, bool from_dim1) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return;
+    if (!from_dim1 || x->layout == Layout::channels_last) return unknown(n, kind + " to another layout");
+    info_[n->output()] = {x->segments, Layout::flat};
+  }
+  void flatten(Node* n, const std::string& kind) {
+    auto start = torch::jit::toIValue(n->input(1)), end = torch::jit::toIValue(n->input(2));
+    flatten_like(n, kind, start && end && start->isInt() && end->isInt() && start->toInt() == 1 && end->toInt() == -1);
+  }
+  // x.view(x.size(0), -1) / x.reshape(n, -1): a flatten from dimension 1.
+  void reshape(Node* n, const std::string& kind) {
+    Node* shape = n->input(1)->node();
+    bool two_d = shape->kind() == c10::prim::ListConstruct && shape->inputs().size() == 2;
+    auto last = two_d ? torch::jit::toIValue(shape->input(1)) : c10::nullopt;
+    flatten_like(n, kind, last && last->isInt() && last->toInt() == -1);
+  }
+
+  void reduce(Node* n, const std::string& kind) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return;
+    auto dims = torch::jit::toIValue(n->input(1));
+    auto keep = n->inputs().size() > 2 ? torch::jit::toIValue(n->input(2)) : c10::nullopt;
+    bool spatial = x->layout == Layout::channels_first && dims && dims->isIntList() && keep && keep->isBool();
+    if (spatial)
+      for (int64_t d : dims->toIntVector()) spatial = spatial && d >= 2;
+    if (!spatial) return unknown(n, kind + " over the channel dimension");
+    info_[n->output()] = {x->segments, keep->toBool() ? Layout::channels_first : Layout::flat};
+  }
+
+  void list(Node* n, const std::string& kind) {
+    bool tensors = false;
+    for (Value* v : n->inputs()) tensors = tensors || info(v);
+    if (!tensors) return;
+    for (const auto& use : n->output()->uses())
+      if (use.user->kind().toQualString() != std::string("aten::cat")) return unknown(n, kind + " of tensors");
+  }
+
+  void cat(Node* n, const std::string& kind) {
+    Node* items = n->input(0)->node();
+    auto dim = torch::jit::toIValue(n->input(1));
+    ValueInfo y;
+    bool ok = items->kind() == c10::prim::ListConstruct && dim && dim->isInt() && dim->toInt() == 1;
+    for (Value* v : ok ? items->inputs() : at::ArrayRef<Value*>{}) {
+      ValueInfo* x = info(v);
+      ok = ok && x && x->layout == Layout::channels_first;
+      if (ok) y.segments.insert(y.segments.end(), x->segments.begin(), x->segments.end());
+    }
+    if (!ok) {
+      if (items->kind() == c10::prim::ListConstruct)
+        for (Value* v : items->inputs()) block_value(v, kind + " along a dimension other than channels");
+      return unknown(n, kind + " along a dimension other than channels");
+    }
+    info_[n->output()] = y;
+  }
+
+  void pass_through(Node* n, bool spatial, const std::string& kind) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return;
+    if (spatial && x->layout != Layout::channels_first) return unknown(n, kind + " over a non-spatial layout");
+    info_[n->output()] = *x;
+  }
+
+  void binary(Node* n, const std::string& kind) {
+    ValueInfo* a = info(n->input(0));
+    ValueInfo* b = info(n->input(1));
+    bool b_tensor = carries_tensor(n->input(1)->type());
+    if (!a && !b) return;
+    if (!a || (!b && b_tensor)) return unknown(n, kind + " with a tensor lite cannot trace");
+    if (b) {
+      bool same_shape = a->layout == b->layout && a->segments.size() == b->segments.size();
+      for (size_t i = 0; same_shape && i < a->segments.size(); ++i)
+        same_shape = spaces_[find(a->segments[i])].size == spaces_[find(b->segments[i])].size;
+      if (!same_shape) return unknown(n, kind + " of tensors with different channel layouts");
+      for (size_t i = 0; i < a->segments.size(); ++i) unite(a->segments[i], b->segments[i], kind);
+    }
+    info_[n->output()] = *a;
+  }
+
+  // A weight used by two calls (a module called twice) ties the spaces it appears in.
+  void unite_shared_slices() {
+    std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, int> seen;
+    for (size_t s = 0; s < spaces_.size(); ++s) {
+      if (find(int(s)) != int(s)) continue;
+      for (const auto& sl : std::vector<TensorSlice>(spaces_[s].slices)) {
+        auto key = std::make_tuple(sl.path(), sl.dim, sl.offset, sl.factor);
+        auto [it, fresh] = seen.emplace(key, int(s));
+        if (!fresh) unite(it->second, int(s), "a module called twice");
+      }
+    }
+  }
+
+  DependencyGraph collect() {
+    DependencyGraph g;
+    for (const auto& w : weight_order_)
+      if (std::none_of(g.weights.begin(), g.weights.end(),
+                       [&](const WeightRef& r) { return r.module == w.module && r.attr == w.attr; }))
+        g.weights.push_back(w);
+    for (size_t s = 0; s < spaces_.size(); ++s) {
+      if (find(int(s)) != int(s)) continue;
+      const Space& sp = spaces_[s];
+      ChannelGroup group;
+      group.channels = sp.size;
+      group.blocked = sp.blocked;
+      std::set<std::string> seen_slices;
+      for (const auto& sl : sp.slices) {
+        std::string key = sl.path() + "/" + std::to_string(sl.dim) + "/" + std::to_string(sl.offset) + "/" +
+                          std::to_string(sl.factor);
+        if (!seen_slices.insert(key).second) continue;
+        group.slices.push_back(sl);
+        if (sl.role != "consumer" && std::find(group.layers.begin(), group.layers.end(), sl.module) == group.layers.end())
+          group.layers.push_back(sl.module);
+        if (sl.role == "producer" && group.name.empty()) group.name = sl.module;
+        auto t = tensor_at(module_, sl.module, sl.attr);
+        if (group.blocked.empty() && (sl.offset + sp.size) * sl.factor > t.size(sl.dim))
+          group.blocked = "shape mismatch at " + sl.path();
+      }
+      if (group.name.empty()) continue;  // no layer produces these channels (model input)
+      std::set<std::string> dw(sp.depthwise.begin(), sp.depthwise.end());
+      group.depthwise.assign(dw.begin(), dw.end());
+      g.groups.push_back(std::move(group));
+    }
+    return g;
+  }
+
+  const torch::jit::Module& module_;
+  std::vector<Space> spaces_;
+  std::unordered_map<Value*, ValueInfo> info_;
+  std::unordered_map<Value*, Attr> attrs_;
+  std::map<const c10::ClassType*, bool> depthwise_type_;
+  std::map<const c10::ClassType*, std::set<int64_t>> type_sizes_;
+  std::set<std::pair<std::string, std::string>> weights_;
+  std::vector<WeightRef> weight_order_;
+};
+
+}  // namespace
+
+DependencyGraph build_dependency_graph(const torch::jit::Module& module) { return Analyzer(module).run(); }
+
+}  // namespace lite::prune

@@ -1,0 +1,161 @@
+// lite prune's options: JSON in and out through OptionReader, and every value rule in validate(),
+// keyed by option key so recipes and the CLI report the same problem.
+#include "lite/prune/options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
+
+namespace lite::prune {
+
+void to_json(nlohmann::json& j, const LayerRatio& r) { j = {{"glob", r.glob}, {"ratio", r.ratio}}; }
+
+void from_json(const nlohmann::json& j, LayerRatio& r) {
+  OptionReader in(j);
+  in.read("glob", r.glob).read("ratio", r.ratio);
+  in.finish();
+}
+
+void to_json(nlohmann::json& j, const PruneOptions& o) {
+  j = {{"model", o.model},
+       {"output", o.output},
+       {"ratio", o.ratio ? nlohmann::json(*o.ratio) : nlohmann::json(nullptr)},
+       {"layer_ratios", o.layer_ratios},
+       {"global", o.global},
+       {"global_floor", o.global_floor},
+       {"criterion", o.criterion},
+       {"data", o.data},
+       {"data_samples", o.data_samples},
+       {"exclude", o.exclude},
+       {"round_to", o.round_to},
+       {"unstructured", o.unstructured},
+       {"sparsity", o.sparsity ? nlohmann::json(*o.sparsity) : nlohmann::json(nullptr)},
+       {"inputs", o.inputs},
+       {"eval", o.eval},
+       {"labels", o.labels},
+       {"tolerance", o.tolerance ? nlohmann::json(*o.tolerance) : nlohmann::json(nullptr)},
+       {"sensitivity", o.sensitivity},
+       {"sensitivity_ratios", o.sensitivity_ratios},
+       {"dry_run", o.dry_run},
+       {"batches", o.batches},
+       {"threads", o.threads},
+       {"warmup", o.warmup},
+       {"iterations", o.iterations},
+       {"duration_s", o.duration_s},
+       {"eval_batch", o.eval_batch}};
+}
+
+void from_json(const nlohmann::json& j, PruneOptions& o) {
+  OptionReader in(j);
+  in.read("model", o.model)
+      .read("output", o.output)
+      .read("ratio", o.ratio)
+      .read("layer_ratios", o.layer_ratios)
+      .read("global", o.global)
+      .read("global_floor", o.global_floor)
+      .read("criterion", o.criterion)
+      .read("data", o.data)
+      .read("data_samples", o.data_samples)
+      .read("exclude", o.exclude)
+      .read("round_to", o.round_to)
+      .read("unstructured", o.unstructured)
+      .read("sparsity", o.sparsity)
+      .read("inputs", o.inputs)
+      .read("eval", o.eval)
+      .read("labels", o.labels)
+      .read("tolerance", o.tolerance)
+      .read("sensitivity", o.sensitivity)
+      .read("sensitivity_ratios", o.sensitivity_ratios)
+      .read("dry_run", o.dry_run)
+      .read("batches", o.batches)
+      .read("threads", o.threads)
+      .read("warmup", o.warmup)
+      .read("iterations", o.iterations)
+      .read("duration_s", o.duration_s)
+      .read("eval_batch", o.eval_batch);
+  in.finish();
+}
+
+namespace {
+
+// A fraction removed: 0 keeps everything, 1 would remove a whole layer.
+void check_fraction(const std::string& key, double value) {
+  if (!(std::isfinite(value) && value >= 0 && value < 1))
+    throw OptionError(key, fmt::format("must be in [0, 1), got {}", value),
+                      "give the fraction to remove, e.g. 0.5 (1 would remove every channel)");
+}
+
+}  // namespace
+
+LayerRatio parse_ratio(const std::string& text) {
+  LayerRatio r;
+  std::string number = text;
+  auto eq = text.rfind('=');
+  if (eq != std::string::npos) {
+    r.glob = trim(text.substr(0, eq));
+    number = text.substr(eq + 1);
+    if (r.glob.empty()) throw OptionError("ratio", "'" + text + "' has no layer glob before '='", "write GLOB=R, e.g. 'layer4.*=0.3'");
+  }
+  try {
+    size_t used = 0;
+    r.ratio = std::stod(trim(number), &used);
+    if (used != trim(number).size()) throw std::invalid_argument(number);
+  } catch (const std::exception&) {
+    throw OptionError("ratio", "'" + text + "' is not a number or GLOB=NUMBER", "e.g. 0.5 or 'layer4.*=0.3'");
+  }
+  return r;
+}
+
+void validate(const PruneOptions& o) {
+  option_rules::not_empty("model", o.model, "pass the TorchScript model file");
+  if (o.ratio) check_fraction("ratio", *o.ratio);
+  for (const auto& r : o.layer_ratios) {
+    if (r.glob.empty()) throw OptionError("layer_ratios", "an entry has an empty glob", "write GLOB=R");
+    check_fraction("ratio", r.ratio);
+  }
+  if (o.sparsity) check_fraction("sparsity", *o.sparsity);
+  if (o.unstructured && !o.sparsity)
+    throw OptionError("sparsity", "unstructured pruning needs the fraction of weights to zero", "pass e.g. --sparsity 0.5");
+  bool unstructured = o.unstructured || o.sparsity.has_value();
+  if (unstructured && (o.ratio || !o.layer_ratios.empty()))
+    throw OptionError("ratio", "removes channels (structured) while sparsity zeroes weights (unstructured)",
+                      "give one of the two");
+  if (!unstructured && !o.ratio && o.layer_ratios.empty() && !o.sensitivity && !o.tolerance)
+    throw OptionError("ratio", "is required: how much to prune", "pass --ratio 0.5 (channels), --sparsity 0.5 (weights), or --tolerance POINTS to let the sensitivity "
+                      "analysis choose per-group ratios");
+  if (o.global) option_rules::in_range("global_floor", o.global_floor, 0.0, 1.0);
+  if (o.round_to < 1) throw OptionError("round_to", "must be at least 1", "e.g. 8 keeps channel counts at multiples of 8");
+  static const std::vector<std::string> criteria = {"l1", "l2", "bnscale", "taylor"};
+  if (!unstructured) {
+    std::string c = to_lower(o.criterion);
+    c.erase(std::remove(c.begin(), c.end(), '-'), c.end());
+    if (c == "taylor" && o.data.empty())
+      throw OptionError("data", "is required by the taylor criterion (it ranks channels by gradient x weight)",
+                        "pass --data FILE with samples shaped like the model input, or use --criterion l1");
+  }
+  if (o.data_samples < 1) throw OptionError("data_samples", "must be at least 1");
+  if (!o.labels.empty() && o.eval.empty())
+    throw OptionError("labels", "gives the labels of the evaluation data", "pass --eval too");
+  if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
+    throw OptionError("tolerance", "must be >= 0 points");
+  if (o.sensitivity && unstructured)
+    throw OptionError("sensitivity", "analyses channel groups (structured pruning)", "drop --sparsity/--unstructured");
+  if (o.sensitivity_ratios.empty()) throw OptionError("sensitivity_ratios", "needs at least one ratio");
+  for (double r : o.sensitivity_ratios)
+    if (!(std::isfinite(r) && r > 0 && r < 1))
+      throw OptionError("sensitivity_ratios", fmt::format("ratios must be in (0, 1), got {}", r), "e.g. 0.1,0.3,0.5");
+  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size");
+  for (auto b : o.batches)
+    if (b < 1) throw OptionError("batches", "batch sizes must be at least 1");
+  option_rules::thread_count("threads", o.threads);
+  if (o.warmup < 0) throw OptionError("warmup", "must be >= 0");
+  if (o.iterations < 0) throw OptionError("iterations", "must be >= 0 (0 = run for the duration)");
+  if (o.iterations == 0 && !(o.duration_s > 0)) throw OptionError("duration_s", "must be > 0 seconds");
+  if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1");
+}
+
+}  // namespace lite::prune

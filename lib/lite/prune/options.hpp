@@ -1,0 +1,63 @@
+#pragma once
+// lite prune's options: what to remove (a channel ratio per group, or a weight sparsity), how to rank
+// (criterion), what to protect, what to measure. Torch-free, so the CLI binds flags straight onto these
+// fields and recipes read the same keys through from_json. validate() holds every value rule, keyed by the
+// option's snake_case key (the CLI words it as a flag).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lite::prune {
+
+// A ratio for the channel groups whose layers match a shell glob ("layer4.*=0.3"). The last matching
+// entry wins; groups matching none get PruneOptions::ratio.
+struct LayerRatio {
+  std::string glob;
+  double ratio = 0;
+};
+
+struct PruneOptions {
+  std::string model;
+  std::string output;                  // empty: MODEL.pruned.pt beside the model
+  std::optional<double> ratio;         // fraction of each group's channels to remove, in [0, 1)
+  std::vector<LayerRatio> layer_ratios;
+  bool global = false;                 // rank channels across groups instead of per group
+  double global_floor = 0.1;           // with global: every group keeps at least this fraction
+  std::string criterion = "l1";        // see criteria(): l1, l2, bn-scale, taylor
+  std::string data;                    // samples for taylor (gradients); labels used when present
+  int64_t data_samples = 256;
+  std::vector<std::string> exclude;    // globs over layer names whose channels are kept
+  int64_t round_to = 1;                // kept channel counts are multiples of this (where possible)
+  bool unstructured = false;           // zero single weights instead of removing channels
+  std::optional<double> sparsity;      // unstructured: fraction of each layer's weights set to zero
+  std::vector<std::string> inputs;     // "1x3x224x224" when the model declares no input shape
+  std::string eval;                    // evaluation data: accuracy with labels, else agreement
+  std::string labels;                  // labels for an idx --eval file
+  std::optional<double> tolerance;     // points of accuracy (or agreement) the result may lose
+  bool sensitivity = false;            // prune each group alone at each ratio; CSV + SVG, no model
+  std::vector<double> sensitivity_ratios = {0.1, 0.3, 0.5};
+  bool dry_run = false;
+  std::vector<int64_t> batches = {1, 32};  // latency is measured at these batch sizes
+  int threads = 0;                         // 0: libtorch's default
+  int warmup = 3;
+  int iterations = 0;                      // timed iterations; 0 = run for duration_s
+  double duration_s = 1.0;
+  int64_t eval_batch = 64;
+  std::string command_line;                // recorded in the artifact
+};
+
+void to_json(nlohmann::json& j, const LayerRatio& r);
+void from_json(const nlohmann::json& j, LayerRatio& r);
+void to_json(nlohmann::json& j, const PruneOptions& o);
+void from_json(const nlohmann::json& j, PruneOptions& o);
+
+// Throws lite::OptionError(key, problem, fix) for the first value rule broken.
+void validate(const PruneOptions& o);
+
+// "layer4.*=0.3" -> {"layer4.*", 0.3}; "0.5" -> {"", 0.5}. Throws OptionError("ratio", ...) otherwise.
+LayerRatio parse_ratio(const std::string& text);
+
+}  // namespace lite::prune

@@ -1,0 +1,388 @@
+// lite prune's run(): check everything, analyse the graph, plan, rebuild the model smaller (or sparser),
+// prove it runs, measure it against the original (parameters, MACs, file and zstd bytes, accuracy or
+// agreement, latency of both frozen the same way), write it with provenance. Nothing is written before
+// every input has been checked and the pruned model has run.
+#include <torch/jit.h>
+#include <torch/script.h>
+
+#include <fmt/format.h>
+#include <zstd.h>
+
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/core/text.hpp"
+#include "lite/model/artifact.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/facts_torch.hpp"
+#include "lite/model/inputs.hpp"
+#include "lite/model/torch_environment.hpp"
+#include "lite/model/torch_errors.hpp"
+#include "lite/profile/evaluate.hpp"
+#include "lite/profile/timing.hpp"
+#include "lite/prune/plan_internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite::prune {
+
+std::string serialize(const torch::jit::Module& module) {
+  std::ostringstream out;
+  module.save(out);
+  return out.str();
+}
+
+torch::jit::Module deserialize(const std::string& bytes) {
+  std::istringstream in(bytes);
+  torch::jit::Module m = torch::jit::load(in);
+  m.eval();
+  return m;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t zstd_bytes(const std::string& bytes) {
+  std::string out(ZSTD_compressBound(bytes.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), bytes.data(), bytes.size(), 3);
+  if (ZSTD_isError(n)) throw InternalError(std::string("zstd: ") + ZSTD_getErrorName(n));
+  return n;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The deployment baseline both models are timed as: torch::jit::freeze + optimize_for_inference (what
+// quantize compares against). Falls back to the model as loaded when freezing fails.
+torch::jit::Module deployed(const torch::jit::Module& module, bool& frozen) {
+  torch::NoGradGuard no_grad;
+  torch::jit::Module m = module.clone();
+  m.eval();
+  try {
+    torch::jit::Module f = torch::jit::freeze(m);
+    f = torch::jit::optimize_for_inference(f);
+    frozen = true;
+    return f;
+  } catch (const std::exception&) {
+    frozen = false;
+    return m;
+  }
+}
+
+struct Context {
+  const PruneOptions& o;
+  Progress& progress;
+  model::LoadedModel& source;
+  std::optional<model::Dataset> eval;
+  std::vector<model::InputSpec> specs;
+  std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per timed batch size
+  std::vector<torch::Tensor> one;                        // batch 1: MACs and the run check
+  fs::path out;                                          // the artifact (sensitivity files go beside it)
+};
+
+void prepare_inputs(Context& c) {
+  const model::Dataset* data = c.eval ? &*c.eval : nullptr;
+  auto make = [&](int64_t b) {
+    if (c.specs.empty() && c.source.declared_inputs.empty() && data)
+      return std::vector<torch::Tensor>{model::fit_batch(data->x, b)};
+    return model::resolve_inputs(c.source, model::InputOptions{c.specs, {}, b, 0x5eed}, data);
+  };
+  c.one = make(1);
+  for (auto b : c.o.batches) c.inputs[b] = make(b);
+}
+
+Figures figures_of(torch::jit::Module& module, const std::string& bytes, uint64_t file_bytes, Context& c) {
+  Figures f;
+  model::LoadedModel m{module, c.source.path, file_bytes, {}, 0, nullptr, {}};
+  auto facts = model::measure_facts(m, c.one);
+  f.parameters = count_parameters(module);
+  f.macs = facts.total_macs;
+  f.file_bytes = file_bytes;
+  f.zstd_bytes = zstd_bytes(bytes);
+  return f;
+}
+
+Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Module& pruned) {
+  Quality q;
+  torch::Tensor ref, out;
+  bool labels = false;
+  if (c.eval) {
+    q.data = c.o.eval;
+    ref = profile::predict(original, *c.eval, c.o.eval_batch, c.source.path, c.progress);
+    out = profile::predict(pruned, *c.eval, c.o.eval_batch, c.source.path, c.progress);
+    labels = c.eval->has_labels();
+  } else {
+    auto inputs = model::resolve_inputs(c.source, model::InputOptions{c.specs, {}, 32, 0x5eed});
+    q.data = "32 random inputs (pass --eval for a real estimate)";
+    ref = profile::forward_float(original, inputs, c.source.path);
+    out = profile::forward_float(pruned, inputs, c.source.path);
+  }
+  q.samples = ref.dim() > 0 ? ref.size(0) : 1;
+  q.agreement = profile::compare_outputs(ref, out);
+  if (labels) {
+    q.metric = "top-1 accuracy";
+    q.before = profile::top1_accuracy(ref, *c.eval->y).percent();
+    q.after = profile::top1_accuracy(out, *c.eval->y).percent();
+  } else {
+    q.metric = "top-1 agreement";
+    q.before = 100;
+    q.after = 100.0 * q.agreement.top1_agreement;
+  }
+  q.drop = q.before - q.after;
+  return q;
+}
+
+std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes, std::vector<std::string>& notes) {
+  profile::TimingOptions timing;
+  timing.warmup = c.o.warmup;
+  timing.iterations = c.o.iterations;
+  timing.duration_s = c.o.duration_s;
+  timing.min_iterations = 5;
+  std::vector<Latency> out;
+  for (auto& [batch, inputs] : c.inputs) {
+    // Fresh copies per batch size: the profiling executor's specializations for other shapes stay out.
+    bool frozen_a = false, frozen_b = false;
+    torch::jit::Module pruned = deployed(deserialize(pruned_bytes), frozen_a);
+    torch::jit::Module original = deployed(c.source.module, frozen_b);
+    if (!frozen_a || !frozen_b)
+      notes.push_back("torch::jit::freeze failed; latency compares the models as loaded (unfrozen)");
+    auto [a, b] = profile::time_interleaved(pruned, c.source.path, original, c.source.path, inputs, timing, c.progress);
+    Latency l;
+    l.batch = batch;
+    l.pruned_ms = stats::summarize(a.ms).p50;
+    l.original_ms = stats::summarize(b.ms).p50;
+    auto ci = stats::bootstrap_median_ratio(a.ms, b.ms);
+    l.ratio = ci.estimate, l.ratio_low = ci.low, l.ratio_high = ci.high;
+    out.push_back(l);
+  }
+  return out;
+}
+
+struct Built {
+  std::string bytes;
+  nlohmann::json details;
+};
+
+void run_sensitivity(Context& c, PruneResult& r, const DependencyGraph& graph, const std::vector<torch::Tensor>& scores) {
+  torch::jit::Module original = deserialize(serialize(c.source.module));
+  Quality reference = measure_quality(c, original, original);
+  auto measure = [&](torch::jit::Module& pruned) { return measure_quality(c, original, pruned).after; };
+  r.sensitivity = analyse_sensitivity(c.source.module, graph, r.groups, scores, c.o, measure, reference.before, c.progress);
+  fs::path csv = c.out, svg = c.out;
+  csv.replace_extension(".sensitivity.csv");
+  svg.replace_extension(".sensitivity.svg");
+  check_output_path(csv, c.o.model);
+  check_output_path(svg, c.o.model);
+  write_file_atomically(csv, sensitivity_csv(r.sensitivity, reference.metric));
+  write_file_atomically(svg, sensitivity_svg(r.sensitivity, reference.metric, reference.before));
+  r.sensitivity_csv = csv.string();
+  r.sensitivity_svg = svg.string();
+  r.quality = reference;
+  if (c.o.tolerance) {
+    r.suggested = suggest_ratios(r.sensitivity, *c.o.tolerance);
+    std::string flags;
+    for (const auto& s : r.suggested) flags += fmt::format(" --ratio '{}={}'", s.glob, s.ratio);
+    r.notes.push_back("ratios within the tolerance, each group alone (drops add up when combined):" + flags);
+  }
+}
+
+Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
+  const auto& o = c.o;
+  DependencyGraph graph = build_dependency_graph(c.source.module);
+  r.groups = describe_groups(graph, o, r.findings);
+  if (std::none_of(r.groups.begin(), r.groups.end(), [](const GroupPlan& g) { return g.prunable; })) {
+    std::vector<std::string> why;
+    for (const auto& g : r.groups) why.push_back(g.name + ": " + g.skipped);
+    throw InputError(c.source.path.string(),
+                     "has nothing prunable: " + (why.empty() ? std::string("no convolution or linear layer") : join(why, "; ")),
+                     "lite prune removes channels between conv/linear layers; try --unstructured --sparsity S");
+  }
+  std::map<std::string, torch::Tensor> gradients;
+  if (criterion.needs_data) {
+    auto data = model::take_first(model::load_dataset(o.data), o.data_samples);
+    torch::jit::Module copy = deserialize(serialize(c.source.module));
+    try {
+      gradients = parameter_gradients(copy, data.x, data.y ? c10::optional<torch::Tensor>(*data.y) : c10::nullopt,
+                                      o.eval_batch);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw InputError(o.data, "gradients for the taylor criterion failed: " + model::torch_error_reason(e),
+                       "pass --data samples shaped like the model input, or use --criterion l1");
+    }
+  }
+  std::vector<torch::Tensor> scores(r.groups.size());
+  for (size_t i = 0; i < r.groups.size(); ++i)
+    if (r.groups[i].prunable)
+      scores[i] = criterion.score(CriterionContext{c.source.module, graph.groups[i], gradients.empty() ? nullptr : &gradients});
+  if (o.sensitivity && !o.dry_run) {
+    run_sensitivity(c, r, graph, scores);
+    return {};
+  }
+  // --tolerance without a ratio: the analysis picks each group's ratio (the largest within the tolerance).
+  if (o.tolerance && !o.ratio && o.layer_ratios.empty() && !o.dry_run) {
+    run_sensitivity(c, r, graph, scores);
+    for (auto& g : r.groups)
+      for (const auto& s : r.suggested)
+        if (s.glob == g.name) g.ratio = s.ratio;
+  }
+  Removal removal = choose_channels(scores, r.groups, o);
+  r.planned_parameters = planned_parameter_count(c.source.module, graph, removal);
+  if (o.dry_run) return {};
+  torch::jit::Module pruned = deserialize(serialize(c.source.module));
+  remove_channels(pruned, graph, removal);
+  Built b;
+  b.bytes = serialize(pruned);
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : r.groups) groups.push_back(g);
+  b.details = {{"method", "structured"}, {"criterion", criterion.name}, {"ratio", o.ratio ? nlohmann::json(*o.ratio) : nlohmann::json()},
+               {"layer_ratios", o.layer_ratios}, {"global", o.global}, {"round_to", o.round_to},
+               {"exclude", o.exclude}, {"groups", groups}};
+  return b;
+}
+
+Built build_unstructured(Context& c, PruneResult& r) {
+  const auto& o = c.o;
+  DependencyGraph graph = build_dependency_graph(c.source.module);
+  if (graph.weights.empty())
+    throw InputError(c.source.path.string(), "has nothing prunable: no convolution or linear weight in forward",
+                     "lite prune works on models with conv or linear layers");
+  std::vector<std::string> names;
+  for (const auto& w : graph.weights) names.push_back(w.module);
+  for (const auto& glob : o.exclude)
+    if (std::none_of(names.begin(), names.end(), [&](const std::string& n) { return glob_match(glob, n); }))
+      r.findings.push_back({"warning", "exclude glob '" + glob + "' matches no layer", "", "layers: " + join(names, ", ")});
+  torch::jit::Module pruned = deserialize(serialize(c.source.module));
+  r.layers = zero_smallest(pruned, graph.weights, *o.sparsity, o.global, o.exclude);
+  r.planned_parameters = count_parameters(c.source.module);
+  r.notes.push_back("unstructured sparsity keeps every shape: dense kernels run no faster; the gain is the compressed size (zstd)");
+  if (o.dry_run) return {};
+  Built b;
+  b.bytes = serialize(pruned);
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : r.layers) layers.push_back(l);
+  b.details = {{"method", "unstructured"}, {"sparsity", *o.sparsity}, {"global", o.global}, {"exclude", o.exclude},
+               {"layers", layers}};
+  return b;
+}
+
+// The pruned model must load and run before anything is written.
+void check_runs(Context& c, const std::string& bytes) {
+  torch::jit::Module m = deserialize(bytes);
+  try {
+    torch::NoGradGuard no_grad;
+    m.forward(std::vector<c10::IValue>(c.one.begin(), c.one.end()));
+  } catch (const std::exception& e) {
+    throw InternalError("the pruned model does not run (" + model::torch_error_reason(e) +
+                        "); nothing was written. Please report this with the model; --exclude the layers named may help");
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// libtorch's TORCH_WARNs (e.g. Resize.cpp's "output ... was resized" from oneDNN kernels of frozen graphs)
+// would go straight to stderr through glog; they are collected once each and reported as notes instead.
+class CollectWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::SourceLocation&, const std::string& message, const bool) override {
+    std::lock_guard<std::mutex> lock(mutex);  // warnings may come from intra-op worker threads
+    std::string msg = first_line(message);
+    if (std::find(seen.begin(), seen.end(), msg) == seen.end()) seen.push_back(msg);
+  }
+  std::mutex mutex;
+  std::vector<std::string> seen;
+};
+
+}  // namespace
+
+PruneResult run(const PruneOptions& o, Progress& progress) {
+  const auto start = Clock::now();
+  CollectWarnings warnings;
+  c10::Warning::WarningHandlerGuard guard(&warnings);
+  validate(o);
+  const bool unstructured = o.unstructured || o.sparsity.has_value();
+  const Criterion* criterion = unstructured ? nullptr : &find_criterion(o.criterion);
+  set_intra_op_threads(o.threads);
+  fs::path out = o.output.empty() ? derive_output_path(o.model, unstructured ? "sparse" : "pruned") : fs::path(o.output);
+  check_output_path(out, o.model);
+
+  PruneResult r;
+  r.method = unstructured ? "unstructured" : "structured";
+  r.criterion = criterion ? criterion->name : "magnitude";
+  r.dry_run = o.dry_run;
+  r.global = o.global;
+  r.threads = at::get_num_threads();
+  r.tolerance_given = o.tolerance.has_value();
+  r.tolerance = o.tolerance.value_or(0);
+
+  model::LoadedModel source = model::load_model(o.model);
+  r.model = source.path.string();
+  Context c{o, progress, source, {}, {}, {}, {}, out};
+  for (const auto& spec : o.inputs) c.specs.push_back(model::parse_input_spec(spec));
+  if (!o.eval.empty()) c.eval = model::load_dataset(o.eval, o.labels.empty() ? std::optional<fs::path>() : fs::path(o.labels));
+  if (!o.data.empty() && criterion && !criterion->needs_data)
+    r.notes.push_back("--data is only used by the taylor criterion; " + r.criterion + " ignores it");
+
+  Built built = unstructured ? build_unstructured(c, r) : build_structured(c, r, *criterion);
+  if (o.dry_run || o.sensitivity) {
+    r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    return r;
+  }
+  prepare_inputs(c);
+  check_runs(c, built.bytes);
+  throw_if_interrupted();
+
+  // ---- measure ----------------------------------------------------------------------------------
+  torch::jit::Module pruned = deserialize(built.bytes);
+  {
+    torch::jit::Module original_copy = deserialize(serialize(source.module));
+    r.before = figures_of(original_copy, read_file(source.path), source.file_bytes, c);
+    torch::jit::Module pruned_copy = deserialize(built.bytes);
+    r.after = figures_of(pruned_copy, built.bytes, built.bytes.size(), c);
+  }
+  if (!unstructured && r.after.parameters != r.planned_parameters)
+    throw InternalError("the pruned model has " + std::to_string(r.after.parameters) + " parameters, the plan " +
+                        std::to_string(r.planned_parameters));
+  {
+    torch::jit::Module original_copy = deserialize(serialize(source.module));
+    torch::jit::Module pruned_copy = deserialize(built.bytes);
+    r.quality = measure_quality(c, original_copy, pruned_copy);
+  }
+  r.latency = measure_latency(c, built.bytes, r.notes);
+  r.measured = true;
+
+  // ---- artifact ---------------------------------------------------------------------------------
+  model::ArtifactInfo info;
+  info.transform = "prune";
+  info.command_line = o.command_line;
+  info.details = built.details;
+  info.figures = {{"parameters", {{"before", r.before.parameters}, {"after", r.after.parameters}}},
+                  {"macs", {{"before", r.before.macs}, {"after", r.after.macs}}},
+                  {"zstd_bytes", {{"before", r.before.zstd_bytes}, {"after", r.after.zstd_bytes}}},
+                  {"quality", r.quality},
+                  {"latency_ms", r.latency}};
+  if (source.declared_inputs.empty()) info.inputs = model::describe_inputs(c.one);
+  model::save_artifact(pruned, out, source, info);
+  r.output = out.string();
+  r.after.file_bytes = fs::file_size(out);
+
+  for (const auto& w : warnings.seen) r.notes.push_back("libtorch warned: " + w);
+  if (r.tolerance_given && r.quality.drop > r.tolerance) r.gates.fail("tolerance");
+  r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return r;
+}
+
+}  // namespace lite::prune

@@ -1,0 +1,111 @@
+#pragma once
+// The torch side of lite prune, shared by its files and the torch unit tests. Not installed with the
+// CLI's headers (prune.hpp is the public, torch-free one).
+#include <torch/script.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lite/prune/prune.hpp"
+
+namespace lite::prune {
+
+// A range of one tensor attribute that follows a group's channels: along `dim`, channel c of the group
+// occupies indices [(offset + c) * factor, (offset + c + 1) * factor). offset > 0 after a concatenation;
+// factor > 1 where a flatten spreads each channel over its spatial positions before a linear layer.
+struct TensorSlice {
+  std::string module;  // module path, "" for the root
+  std::string attr;    // attribute name ("weight", "bias", "running_mean", ...)
+  int64_t dim = 0;
+  int64_t offset = 0;
+  int64_t factor = 1;
+  std::string role;    // "producer" (output channels), "consumer" (input channels), "norm" (batchnorm),
+                       // "norm_scale" (batchnorm weight: what bn-scale ranks), "depthwise"
+  std::string path() const { return module.empty() ? attr : module + "." + attr; }
+};
+
+struct ChannelGroup {
+  std::string name;                 // first producing layer
+  std::vector<std::string> layers;  // modules with a producer/norm/depthwise slice, in graph order
+  int64_t channels = 0;
+  std::vector<TensorSlice> slices;
+  std::vector<std::string> depthwise;  // conv modules whose `groups` must follow the channel count
+  std::string blocked;                 // why the group is unsafe to prune ("" when it is safe)
+};
+
+// Conv/linear weights read from attributes, for unstructured pruning (graph order, one per tensor).
+struct WeightRef {
+  std::string module, attr;
+  std::string path() const { return module.empty() ? attr : module + "." + attr; }
+};
+
+struct DependencyGraph {
+  std::vector<ChannelGroup> groups;  // every group with a producer, safe or not
+  std::vector<WeightRef> weights;
+};
+
+// Builds the channel dependency groups of `module`'s forward: a copy of the graph, inlined, with bool,
+// int and float attributes (training, use_res_connect) replaced by their values and folded, then walked
+// once in order with a union-find over channel spaces (see dependency_graph.cpp).
+DependencyGraph build_dependency_graph(const torch::jit::Module& module);
+
+// The tensor attribute at a dotted module path.
+torch::Tensor tensor_at(const torch::jit::Module& module, const std::string& module_path, const std::string& attr);
+torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path);
+
+// ---- criteria ------------------------------------------------------------------------------------
+
+// Per-slice view: the slice's elements as [channels, rest] (the channel's indices along `dim`).
+torch::Tensor slice_rows(const torch::Tensor& tensor, const TensorSlice& slice, int64_t channels);
+
+struct CriterionContext {
+  const torch::jit::Module& module;
+  const ChannelGroup& group;
+  const std::map<std::string, torch::Tensor>* gradients = nullptr;  // by tensor path (taylor)
+};
+
+struct Criterion {
+  const char* name;
+  const char* description;
+  bool needs_data;
+  // Importance of each of the group's channels, [channels], higher = keep.
+  torch::Tensor (*score)(const CriterionContext& context);
+};
+
+const std::vector<Criterion>& criteria();
+const Criterion& find_criterion(const std::string& name);  // OptionError("criterion", ...) when unknown
+
+torch::Tensor score_l1(const CriterionContext& c);  // criterion_l1.cpp (bn-scale falls back to it)
+
+// Gradients of the parameters over data (cross-entropy with labels, else with the model's own top-1),
+// summed over batches, by tensor path.
+std::map<std::string, torch::Tensor> parameter_gradients(torch::jit::Module& module, const torch::Tensor& x,
+                                                         const c10::optional<torch::Tensor>& y, int64_t batch);
+
+// ---- surgery -------------------------------------------------------------------------------------
+
+// Channels of each group to remove (indices into the group's channels), keyed by group index.
+using Removal = std::map<size_t, std::vector<int64_t>>;
+
+// The new shape of every tensor the removal touches, by tensor path.
+std::map<std::string, std::vector<int64_t>> planned_shapes(const torch::jit::Module& module,
+                                                           const DependencyGraph& graph, const Removal& removal);
+
+// Replaces every touched tensor with its smaller copy under the same name (parameters stay parameters
+// with their requires_grad) and makes the `groups` of depthwise convolutions follow their weight. Must
+// run on a module that has not run forward yet in this process (edits to method graphs are ignored once
+// an execution plan is cached).
+void remove_channels(torch::jit::Module& module, const DependencyGraph& graph, const Removal& removal);
+
+// Zeroes the smallest-magnitude weights: per layer to `sparsity`, or with one threshold across all
+// layers (global). Returns per-layer figures.
+std::vector<LayerSparsity> zero_smallest(torch::jit::Module& module, const std::vector<WeightRef>& weights,
+                                         double sparsity, bool global, const std::vector<std::string>& exclude);
+
+// Parameter elements of a module (recursively).
+uint64_t count_parameters(const torch::jit::Module& module);
+
+bool glob_match(const std::string& pattern, const std::string& name);
+
+}  // namespace lite::prune

@@ -1,0 +1,329 @@
+"""End-to-end tests of `lite prune`: structured pruning of the bundled CNN, torchvision resnet18 and
+mobilenet_v2 and a concatenation model scripted here (the artifact loads in Python, runs at two input
+sizes, keeps its output shape, has the planned parameter count), the numerical checks of the surgery
+(ratio 0 changes nothing; removing channels whose weights are all zero leaves the outputs unchanged),
+unstructured sparsity per layer, and every bad-input path."""
+import json
+import pathlib
+import shutil
+import tempfile
+import unittest
+
+import torch
+
+from litetest import DATA, LiteTestCase, run_lite
+
+MODEL = DATA / "fmnist_cnn.pt"
+EVAL = DATA / "fmnist_eval.pt"
+FAST = ["--iterations", "3", "--warmup", "1", "--batch", "1"]
+
+
+def lite_json(*args):
+    r = run_lite("prune", *args, "--json")
+    doc = json.loads(r.stdout) if r.stdout.strip() else None
+    return r.returncode, doc, r.stderr
+
+
+def load(path):
+    extra = {"lite.json": ""}
+    m = torch.jit.load(str(path), _extra_files=extra)
+    m.eval()
+    return m, json.loads(extra["lite.json"])
+
+
+def parameters(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+class Fire(torch.nn.Module):
+    """A squeeze-expand block: two branches concatenated along channels, then a conv over both."""
+
+    def __init__(self):
+        super().__init__()
+        self.squeeze = torch.nn.Conv2d(3, 16, 1)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.expand1 = torch.nn.Conv2d(16, 16, 1)
+        self.expand3 = torch.nn.Conv2d(16, 24, 3, padding=1)
+        self.head = torch.nn.Conv2d(40, 32, 3, padding=1)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.squeeze(x)))
+        x = torch.cat([torch.relu(self.expand1(x)), torch.relu(self.expand3(x))], 1)
+        x = torch.relu(self.head(x))
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class PruneCNN(LiteTestCase):
+    def test_half_the_channels_of_the_cnn(self):
+        out = self.tmp / "half.pt"
+        code, doc, err = lite_json(MODEL, "--ratio", "0.5", "-o", out, "--eval", EVAL, *FAST)
+        self.assertEqual(code, 0, err)
+        r = doc["result"]
+        module, info = load(out)
+        self.assertEqual(parameters(module), r["planned_parameters"])
+        self.assertEqual(parameters(module), r["after"]["parameters"])
+        self.assertLess(r["after"]["parameters"], 0.3 * r["before"]["parameters"])
+        self.assertLess(r["after"]["macs"], 0.3 * r["before"]["macs"])
+        for size in (28, 30):
+            with torch.no_grad():
+                y = module(torch.rand(3, 1, size, size))
+            self.assertEqual(tuple(y.shape), (3, 10))
+        self.assertEqual(info["transform"], "prune")
+        self.assertEqual(info["details"]["criterion"], "l1")
+        kept = {g["name"]: g["kept"] for g in info["details"]["groups"]}
+        self.assertEqual(kept, {"features.0": 16, "features.4": 32, "features.8": 64, "classifier.1": 128,
+                                "classifier.4": 10})
+        skipped = [g for g in r["groups"] if not g["prunable"]]
+        self.assertEqual([(g["name"], g["skipped"]) for g in skipped], [("classifier.4", "model output")])
+        self.assertEqual(r["quality"]["metric"], "top-1 accuracy")
+        self.assertEqual(len(r["latency"]), 1)
+        # Parameters stay parameters: the artifact can be fine-tuned.
+        self.assertTrue(all(p.requires_grad for p in module.parameters()))
+
+    def test_ratio_zero_gives_identical_outputs(self):
+        out = self.tmp / "zero.pt"
+        code, doc, err = lite_json(MODEL, "--ratio", "0", "-o", out, *FAST)
+        self.assertEqual(code, 0, err)
+        original = torch.jit.load(str(MODEL)).eval()
+        pruned, _ = load(out)
+        x = torch.rand(8, 1, 28, 28)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(original(x), pruned(x)))
+        self.assertEqual(parameters(pruned), parameters(original))
+
+    def test_removing_channels_whose_weights_are_zero_leaves_outputs_unchanged(self):
+        model = torch.jit.load(str(MODEL)).eval()
+        with torch.no_grad():
+            for c in (3, 7):
+                getattr(model.features, "0").weight[c].zero_()
+                getattr(model.features, "0").bias[c] = 0
+                getattr(model.features, "1").weight[c] = 0
+                getattr(model.features, "1").bias[c] = 0
+                getattr(model.features, "4").weight[:, c].zero_()
+        src = self.tmp / "zeroed.pt"
+        torch.jit.save(model, str(src))
+        out = self.tmp / "zeroed.pruned.pt"
+        # 2 of 32 channels from features.0's group only: the two zeroed ones rank lowest.
+        code, doc, err = lite_json(src, "--ratio", "features.0=0.07", "-o", out, "--input", "1x1x28x28", *FAST)
+        self.assertEqual(code, 0, err)
+        pruned, _ = load(out)
+        self.assertEqual(getattr(pruned.features, "0").weight.shape[0], 30)
+        x = torch.rand(16, 1, 28, 28)
+        with torch.no_grad():
+            torch.testing.assert_close(pruned(x), model(x), rtol=1e-5, atol=1e-5)
+
+    def test_per_layer_ratio_round_to_exclude_and_global(self):
+        code, doc, err = lite_json(MODEL, "--ratio", "0.5", "--ratio", "features.4=0.25", "--round-to", "24",
+                                   "--exclude", "classifier.1", "--dry-run")
+        self.assertEqual(code, 0, err)
+        kept = {g["name"]: g["kept"] for g in doc["result"]["groups"]}
+        self.assertEqual(kept["features.0"], 24)   # 16 rounded up to 24
+        self.assertEqual(kept["features.4"], 48)
+        self.assertEqual(kept["classifier.1"], 256)
+        code, doc, err = lite_json(MODEL, "--ratio", "0.6", "--global", "--global-floor", "0.2", "--dry-run")
+        self.assertEqual(code, 0, err)
+        groups = [g for g in doc["result"]["groups"] if g["prunable"]]
+        removed = sum(g["channels"] - g["kept"] for g in groups)
+        self.assertEqual(removed, int(0.6 * sum(g["channels"] for g in groups)))
+        for g in groups:
+            self.assertGreaterEqual(g["kept"], 0.2 * g["channels"])
+
+    def test_every_criterion_builds_a_loadable_model(self):
+        for criterion in ("l1", "l2", "bn-scale", "taylor"):
+            with self.subTest(criterion=criterion):
+                out = self.tmp / f"{criterion}.pt"
+                code, doc, err = lite_json(MODEL, "--ratio", "0.3", "--criterion", criterion, "--data", EVAL,
+                                           "-o", out, *FAST)
+                self.assertEqual(code, 0, err)
+                module, info = load(out)
+                self.assertEqual(info["details"]["criterion"], criterion)
+                self.assertEqual(parameters(module), doc["result"]["planned_parameters"])
+
+    def test_tolerance_missed_exits_1_and_still_writes(self):
+        out = self.tmp / "far.pt"
+        r = run_lite("prune", MODEL, "--ratio", "0.9", "--eval", EVAL, "--tolerance", "0", "-o", out, *FAST)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertTrue(out.exists())
+        self.assertIn("tolerance", r.stdout)
+
+    def test_sensitivity_writes_csv_and_svg_and_suggests_ratios(self):
+        out = self.tmp / "cnn.pt"
+        code, doc, err = lite_json(MODEL, "--sensitivity", "--sensitivity-ratios", "0.25,0.75", "--eval", EVAL,
+                                   "--tolerance", "1", "-o", out)
+        self.assertEqual(code, 0, err)
+        r = doc["result"]
+        self.assertFalse(out.exists())  # an analysis, not a model
+        rows = (self.tmp / "cnn.sensitivity.csv").read_text().splitlines()
+        self.assertEqual(rows[0], "group,channels,ratio,kept,top-1 accuracy,drop_points")
+        self.assertEqual(len(rows) - 1, 4 * 2)  # four prunable groups, two ratios
+        self.assertIn("<polyline", (self.tmp / "cnn.sensitivity.svg").read_text())
+        by = {(p["group"], p["ratio"]): p for p in r["sensitivity"]}
+        self.assertEqual(by[("features.4", 0.75)]["kept"], 16)
+        for s in r["suggested_ratios"]:
+            fits = [p["ratio"] for p in r["sensitivity"] if p["group"] == s["glob"] and p["drop"] <= 1]
+            self.assertEqual(s["ratio"], max(fits, default=0))
+
+    def test_tolerance_without_a_ratio_applies_the_analysis_suggestions(self):
+        out = self.tmp / "auto.pt"
+        r = run_lite("prune", MODEL, "--tolerance", "1", "--eval", EVAL, "--sensitivity-ratios", "0.25,0.75",
+                     "-o", out, "--json", *FAST)
+        self.assertIn(r.returncode, (0, 1), r.stderr)  # the drops of groups pruned together add up: 1 is honest
+        doc = json.loads(r.stdout)["result"]
+        self.assertTrue(out.exists())
+        self.assertTrue((self.tmp / "auto.sensitivity.csv").exists())
+        suggested = {s["glob"]: s["ratio"] for s in doc["suggested_ratios"]}
+        self.assertEqual(len(suggested), 4)
+        for g in doc["groups"]:
+            if g["prunable"]:
+                self.assertEqual(g["ratio"], suggested[g["name"]])
+                self.assertEqual(g["kept"], g["channels"] - int(g["ratio"] * g["channels"]))
+        self.assertEqual(r.returncode == 1, doc["quality"]["drop"] > 1)
+        module, _ = load(out)
+        self.assertEqual(parameters(module), doc["planned_parameters"])
+
+    def test_dry_run_writes_nothing(self):
+        r = run_lite("prune", MODEL, "--ratio", "0.5", "-o", self.tmp / "x.pt", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("features.8", r.stdout)
+        self.assertEqual(list(self.tmp.iterdir()), [])
+
+    def test_unstructured_sparsity_per_layer_equals_the_request(self):
+        out = self.tmp / "sparse.pt"
+        code, doc, err = lite_json(MODEL, "--sparsity", "0.7", "-o", out, *FAST)
+        self.assertEqual(code, 0, err)
+        module, info = load(out)
+        original = torch.jit.load(str(MODEL))
+        self.assertEqual(parameters(module), parameters(original))
+        for layer in doc["result"]["layers"]:
+            name = layer["name"]
+            w = module
+            for part in name.split("."):
+                w = getattr(w, part)
+            w = w.weight
+            self.assertEqual(int((w == 0).sum()), round(0.7 * w.numel()), name)
+        r = doc["result"]
+        self.assertLess(r["after"]["zstd_bytes"], 0.7 * r["before"]["zstd_bytes"])
+        self.assertTrue(any("no faster" in n for n in r["notes"]))
+        code, doc, err = lite_json(MODEL, "--unstructured", "--sparsity", "0.5", "--global", "--dry-run")
+        self.assertEqual(code, 0, err)
+        zeros = sum(l["zeros"] for l in doc["result"]["layers"])
+        total = sum(l["elements"] for l in doc["result"]["layers"])
+        self.assertAlmostEqual(zeros / total, 0.5, places=3)
+
+
+class PruneBadInput(LiteTestCase):
+    def setUp(self):
+        super().setUp()
+        self.model = self.tmp / "cnn.pt"
+        shutil.copy(MODEL, self.model)
+
+    def test_ratio_outside_0_1(self):
+        for ratio in ("1", "1.5", "-0.1", "layer*=1"):
+            with self.subTest(ratio=ratio):
+                self.assert_rejected("prune", self.model, "--ratio", ratio, needles=["--ratio", "[0, 1)"])
+        self.assert_rejected("prune", self.model, "--ratio", "half", needles=["--ratio", "not a number"])
+        self.assert_rejected("prune", self.model, needles=["--ratio", "required"])
+        self.assert_rejected("prune", self.model, "--sparsity", "1", needles=["--sparsity"])
+
+    def test_nothing_prunable(self):
+        plain = torch.jit.script(torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Flatten()))
+        torch.jit.save(plain, str(self.tmp / "plain.pt"))
+        self.assert_rejected("prune", self.tmp / "plain.pt", "--ratio", "0.5", needles=["plain.pt", "nothing prunable"])
+        one = torch.jit.script(torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU()))
+        torch.jit.save(one, str(self.tmp / "one.pt"))
+        self.assert_rejected("prune", self.tmp / "one.pt", "--ratio", "0.5", "--input", "1x3x8x8",
+                             needles=["one.pt", "nothing prunable", "model output"])
+
+    def test_output_equal_to_the_input(self):
+        self.assert_rejected("prune", self.model, "--ratio", "0.5", "-o", self.model, needles=["cnn.pt"])
+
+    def test_taylor_without_data(self):
+        self.assert_rejected("prune", self.model, "--ratio", "0.5", "--criterion", "taylor",
+                             needles=["--data", "taylor"])
+
+    def test_unknown_criterion_and_conflicting_flags(self):
+        self.assert_rejected("prune", self.model, "--ratio", "0.5", "--criterion", "l3", needles=["did you mean"])
+        self.assert_rejected("prune", self.model, "--ratio", "0.5", "--sparsity", "0.5", needles=["--ratio"])
+        self.assert_rejected("prune", self.model, "--ratio", "0.5", "--round-to", "0", needles=["--round-to"])
+        self.assert_rejected("prune", self.model, "--sparsity", "0.5", "--sensitivity", needles=["--sensitivity"])
+        self.assert_rejected("prune", self.model, "--sensitivity", "--sensitivity-ratios", "0,0.5",
+                             needles=["--sensitivity-ratios"])
+
+    def test_exclude_glob_matching_nothing_is_a_warning(self):
+        code, doc, err = lite_json(self.model, "--ratio", "0.5", "--exclude", "layer9.*", "--dry-run")
+        self.assertEqual(code, 0, err)
+        self.assertTrue(any("layer9.*" in f["what"] for f in doc["findings"]), doc["findings"])
+
+
+class PruneDocumentation(LiteTestCase):
+    def test_readme_documents_every_flag(self):
+        self.assert_readme_documents_every_flag("prune")
+
+
+class PruneArchitectures(LiteTestCase):
+    """torchvision resnet18 and mobilenet_v2 (random weights, batch-norm statistics from random images) and a
+    concatenation model, at 64x64 to keep the suite short."""
+
+    @classmethod
+    def setUpClass(cls):
+        import torchvision
+
+        cls.dir = pathlib.Path(tempfile.mkdtemp(prefix="lite_prune_"))
+        torch.manual_seed(0)
+        gen = torch.Generator().manual_seed(1)
+        nets = {"resnet18": torchvision.models.resnet18(num_classes=100),
+                "mobilenet_v2": torchvision.models.mobilenet_v2(num_classes=100), "fire": Fire()}
+        for name, net in nets.items():
+            net.train()
+            with torch.no_grad():
+                for _ in range(3):
+                    net(torch.rand(16, 3, 64, 64, generator=gen))
+            net.eval()
+            torch.jit.save(torch.jit.script(net), str(cls.dir / f"{name}.pt"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def prune(self, name, classes, *args):
+        out = self.tmp / f"{name}.pruned.pt"
+        code, doc, err = lite_json(self.dir / f"{name}.pt", "--ratio", "0.5", "--input", "1x3x64x64", "-o", out,
+                                   *FAST, *args)
+        self.assertEqual(code, 0, err)
+        module, info = load(out)
+        self.assertEqual(parameters(module), doc["result"]["planned_parameters"])
+        for size in (64, 96):
+            with torch.no_grad():
+                y = module(torch.rand(2, 3, size, size))
+            self.assertEqual(tuple(y.shape), (2, classes))
+        self.assertEqual(info["inputs"][0]["shape"], [1, 3, 64, 64])
+        return doc["result"], module
+
+    def test_resnet18(self):
+        r, _ = self.prune("resnet18", 100)
+        self.assertLessEqual(r["after"]["parameters"], 0.30 * r["before"]["parameters"])
+        names = {g["name"] for g in r["groups"] if g["prunable"]}
+        # The residual stages are groups of their own (stem + layer1, and each downsample + its stage).
+        self.assertIn("conv1", names)
+        self.assertIn("layer2.0.conv1", names)
+        self.assertTrue(any(g["name"] == "layer2.0.conv2" or "layer2.0.downsample.0" in g["layers"]
+                            for g in r["groups"] if g["prunable"] and g["kept"] < g["channels"]))
+
+    def test_mobilenet_v2(self):
+        r, module = self.prune("mobilenet_v2", 100)
+        self.assertLess(r["after"]["parameters"], 0.5 * r["before"]["parameters"])
+        # The depthwise convs follow their expanded channels (groups rewritten).
+        dw = getattr(getattr(getattr(module.features, "1").conv, "0"), "0")
+        self.assertEqual(dw.weight.shape[1], 1)
+        self.assertEqual(dw.weight.shape[0], 16)
+
+    def test_concatenation(self):
+        r, module = self.prune("fire", 10)
+        self.assertEqual(module.expand1.weight.shape[0], 8)
+        self.assertEqual(module.expand3.weight.shape[0], 12)
+        self.assertEqual(module.head.weight.shape[1], 20)
+
+
+if __name__ == "__main__":
+    unittest.main()
