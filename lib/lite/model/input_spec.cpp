@@ -1,6 +1,7 @@
 #include "lite/model/input_spec.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <ostream>
 
 #include "lite/core/error.hpp"
@@ -31,8 +32,9 @@ InputSpec parse_input_spec(const std::string& text) {
     std::string dim = trim(part);
     if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError("--input '" + text + "': '" + dim + "' is not a positive dimension; " + form);
-    long long value = std::stoll(dim);
-    if (value <= 0 || value > (1LL << 31))
+    long long value = 0;
+    const auto [end, ec] = std::from_chars(dim.data(), dim.data() + dim.size(), value);  // no throw on overflow
+    if (ec != std::errc() || end != dim.data() + dim.size() || value <= 0 || value > (1LL << 31))
       throw UsageError("--input '" + text + "': dimension " + dim + " is out of range; " + form);
     spec.shape.push_back(value);
   }
