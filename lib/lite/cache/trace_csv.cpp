@@ -1,7 +1,7 @@
 // CSV traces: configurable 1-based columns (key, size, time, cost), an optional header, delimiter
 // detected from the first line (',' '\t' ';' '|'), simple double-quoted fields. Without --csv-columns
 // the header names pick the columns (key/obj_id/id/lbn, size/obj_size/bytes, time/timestamp,
-// cost/latency_ms/...), else the key is column 1. Size-0 requests are skipped, as libCacheSim's reader
+// cost/latency_ms/...), else the key is column 1. A UTF-8 byte-order mark at the start is skipped. Size-0 requests are skipped, as libCacheSim's reader
 // does. Parsing works on views into the reader's buffer: no allocation per line.
 #include <fmt/format.h>
 
@@ -72,6 +72,7 @@ class CsvReader final : public TraceReader {
  public:
   CsvReader(const ReaderConfig& c, std::unique_ptr<BufferedInput> in) : TraceReader(c, std::move(in), TraceFormat::csv) {
     columns_ = c.csv;
+    skip_utf8_bom(*in_);  // else the header's first name, or the first key, would carry it
     // Look at the first line without consuming it.
     size_t n = in_->ensure(size_t(64) << 10);
     std::string_view head(in_->data(), n);

@@ -172,5 +172,8 @@ bool parse_key(std::string_view text, uint64_t& key);
 bool parse_uint(std::string_view text, uint64_t& value);
 bool parse_double(std::string_view text, double& value);
 std::string_view trim_view(std::string_view s);
+// Consumes a UTF-8 byte-order mark (EF BB BF) at the start of a text trace, which editors and spreadsheet
+// exports write: it is not part of the first header name or key.
+void skip_utf8_bom(BufferedInput& in);
 
 }  // namespace lite::cache::detail

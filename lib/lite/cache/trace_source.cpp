@@ -106,6 +106,10 @@ void TraceReader::bad(const std::string& where, const std::string& field, const 
                    "fix the trace or pass --skip-bad-lines to skip malformed lines");
 }
 
+void skip_utf8_bom(BufferedInput& in) {
+  if (in.ensure(3) >= 3 && std::memcmp(in.data(), "\xEF\xBB\xBF", 3) == 0) in.consume(3);
+}
+
 std::string_view trim_view(std::string_view s) {
   size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
