@@ -2,6 +2,7 @@
 // Everything else (parsing of specs, simulation, report, plot) lives in lib/lite/cache.
 // --format is the trace format here (as issue 4 specifies); the printer is --output-format, as everywhere.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/environment.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cli {
@@ -29,7 +31,7 @@ struct CacheSimFlags {
   std::string sizes = "auto";
   bool bytes = false, mrc = false;
   double sample_rate = 1.0;
-  uint64_t sample_objects = 0;
+  std::optional<uint64_t> sample_objects;  // given, so that 0 is rejected rather than read as 'off'
   bool sample_check = false;
   double hit_latency = 0;
   std::optional<double> miss_latency;
@@ -41,7 +43,24 @@ struct CacheSimFlags {
   OutputOptions out;
 };
 
+// Flag bounds the options alone cannot tell (issue 14): a non-finite number (inf, nan, 1e999) and
+// --sample-objects 0, which the options read as "no sampling", are rejected before any work.
+void check_flag_bounds(const CacheSimFlags& f) {
+  auto finite = [](const char* flag, std::optional<double> value, const char* fix) {
+    if (value && !std::isfinite(*value))
+      throw UsageError(std::string(flag) + ": " + std::to_string(*value) + " is not a finite number; " + fix);
+  };
+  finite("--sample-rate", f.sample_rate, "give R in (0, 1], e.g. 0.01 keeps 1% of the keys");
+  finite("--hit-latency", f.hit_latency, "give a latency in ms >= 0");
+  finite("--miss-latency", f.miss_latency, "give a latency in ms >= 0");
+  finite("--target-hit-ratio", f.target_hit_ratio, "give a hit ratio in (0, 1]");
+  finite("--target-p99", f.target_p99, "give a latency in ms > 0");
+  if (f.sample_objects && *f.sample_objects == 0)
+    throw UsageError("--sample-objects: 0 keeps no keys; give N >= 1, or leave the flag out to simulate every key");
+}
+
 cache::CacheSimOptions to_options(const CacheSimFlags& f) {
+  check_flag_bounds(f);
   cache::CacheSimOptions o;
   o.trace = f.trace;
   o.format = cache::parse_trace_format(f.format);
@@ -52,7 +71,7 @@ cache::CacheSimOptions to_options(const CacheSimFlags& f) {
   o.bytes = f.bytes;
   o.mrc = f.mrc;
   o.sample_rate = f.sample_rate;
-  o.sample_objects = f.sample_objects;
+  o.sample_objects = f.sample_objects.value_or(0);
   o.sample_check = f.sample_check;
   o.hit_latency_ms = f.hit_latency;
   o.miss_latency_ms = f.miss_latency;
@@ -132,6 +151,7 @@ Runner setup_cache_sim(CLI::App& app) {
     if (!f->plot.empty()) check_output_path(f->plot, f->trace == "-" ? std::string() : f->trace, "--plot");
     auto progress = make_progress(f->out);
     cache::CacheSimResult result = cache::simulate(options, *progress);
+    throw_if_interrupted();  // a signal after the last poll: still nothing written, exit 130/143
     if (!f->plot.empty()) {
       write_file_atomically(f->plot, cache::render_svg(result));
       result.notes.push_back("plot written to " + f->plot);

@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"lite: make a model lighter (prune, quantize, distill) and size the cache in front of it.\n"
                "Exit codes: 0 ok, 1 a gate or check failed, 2 usage error or bad input, 3 internal error, "
-               "130 interrupted."};
+               "130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."};
   app.name("lite");
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
       std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
+      return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } else {
       const char* label = e.kind() == ErrorKind::internal ? "internal error" : "error";
       std::fprintf(stderr, "lite %s: %s: %s\n", name.c_str(), label, first_line(e.what()).c_str());
