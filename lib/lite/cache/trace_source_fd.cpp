@@ -82,7 +82,7 @@ class MemorySource final : public ByteSource {
   explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
   size_t read(char* dst, size_t n) override {
     const size_t take = std::min(n, bytes_.size() - pos_);
-    std::memcpy(dst, bytes_.data() + pos_, take);
+    if (take) std::memcpy(dst, bytes_.data() + pos_, take);  // an empty view may have a null data()
     pos_ += take;
     return take;
   }
