@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "lite/cache/trace_internal.hpp"
 #include "lite/core/error.hpp"
@@ -176,7 +177,8 @@ class CsvReader final : public TraceReader {
       double cost = 0;
       if (columns_.cost) {
         std::string_view t = fields_[columns_.cost - 1];
-        if (!parse_double(t, cost) || cost < 0) {
+        // stored as float: a value beyond float's range would become inf
+        if (!parse_double(t, cost) || cost < 0 || cost > std::numeric_limits<float>::max()) {
           bad(std::to_string(in_->line_number()), column_label(columns_.cost, "cost"),
               fmt::format("'{}' is not a latency in ms (a number >= 0)", std::string(trim_view(t))));
           continue;

@@ -238,3 +238,14 @@ TEST_CASE("csv and txt: a UTF-8 byte-order mark at the start is not part of the 
   CHECK(b.n == 1);
   CHECK(b.key[0] == 9);
 }
+
+TEST_CASE("csv: a cost beyond float's range is a malformed field, not an infinite latency (found by fuzz/trace_csv)") {
+  ScratchDir d;
+  auto path = d.file("c.csv", "key,cost\na,1e69\nb,2\n");
+  CHECK(message_of(config(path)).find("'1e69' is not a latency in ms") != std::string::npos);
+  auto c = config(path);
+  c.skip_bad_lines = true;
+  auto r = read_all(c);
+  CHECK(r.costs == std::vector<float>{2.0f});
+  CHECK(r.stats.n_bad_lines == 1);
+}
