@@ -9,6 +9,7 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 #include "lite/core/version.hpp"
@@ -39,6 +40,7 @@ int report_error(const std::string& name) {
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
       std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
+      return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } else {
       const char* label = e.kind() == ErrorKind::internal ? "internal error" : "error";
       std::fprintf(stderr, "lite %s: %s: %s\n", name.c_str(), label,
@@ -67,7 +69,7 @@ int run_cli(int argc, char** argv) {
 
   CLI::App app{"lite: make a model lighter (prune, quantize, distill) and size the cache in front of it.\n"
                "Exit codes: 0 ok, 1 a gate or check failed, 2 usage error or bad input, 3 internal error, "
-               "130 interrupted (143 on SIGTERM). Run 'lite SUBCOMMAND --help' for its flags."};
+               "130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Run 'lite SUBCOMMAND --help' for its flags."};
   app.name("lite");
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);

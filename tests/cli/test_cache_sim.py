@@ -10,11 +10,21 @@ import subprocess
 import unittest
 import xml.etree.ElementTree as ET
 
-from litetest import DATA, REPO, LiteTestCase, run_lite, run_lite_json
+from litetest import DATA, LITE, REPO, LiteTestCase, run_lite, run_lite_json, snapshot
 
 DEMO = DATA / "inference_requests.csv"
 POLICIES = ["lru", "fifo", "lfu", "arc", "2q", "s3fifo", "sieve", "clock", "belady", "slru", "gdsf", "wtinylfu", "lirs",
             "lecar", "lhd"]
+
+
+def handles_signal(pid, sig):
+    """True once process `pid` has a handler for `sig` (Linux: the SigCgt mask in /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            caught = next(int(l.split()[1], 16) for l in status if l.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(caught & (1 << (int(sig) - 1)))
 
 
 def misses(doc):
@@ -258,6 +268,106 @@ class CacheSimCli(LiteTestCase):
         for args, *needles in cases:
             with self.subTest(args=args):
                 self.rejected([t, *args], *needles)
+
+    # ---- bounds on numeric flags (issue 14) -----------------------------------------------------
+
+    def assert_flag_form(self, result, flag):
+        """The documented error form: `lite cache-sim: error: FLAG: PROBLEM; FIX`."""
+        self.assertRegex(result.stderr.strip(), rf"^lite cache-sim: error: {re.escape(flag)}: [^;]+; \S.*$")
+
+    def test_sizes_that_overflow_64_bits_are_rejected_not_wrapped_or_capped(self):
+        t = self.zipf_txt()
+        for args in (["--sizes", "18446744073709551616"], ["--sizes", "99999999999999999999999"],
+                     ["--sizes", "1e30"], ["--sizes", "1e30GB", "--bytes"], ["--sizes", "100,16777216TB", "--bytes"]):
+            with self.subTest(args=args):
+                r = self.rejected([t, *args], "--sizes", "does not fit in 64 bits")
+                self.assert_flag_form(r, "--sizes")
+        # the largest size that fits is still a size (the whole trace fits: every request after the first is a hit)
+        doc = run_lite_json("cache-sim", t, "--sizes", "18446744073709551615", "--policy", "lru")
+        self.assertEqual(doc["result"]["records"][0]["size"], 18446744073709551615)
+        self.assertEqual(doc["result"]["records"][0]["n_miss"], len(set(t.read_text().split())))
+
+    def test_non_finite_numbers_and_sample_objects_0_are_rejected(self):
+        t = self.zipf_txt()
+        cases = [
+            (["--sample-objects", "0"], "--sample-objects", "0 keeps no keys"),
+            (["--sample-rate", "inf"], "--sample-rate", "not a finite number"),
+            (["--sample-rate", "nan"], "--sample-rate", "not a finite number"),
+            (["--hit-latency", "inf", "--miss-latency", "5"], "--hit-latency", "not a finite number"),
+            (["--miss-latency", "inf"], "--miss-latency", "not a finite number"),
+            (["--miss-latency", "nan"], "--miss-latency", "not a finite number"),
+            (["--miss-latency", "1e999"], "--miss-latency", "not a finite number"),
+            (["--target-p99", "inf", "--miss-latency", "10"], "--target-p99", "not a finite number"),
+            (["--target-hit-ratio", "nan"], "--target-hit-ratio", "not a finite number"),
+        ]
+        for args, flag, problem in cases:
+            with self.subTest(args=args):
+                r = self.rejected([t, *args], flag, problem)
+                self.assert_flag_form(r, flag)
+        # the smallest fixed-size sample is accepted
+        doc = run_lite_json("cache-sim", t, "--sizes", "10", "--sample-objects", "1")
+        self.assertEqual(doc["result"]["trace"]["sampling"], "fixed-size")
+
+    def test_a_byte_order_mark_does_not_make_the_first_key_a_new_object(self):
+        keys = "".join(f"k{i % 50}\n" for i in range(500))
+        plain = self.write("plain.csv", "key\n" + keys)
+        marked = self.tmp / "marked.csv"
+        marked.write_bytes(b"\xef\xbb\xbf" + ("key\n" + keys).encode())
+        bare = self.tmp / "bare.csv"
+        bare.write_bytes(b"\xef\xbb\xbf" + keys.encode())
+        want = misses(run_lite_json("cache-sim", plain, "--sizes", "100"))
+        self.assertEqual(want[0][2], 50)
+        self.assertEqual(misses(run_lite_json("cache-sim", marked, "--sizes", "100")), want)
+        self.assertEqual(misses(run_lite_json("cache-sim", bare, "--sizes", "100", "--csv-columns", "key=1")), want)
+
+    def test_sigterm_exits_143_and_sigint_130_with_nothing_written(self):
+        """A signal during a run: exit 128 + the signal, no result, no plot, no temporary left behind. The trace is
+        generated while lite reads it (an endless stdin), so the run is surely still going when the signal comes."""
+        import os
+        import signal
+        import threading
+        import time
+        chunk = "".join(f"{i % 5000}\n" for i in range(100000)).encode()
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            with self.subTest(signal=sig.name):
+                before = snapshot(self.tmp)
+                p = subprocess.Popen([LITE, "cache-sim", "-", "--format", "txt", "--policy", "lru,s3fifo",
+                                      "--sizes", "1000", "--plot", str(self.tmp / "out.svg")],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env={**os.environ, "TMPDIR": str(self.tmp)})
+
+                def feed():
+                    try:
+                        while True:
+                            p.stdin.write(chunk)
+                    except (BrokenPipeError, OSError, ValueError):
+                        pass
+
+                feeder = threading.Thread(target=feed, daemon=True)
+                feeder.start()
+                # wait until lite has installed its handlers (libtorch takes a while to load), then a little more
+                deadline = time.monotonic() + 120
+                while not handles_signal(p.pid, sig) and p.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(0.5)
+                self.assertIsNone(p.poll(), "lite ended before the signal: the endless trace should keep it busy")
+                p.send_signal(sig)
+                try:
+                    code_seen = p.wait(timeout=60)
+                finally:
+                    if p.poll() is None:
+                        p.kill()
+                feeder.join(timeout=10)
+                out, err = p.stdout.read().decode(), p.stderr.read().decode()
+                for stream in (p.stdin, p.stdout, p.stderr):
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+                self.assertEqual(code_seen, code, err)
+                self.assertEqual(out, "", "an interrupted run prints no result")
+                self.assertIn("interrupted; nothing was written", err)
+                self.assertEqual(snapshot(self.tmp), before, "an interrupted run writes nothing (no plot, no temporary)")
 
     def test_flag_combinations(self):
         t = self.zipf_txt()

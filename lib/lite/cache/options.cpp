@@ -29,7 +29,7 @@ void to_json(nlohmann::json& j, const CacheSimOptions& o) {
                      {"bytes", o.bytes},
                      {"mrc", o.mrc},
                      {"sample_rate", o.sample_rate},
-                     {"sample_objects", o.sample_objects},
+                     {"sample_objects", o.sample_objects ? nlohmann::json(*o.sample_objects) : nlohmann::json()},
                      {"sample_check", o.sample_check},
                      {"hit_latency_ms", o.hit_latency_ms},
                      {"miss_latency_ms", optional_number(o.miss_latency_ms)},
@@ -79,7 +79,9 @@ SimulationConfig resolve(const CacheSimOptions& o) {
   c.bytes = o.bytes;
   c.mrc = o.mrc;
   c.sample_rate = o.sample_rate;
-  c.sample_objects = o.sample_objects;
+  if (o.sample_objects && *o.sample_objects == 0)
+    throw OptionError("sample_objects", "must be at least 1 key", "omit it to simulate every key");
+  c.sample_objects = o.sample_objects.value_or(0);
   c.sample_check = o.sample_check;
   c.hit_latency_ms = o.hit_latency_ms;
   c.miss_latency_ms = o.miss_latency_ms;
@@ -139,8 +141,8 @@ CacheSimResult run(const CacheSimOptions& o, Progress& progress) {
   validate(config);
   check_plot(o);
   CacheSimResult result = simulate(config, progress);
+  throw_if_interrupted();  // a signal after the last poll still writes and prints nothing
   if (!o.plot.empty()) {
-    throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
     write_file_atomically(o.plot, render_svg(result));
     result.plot = o.plot;
     result.notes.push_back("plot written to " + o.plot);

@@ -25,7 +25,7 @@ struct CacheSimOptions {
   bool bytes = false;                          // byte mode
   bool mrc = false;                            // the exact LRU curve in one pass
   double sample_rate = 1.0;                    // fixed-rate SHARDS, (0, 1]
-  uint64_t sample_objects = 0;                 // fixed-size SHARDS (0 = off)
+  std::optional<uint64_t> sample_objects;       // fixed-size SHARDS: keep this many keys (unset = off)
   bool sample_check = false;                   // also simulate the full trace and report the error
   double hit_latency_ms = 0;
   std::optional<double> miss_latency_ms;

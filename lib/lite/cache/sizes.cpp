@@ -3,6 +3,7 @@
 // (0.1) or percentages (10%).
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 
 #include "lite/cache/cache_sim.hpp"
@@ -15,6 +16,19 @@ const std::vector<double>& auto_size_fractions() {
   static const std::vector<double> f = {0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0};
   return f;
 }
+
+namespace {
+
+// 2^64 as a double: the first value a uint64_t cannot hold (every double below it converts exactly).
+constexpr double kTwoTo64 = 18446744073709551616.0;
+
+[[noreturn]] void throw_overflow(const std::string& t) {
+  throw UsageError(fmt::format("--sizes: '{}' does not fit in 64 bits (the largest size is 18446744073709551615); "
+                               "give a smaller size",
+                               t));
+}
+
+}  // namespace
 
 std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
   std::vector<SizeSpec> out;
@@ -46,6 +60,16 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
       throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
     if (v <= 0) throw UsageError(fmt::format("--sizes: '{}' is not positive; cache sizes must be > 0", t));
     if (unit.empty()) {
+      uint64_t whole = 0;
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), whole);
+      if (p == t.data() + t.size() && t.find_first_not_of("0123456789") == std::string::npos) {
+        // all digits: exact, whatever the magnitude (a double would round 2^64-1 up to 2^64)
+        if (ec == std::errc::result_out_of_range) throw_overflow(t);
+        s.absolute = whole;
+        out.push_back(s);
+        continue;
+      }
+      if (v >= kTwoTo64) throw_overflow(t);
       if (v < 1) {
         s.fraction = v;
       } else if (v != std::floor(v)) {
@@ -63,6 +87,7 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
                                    "or give a number of objects",
                                    t));
     auto b = parse_byte_size(t);
+    if (!b && parse_byte_size("1" + unit)) throw_overflow(t);  // the unit is fine: the number is too large
     if (!b) throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
     if (*b == 0) throw UsageError(fmt::format("--sizes: '{}' is zero bytes; cache sizes must be > 0", t));
     s.absolute = *b;

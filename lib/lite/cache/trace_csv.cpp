@@ -1,12 +1,13 @@
 // CSV traces: configurable 1-based columns (key, size, time, cost), an optional header, delimiter
 // detected from the first line (',' '\t' ';' '|'), simple double-quoted fields. Without --csv-columns
 // the header names pick the columns (key/obj_id/id/lbn, size/obj_size/bytes, time/timestamp,
-// cost/latency_ms/...), else the key is column 1. Size-0 requests are skipped, as libCacheSim's reader
+// cost/latency_ms/...), else the key is column 1. A UTF-8 byte-order mark at the start is skipped. Size-0 requests are skipped, as libCacheSim's reader
 // does. Parsing works on views into the reader's buffer: no allocation per line.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "lite/cache/trace_internal.hpp"
 #include "lite/core/error.hpp"
@@ -72,6 +73,7 @@ class CsvReader final : public TraceReader {
  public:
   CsvReader(const ReaderConfig& c, std::unique_ptr<BufferedInput> in) : TraceReader(c, std::move(in), TraceFormat::csv) {
     columns_ = c.csv;
+    skip_utf8_bom(*in_);  // else the header's first name, or the first key, would carry it
     // Look at the first line without consuming it.
     size_t n = in_->ensure(size_t(64) << 10);
     std::string_view head(in_->data(), n);
@@ -175,7 +177,8 @@ class CsvReader final : public TraceReader {
       double cost = 0;
       if (columns_.cost) {
         std::string_view t = fields_[columns_.cost - 1];
-        if (!parse_double(t, cost) || cost < 0) {
+        // stored as float: a value beyond float's range would become inf
+        if (!parse_double(t, cost) || cost < 0 || cost > std::numeric_limits<float>::max()) {
           bad(std::to_string(in_->line_number()), column_label(columns_.cost, "cost"),
               fmt::format("'{}' is not a latency in ms (a number >= 0)", std::string(trim_view(t))));
           continue;

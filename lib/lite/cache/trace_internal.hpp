@@ -27,7 +27,14 @@ class ByteSource {
 };
 
 // Opens a path ("-" = stdin); transparently decompresses zstd (detected by its magic number).
+// (trace_source_fd.cpp)
 std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display = "");
+// Bytes in memory, which must outlive the source (tests, fuzz targets); zstd detected as for files.
+std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes, const std::string& name);
+// True when `head` starts with zstd's frame magic number (28 B5 2F FD).
+bool has_zstd_magic(std::string_view head);
+// Decompresses `inner` as a zstd stream (trace_source_zstd.cpp).
+std::unique_ptr<ByteSource> make_zstd_source(std::unique_ptr<ByteSource> inner, const std::string& name);
 // Size of a regular file in bytes (0 if unknown, e.g. stdin or a pipe).
 uint64_t file_size_or_zero(const std::string& path);
 // The name used in messages: the path, or "<stdin>".
@@ -149,6 +156,8 @@ class TraceReader {
 
 // Opens the trace and picks the format (explicit, else from the name, else from the contents).
 std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config);
+// The same over an already opened source (config.path then only serves format detection by name).
+std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config, std::unique_ptr<ByteSource> source);
 
 // Format constructors (one file each).
 std::unique_ptr<TraceReader> make_csv_reader(const ReaderConfig&, std::unique_ptr<BufferedInput>);
@@ -163,5 +172,8 @@ bool parse_key(std::string_view text, uint64_t& key);
 bool parse_uint(std::string_view text, uint64_t& value);
 bool parse_double(std::string_view text, double& value);
 std::string_view trim_view(std::string_view s);
+// Consumes a UTF-8 byte-order mark (EF BB BF) at the start of a text trace, which editors and spreadsheet
+// exports write: it is not part of the first header name or key.
+void skip_utf8_bom(BufferedInput& in);
 
 }  // namespace lite::cache::detail

@@ -1,12 +1,8 @@
-// Byte sources (file, stdin, zstd), the shared input buffer, the format table and format detection.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zstd.h>
-
+// The format table, the shared input buffer, field parsing, format detection and open_trace. The byte sources
+// live in trace_source_fd.cpp (file, stdin, memory) and trace_source_zstd.cpp, --csv-columns in
+// trace_csv_columns.cpp.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -45,170 +41,7 @@ std::string trace_format_name(TraceFormat f) {
   return "?";
 }
 
-CsvColumns parse_csv_columns(const std::string& spec) {
-  CsvColumns c;
-  c.explicit_columns = true;
-  const std::vector<std::string> known = {"key", "time", "size", "cost", "delimiter"};
-  for (const std::string& raw : split(spec, ',')) {
-    std::string item = trim(raw);
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string::npos)
-      throw UsageError(fmt::format("--csv-columns: '{}' is not NAME=COLUMN (e.g. key=5,size=4,time=2,cost=6)", item));
-    std::string name = to_lower(trim(item.substr(0, eq)));
-    std::string value = trim(item.substr(eq + 1));
-    if (name == "obj-id" || name == "obj_id" || name == "id" || name == "obj-id-col") name = "key";
-    if (name == "delimiter" || name == "sep") {
-      if (value == "tab" || value == "\\t") c.delimiter = '\t';
-      else if (value == "comma" || value.empty()) c.delimiter = ',';
-      else if (value == "space") c.delimiter = ' ';
-      else if (value.size() == 1) c.delimiter = value[0];
-      else throw UsageError(fmt::format("--csv-columns: delimiter '{}' is not one character (or tab, comma, space)", value));
-      continue;
-    }
-    int* target = name == "key" ? &c.key : name == "time" ? &c.time : name == "size" ? &c.size
-                                          : name == "cost" ? &c.cost : nullptr;
-    if (!target) throw UsageError("--csv-columns: " + unknown_name_message("column", name, known));
-    int col = 0;
-    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), col);
-    if (ec != std::errc() || p != value.data() + value.size() || col < 1)
-      throw UsageError(fmt::format("--csv-columns: {}={} is not a column number (1 = the first column)", name, value));
-    *target = col;
-  }
-  if (c.key == 0) throw UsageError("--csv-columns: say which column holds the key, e.g. key=1");
-  return c;
-}
-
 namespace detail {
-
-std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
-
-uint64_t file_size_or_zero(const std::string& path) {
-  if (path == "-") return 0;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-  return static_cast<uint64_t>(st.st_size);
-}
-
-namespace {
-
-class FdSource final : public ByteSource {
- public:
-  FdSource(int fd, bool own, std::string name) : fd_(fd), own_(own), name_(std::move(name)) {}
-  ~FdSource() override {
-    if (own_) ::close(fd_);
-  }
-  size_t read(char* dst, size_t n) override {
-    size_t done = 0;
-    if (pos_ < peek_.size()) {
-      done = std::min(n, peek_.size() - pos_);
-      std::memcpy(dst, peek_.data() + pos_, done);
-      pos_ += done;
-      if (done == n) return done;
-    }
-    while (true) {
-      ssize_t r = ::read(fd_, dst + done, n - done);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno));
-      consumed_ += static_cast<uint64_t>(r);
-      return done + static_cast<size_t>(r);
-    }
-  }
-  uint64_t consumed() const override { return consumed_; }
-  // Reads the first bytes so the caller can look at them; they are returned again by read().
-  const std::string& peek(size_t n) {
-    while (peek_.size() < n) {
-      char tmp[64];
-      ssize_t r = ::read(fd_, tmp, std::min(sizeof(tmp), n - peek_.size()));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno));
-      if (r == 0) break;
-      consumed_ += static_cast<uint64_t>(r);
-      peek_.append(tmp, static_cast<size_t>(r));
-    }
-    return peek_;
-  }
-
- private:
-  int fd_;
-  bool own_;
-  std::string name_;
-  std::string peek_;
-  size_t pos_ = 0;
-  uint64_t consumed_ = 0;
-};
-
-class ZstdSource final : public ByteSource {
- public:
-  ZstdSource(std::unique_ptr<ByteSource> inner, std::string name)
-      : inner_(std::move(inner)), name_(std::move(name)), stream_(ZSTD_createDStream()), in_buf_(ZSTD_DStreamInSize()) {
-    if (!stream_) throw InternalError("ZSTD_createDStream failed");
-    ZSTD_initDStream(stream_);
-    in_ = {in_buf_.data(), 0, 0};
-  }
-  ~ZstdSource() override { ZSTD_freeDStream(stream_); }
-  size_t read(char* dst, size_t n) override {
-    ZSTD_outBuffer out{dst, n, 0};
-    while (out.pos == 0) {
-      if (in_.pos == in_.size) {
-        if (inner_done_) {
-          if (last_hint_ != 0)
-            throw InputError(name_, "the zstd stream is truncated", "recompress the trace or pass the complete file");
-          return 0;
-        }
-        size_t got = inner_->read(in_buf_.data(), in_buf_.size());
-        in_ = {in_buf_.data(), got, 0};
-        if (got == 0) {
-          inner_done_ = true;
-          continue;
-        }
-      }
-      size_t hint = ZSTD_decompressStream(stream_, &out, &in_);
-      if (ZSTD_isError(hint))
-        throw InputError(name_, std::string("corrupt zstd data: ") + ZSTD_getErrorName(hint),
-                         "check the file (zstd -t) or pass it uncompressed");
-      last_hint_ = hint;
-    }
-    return out.pos;
-  }
-  uint64_t consumed() const override { return inner_->consumed(); }
-
- private:
-  std::unique_ptr<ByteSource> inner_;
-  std::string name_;
-  ZSTD_DStream* stream_;
-  std::vector<char> in_buf_;
-  ZSTD_inBuffer in_;
-  bool inner_done_ = false;
-  size_t last_hint_ = 0;
-};
-
-}  // namespace
-
-std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display) {
-  const std::string name = display.empty() ? display_name(path) : display;
-  int fd = 0;
-  bool own = false;
-  if (path != "-") {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-      throw InputError(name, std::string("cannot open the trace: ") + std::strerror(errno), "check the path");
-    if (S_ISDIR(st.st_mode)) throw InputError(name, "is a directory, not a trace file", "pass a trace file");
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw InputError(name, std::string("cannot open the trace: ") + std::strerror(errno), "check the path and its permissions");
-    own = true;
-#ifdef POSIX_FADV_SEQUENTIAL
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-  }
-  auto fd_source = std::make_unique<FdSource>(fd, own, name);
-  const std::string& head = fd_source->peek(4);
-  const bool zstd = head.size() == 4 && static_cast<unsigned char>(head[0]) == 0x28 &&
-                    static_cast<unsigned char>(head[1]) == 0xB5 && static_cast<unsigned char>(head[2]) == 0x2F &&
-                    static_cast<unsigned char>(head[3]) == 0xFD;
-  if (zstd) return std::make_unique<ZstdSource>(std::move(fd_source), name);
-  return fd_source;
-}
 
 BufferedInput::BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size)
     : source_(std::move(source)), buf_(new char[buffer_size]), capacity_(buffer_size) {}
@@ -271,6 +104,10 @@ void TraceReader::bad(const std::string& where, const std::string& field, const 
   }
   throw InputError(name_ + ":" + where, "field " + field + ": " + problem,
                    "fix the trace or pass --skip-bad-lines to skip malformed lines");
+}
+
+void skip_utf8_bom(BufferedInput& in) {
+  if (in.ensure(3) >= 3 && std::memcmp(in.data(), "\xEF\xBB\xBF", 3) == 0) in.consume(3);
 }
 
 std::string_view trim_view(std::string_view s) {
@@ -365,7 +202,12 @@ TraceFormat format_from_contents(BufferedInput& in, const std::string& name) {
 
 std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config) {
   const std::string name = config.display.empty() ? display_name(config.path) : config.display;
-  auto in = std::make_unique<BufferedInput>(open_source(config.path, name));
+  return open_trace(config, open_source(config.path, name));
+}
+
+std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config, std::unique_ptr<ByteSource> source) {
+  const std::string name = config.display.empty() ? display_name(config.path) : config.display;
+  auto in = std::make_unique<BufferedInput>(std::move(source));
   TraceFormat f = config.format;
   if (f == TraceFormat::auto_detect && config.path != "-") f = format_from_name(config.path);
   if (f == TraceFormat::auto_detect) f = format_from_contents(*in, name);

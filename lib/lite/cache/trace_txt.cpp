@@ -1,5 +1,5 @@
 // Plain-text traces: one key per line (a decimal id or any string), every request size 1; blank
-// lines are skipped (as libCacheSim's txt reader does).
+// lines are skipped (as libCacheSim's txt reader does). A UTF-8 byte-order mark at the start is skipped.
 #include "lite/cache/trace_internal.hpp"
 
 namespace lite::cache::detail {
@@ -7,7 +7,9 @@ namespace {
 
 class TxtReader final : public TraceReader {
  public:
-  TxtReader(const ReaderConfig& c, std::unique_ptr<BufferedInput> in) : TraceReader(c, std::move(in), TraceFormat::txt) {}
+  TxtReader(const ReaderConfig& c, std::unique_ptr<BufferedInput> in) : TraceReader(c, std::move(in), TraceFormat::txt) {
+    skip_utf8_bom(*in_);
+  }
 
   bool fill(Batch& b) override {
     const size_t start = b.n;

@@ -1,3 +1,5 @@
+// The signal handler records which signal arrived (sig_atomic_t: the only thing a handler may safely write);
+// everything else happens in the polling code and the CLI.
 #include "lite/core/interrupt.hpp"
 
 #include <csignal>
@@ -7,15 +9,15 @@
 namespace lite {
 
 namespace {
-volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_signal = 0;  // 0 = none, else the first SIGINT/SIGTERM received
 
 extern "C" void on_interrupt(int signal) {
-  if (g_interrupted) {
+  if (g_signal) {
     std::signal(signal, SIG_DFL);
     std::raise(signal);
     return;
   }
-  g_interrupted = 1;
+  g_signal = signal;
 }
 }  // namespace
 
@@ -24,12 +26,14 @@ void install_interrupt_handler() {
   std::signal(SIGTERM, on_interrupt);
 }
 
-bool interrupt_requested() { return g_interrupted != 0; }
+bool interrupt_requested() { return g_signal != 0; }
 
 void throw_if_interrupted() {
-  if (g_interrupted) throw Interrupted();
+  if (g_signal) throw Interrupted();
 }
 
-void request_interrupt_for_testing(bool value) { g_interrupted = value ? 1 : 0; }
+int interrupt_exit_code() { return g_signal == SIGTERM ? 128 + SIGTERM : int(exit_interrupted); }
+
+void request_interrupt_for_testing(bool value) { g_signal = value ? SIGINT : 0; }
 
 }  // namespace lite

@@ -102,7 +102,9 @@ std::optional<uint64_t> parse_byte_size(std::string_view text) {
   else if (unit == "g" || unit == "gb" || unit == "gib") scale = 1024.0 * 1024 * 1024;
   else if (unit == "t" || unit == "tb" || unit == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
   else return std::nullopt;
-  return static_cast<uint64_t>(std::llround(value * scale));
+  const double bytes = std::round(value * scale);
+  if (!(bytes < 18446744073709551616.0)) return std::nullopt;  // 2^64: does not fit (never wrapped or capped)
+  return static_cast<uint64_t>(bytes);
 }
 
 std::string format_bytes(double bytes) {

@@ -24,7 +24,7 @@ std::optional<std::string> closest_match(std::string_view name, const std::vecto
 std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known);
 
 // Parses "4096", "64KB", "1.5 GiB", "512MiB" into bytes. KB/MB/GB and KiB/MiB/GiB are all powers of
-// 1024 (as libCacheSim reads them). Returns nullopt if the text is not a size.
+// 1024 (as libCacheSim reads them). Returns nullopt if the text is not a size or does not fit 64 bits.
 std::optional<uint64_t> parse_byte_size(std::string_view text);
 
 // 1536 -> "1.5 KiB"

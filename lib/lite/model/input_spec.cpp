@@ -1,6 +1,7 @@
 #include "lite/model/input_spec.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <ostream>
 
 #include <unistd.h>
@@ -36,8 +37,9 @@ InputSpec parse_input_spec(const std::string& text) {
     std::string dim = trim(part);
     if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos)
       throw OptionError("inputs", quoted + "'" + dim + "' is not a positive dimension", form);
-    const long long value = dim.size() > 12 ? -1 : std::stoll(dim);
-    if (value <= 0 || value > (1LL << 31))
+    long long value = 0;
+    const auto [end, ec] = std::from_chars(dim.data(), dim.data() + dim.size(), value);  // no throw on overflow
+    if (ec != std::errc() || end != dim.data() + dim.size() || value <= 0 || value > (1LL << 31))
       throw OptionError("inputs", quoted + "dimension " + dim + " is out of range (1 to 2^31)", form);
     spec.shape.push_back(value);
   }

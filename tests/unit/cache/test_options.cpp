@@ -2,6 +2,7 @@
 #include "cache_test_util.hpp"
 #include "lite/cache/policies.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
 
 using namespace lite::cache;
 
@@ -88,4 +89,24 @@ TEST_CASE("--csv-columns and --format") {
   CHECK(parse_trace_format("oracleGeneral") == TraceFormat::oracle_general);
   CHECK(parse_trace_format("oraclegeneralbin") == TraceFormat::oracle_general);
   CHECK(usage_error([] { parse_trace_format("vsci"); }).find("did you mean 'vscsi'") != std::string::npos);
+}
+
+TEST_CASE("--sizes: sizes that do not fit 64 bits are rejected as overflow, never wrapped or capped") {
+  CHECK(parse_sizes("18446744073709551615", false)[0].absolute == UINT64_MAX);  // exact, not rounded to 2^64
+  CHECK(parse_sizes("18446744073709551615", true)[0].absolute == UINT64_MAX);
+  for (const char* text : {"18446744073709551616", "99999999999999999999999", "1e30", "2e19"}) {
+    CAPTURE(text);
+    const std::string m = usage_error([&] { parse_sizes(text, false); });
+    CHECK(m.find("does not fit in 64 bits") != std::string::npos);
+    CHECK(m.rfind("--sizes: ", 0) == 0);
+    CHECK(m.find("; give a smaller size") != std::string::npos);
+  }
+  for (const char* text : {"1e30GB", "16777216TB", "18446744073709551616B"}) {
+    CAPTURE(text);
+    CHECK(usage_error([&] { parse_sizes(text, true); }).find("does not fit in 64 bits") != std::string::npos);
+  }
+  CHECK(parse_sizes("16777215TB", true)[0].absolute == 16777215ULL << 40);
+  CHECK(!lite::parse_byte_size("1e30GB"));
+  CHECK(!lite::parse_byte_size("18446744073709551616"));
+  CHECK(lite::parse_byte_size("1e19").value() == 10000000000000000000ULL);
 }

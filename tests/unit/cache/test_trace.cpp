@@ -208,3 +208,44 @@ TEST_CASE("keys: decimal ids are numbers in every format, other text is hashed")
   CHECK(a != b);
   CHECK_FALSE(lite::cache::detail::parse_key("   ", k));
 }
+
+TEST_CASE("csv and txt: a UTF-8 byte-order mark at the start is not part of the header or the first key") {
+  ScratchDir d;
+  const std::string bom = "\xEF\xBB\xBF";
+  // with a header: the first column's name is recognized
+  auto h = read_all(config(d.file("h.csv", bom + "key,size\n5,100\n5,100\n")));
+  CHECK(h.keys == std::vector<uint64_t>{5, 5});
+  CHECK(h.sizes == std::vector<uint32_t>{100, 100});
+  // without a header: the first key is the same object as the same key later
+  auto k = read_all(config(d.file("k.csv", bom + "abc,7\nabc,7\n")));
+  REQUIRE(k.keys.size() == 2);
+  CHECK(k.keys[0] == k.keys[1]);
+  auto n = read_all(config(d.file("n.csv", bom + "12,7\n12,7\n")));
+  CHECK(n.keys == std::vector<uint64_t>{12, 12});
+  auto t = read_all(config(d.file("t.txt", bom + "x\nx\n")));
+  REQUIRE(t.keys.size() == 2);
+  CHECK(t.keys[0] == t.keys[1]);
+  // a mark later in the file is data, not skipped
+  auto later = read_all(config(d.file("later.txt", "x\n" + bom + "x\n")));
+  REQUIRE(later.keys.size() == 2);
+  CHECK(later.keys[0] != later.keys[1]);
+  // from memory, the format detected from the contents (a name gives none)
+  const std::string text = bom + "key,size\n9,1\n";
+  auto z = lite::cache::detail::open_trace(config(""), lite::cache::detail::open_memory_source(text, "mem"));
+  Batch b;
+  b.reserve(4);
+  REQUIRE(z->fill(b));
+  CHECK(b.n == 1);
+  CHECK(b.key[0] == 9);
+}
+
+TEST_CASE("csv: a cost beyond float's range is a malformed field, not an infinite latency (found by fuzz/trace_csv)") {
+  ScratchDir d;
+  auto path = d.file("c.csv", "key,cost\na,1e69\nb,2\n");
+  CHECK(message_of(config(path)).find("'1e69' is not a latency in ms") != std::string::npos);
+  auto c = config(path);
+  c.skip_bad_lines = true;
+  auto r = read_all(c);
+  CHECK(r.costs == std::vector<float>{2.0f});
+  CHECK(r.stats.n_bad_lines == 1);
+}
