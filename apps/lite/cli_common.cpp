@@ -13,6 +13,7 @@
 
 #include "config_flags.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cli {
@@ -97,8 +98,37 @@ std::unique_ptr<Progress> make_progress(const OutputOptions& o) {
   return std::make_unique<NullProgress>();
 }
 
+namespace {
+// The library names options as {key}; what the user reads names them as this command's flags.
+std::string worded(const std::string& text) { return render_option_refs(text, flag_for_key); }
+
+void word_json(nlohmann::json& j) {
+  if (j.is_string()) {
+    const auto& text = j.get_ref<const std::string&>();
+    if (text.find('{') != std::string::npos) j = worded(text);
+  } else if (j.is_structured()) {
+    for (auto& child : j) word_json(child);
+  }
+}
+}  // namespace
+
+std::string word_options(const std::string& text) { return worded(text); }
+
 void print_report(const report::Report& r, const OutputOptions& o) {
-  report::print(r, resolve_format(o), std::cout);
+  report::Report out = r;
+  for (auto& t : out.tables) {
+    t.title = worded(t.title);
+    for (auto& row : t.rows)
+      for (auto& cell : row) cell = worded(cell);
+  }
+  for (auto& f : out.findings) {
+    f.what = worded(f.what);
+    f.threshold = worded(f.threshold);
+    f.advice = worded(f.advice);
+  }
+  for (auto& n : out.notes) n = worded(n);
+  word_json(out.result);
+  report::print(out, resolve_format(o), std::cout);
   std::cout.flush();
 }
 

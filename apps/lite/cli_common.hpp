@@ -27,7 +27,8 @@ report::Format resolve_format(const OutputOptions& options);
 // sink that prints nothing.
 std::unique_ptr<Progress> make_progress(const OutputOptions& options);
 
-// Prints the report to stdout in the chosen format.
+// Prints the report to stdout in the chosen format, with the library's {key} option references worded as this
+// command's flags (in tables, findings, notes and the JSON result alike).
 void print_report(const report::Report& report, const OutputOptions& options);
 
 // The command line as typed (shell-quoted where needed), recorded in artifact provenance.
@@ -40,6 +41,8 @@ const std::string& command_line();
 // flag of its own (a recipe's "steps[2].quantize.mode") is printed as it is.
 void name_flag(const std::string& key, const std::string& flag);
 std::string flag_for_key(const std::string& key);
+// Text from the library (table descriptions for --help) with its {key} references worded as flags.
+std::string word_options(const std::string& text);
 
 
 }  // namespace lite::cli

@@ -86,9 +86,9 @@ Runner setup_cache_sim(CLI::App& app) {
 
   return [s, &app] {
     auto& o = s->options;
-    const report::Format format = resolve_format(s->output);
+    resolve_format(s->output);  // a bad --output-format fails before any work
     if (o.policies.size() == 1 && to_lower(o.policies[0]) == "list") {
-      report::print(cache::policy_list_report(), format, std::cout);
+      print_report(cache::policy_list_report(), s->output);
       return int(exit_ok);
     }
     if (o.policies.empty()) o.policies = {"lru"};

@@ -55,7 +55,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_flag("--global", o.global,
                "Rank channels across all groups (scores normalized per group) and remove --ratio of all channels");
   app.add_option("--global-floor", o.global_floor, "With --global: every group keeps at least this fraction (default 0.1)");
-  app.add_option("--criterion", o.criterion, criterion_help());
+  app.add_option("--criterion", o.criterion, word_options(criterion_help()));
   app.add_option("--data", o.data, "Samples for --criterion taylor (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
   app.add_option("--data-samples", o.data_samples, "Use the first N samples of --data (default 256)");
   app.add_option("--exclude", o.exclude, "Keep the channels of layers matching this glob (repeatable), e.g. 'conv1'");

@@ -53,11 +53,11 @@ Runner setup_quantize(CLI::App& app) {
   name_flag("output", "-o");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
-  app.add_option("--mode", o.mode, mode_help());
+  app.add_option("--mode", o.mode, word_options(mode_help()));
   app.add_option("--calib", o.calib,
                  "Calibration data for static mode (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
   app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib (default 256)");
-  app.add_option("--calib-method", o.calib_method, calib_method_help());
+  app.add_option("--calib-method", o.calib_method, word_options(calib_method_help()));
   app.add_option("--calib-stats", o.calib_stats,
                  "Reuse the calibration JSON of an earlier run (MODEL.int8.calib.json) instead of calibrating");
   app.add_flag("--no-calib-json{false}", o.write_calib_json, "Do not write the calibration JSON beside the artifact");

@@ -259,7 +259,7 @@ class CacheSimCli(LiteTestCase):
             (["--miss-latency", "-1"], "--miss-latency", "at least 0"),
             (["--target-hit-ratio", "0"], "--target-hit-ratio", "outside (0, 1]"),
             (["--target-hit-ratio", "1.5"], "--target-hit-ratio", "outside (0, 1]"),
-            (["--target-p99", "0", "--miss-latency", "10"], "--target-p99", "above 0"),
+            (["--target-p99", "0", "--miss-latency", "10"], "--target-p99", "above 0 ms"),
             (["--sample-rate", "1.5"], "--sample-rate", "outside (0, 1]"),
             (["--sizes", "0MB"], "--sizes", "'0MB'", "not positive"),
             (["--sizes", "0MB", "--bytes"], "--sizes", "'0MB'", "not positive"),
@@ -290,15 +290,15 @@ class CacheSimCli(LiteTestCase):
     def test_non_finite_numbers_and_sample_objects_0_are_rejected(self):
         t = self.zipf_txt()
         cases = [
-            (["--sample-objects", "0"], "--sample-objects", "0 keeps no keys"),
-            (["--sample-rate", "inf"], "--sample-rate", "not a finite number"),
-            (["--sample-rate", "nan"], "--sample-rate", "not a finite number"),
-            (["--hit-latency", "inf", "--miss-latency", "5"], "--hit-latency", "not a finite number"),
-            (["--miss-latency", "inf"], "--miss-latency", "not a finite number"),
-            (["--miss-latency", "nan"], "--miss-latency", "not a finite number"),
-            (["--miss-latency", "1e999"], "--miss-latency", "not a finite number"),
-            (["--target-p99", "inf", "--miss-latency", "10"], "--target-p99", "not a finite number"),
-            (["--target-hit-ratio", "nan"], "--target-hit-ratio", "not a finite number"),
+            (["--sample-objects", "0"], "--sample-objects", "at least 1 key"),
+            (["--sample-rate", "inf"], "--sample-rate", "a finite number"),
+            (["--sample-rate", "nan"], "--sample-rate", "a finite number"),
+            (["--hit-latency", "inf", "--miss-latency", "5"], "--hit-latency", "a finite number"),
+            (["--miss-latency", "inf"], "--miss-latency", "a finite number"),
+            (["--miss-latency", "nan"], "--miss-latency", "a finite number"),
+            (["--miss-latency", "1e999"], "--miss-latency", "a finite number"),
+            (["--target-p99", "inf", "--miss-latency", "10"], "--target-p99", "a finite number"),
+            (["--target-hit-ratio", "nan"], "--target-hit-ratio", "a finite number"),
         ]
         for args, flag, problem in cases:
             with self.subTest(args=args):

@@ -49,7 +49,7 @@ ReaderConfig reader_config(const SimulationConfig& opt, const std::string& name)
   rc.skip_bad_lines = opt.skip_bad_lines;
   const bool other_miss_source = opt.miss_latency_ms.has_value() || !opt.variants.empty();
   if (other_miss_source && opt.csv.explicit_columns && opt.csv.cost)
-    throw UsageError("the csv cost column and --miss-latency/--miss-latency-from are two miss-latency sources; give one");
+    throw UsageError("the csv cost column and {miss_latency_ms}/{miss_latency_from} are two miss-latency sources; give one");
   rc.want_cost = !other_miss_source;
   return rc;
 }
@@ -63,9 +63,9 @@ InputError empty_trace(const std::string& name, const TraceReader& r) {
 
 void check_csv_only_flags(const SimulationConfig& opt, const TraceReader& reader, const std::string& name) {
   if (opt.csv.explicit_columns && reader.format() != TraceFormat::csv)
-    throw UsageError(fmt::format("--csv-columns applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
+    throw UsageError(fmt::format("{{csv_columns}} applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
   if (opt.has_header && reader.format() != TraceFormat::csv)
-    throw UsageError(fmt::format("--has-header applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
+    throw UsageError(fmt::format("{{has_header}} applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
 }
 
 SamplingPlan plan_sampling(const SimulationConfig& opt, const ScanResult& scan, CacheSimResult& result) {
@@ -77,7 +77,7 @@ SamplingPlan plan_sampling(const SimulationConfig& opt, const ScanResult& scan, 
     plan.rate = rate_for(plan.threshold);
     result.trace.sampling = "fixed-size";
     if (plan.threshold == UINT64_MAX)
-      result.notes.push_back(fmt::format("--sample-objects {}: the trace has only {} objects, so nothing was sampled out",
+      result.notes.push_back(fmt::format("{{sample_objects}} {}: the trace has only {} objects, so nothing was sampled out",
                                          opt.sample_objects, scan.n_obj));
   } else if (plan.rate < 1) {
     result.trace.sampling = "fixed-rate";
@@ -100,7 +100,7 @@ void summarize_trace(const SimulationConfig& opt, const TraceReader& reader, con
   result.trace.n_skipped_zero_size = reader.stats().n_skipped_zero_size;
   result.trace.n_bad_lines_skipped = reader.stats().n_bad_lines;
   if (result.trace.n_bad_lines_skipped)
-    result.notes.push_back(fmt::format("skipped {} malformed line{} (--skip-bad-lines)", result.trace.n_bad_lines_skipped,
+    result.notes.push_back(fmt::format("skipped {} malformed line{} ({{skip_bad_lines}})", result.trace.n_bad_lines_skipped,
                                        result.trace.n_bad_lines_skipped == 1 ? "" : "s"));
   if (result.trace.n_skipped_zero_size)
     result.notes.push_back(fmt::format("skipped {} request{} of size 0 (as libCacheSim does)",
@@ -111,7 +111,7 @@ void summarize_trace(const SimulationConfig& opt, const TraceReader& reader, con
   if (result.cost_model == "cost column") result.trace.total_cost_s = main.total_cost_ms / 1000.0;
   if (result.cost_model == "constant") result.trace.total_cost_s = double(result.trace.n_req_total) * *opt.miss_latency_ms / 1000.0;
   if (result.cost_model.empty() && opt.hit_latency_ms > 0)
-    result.notes.push_back("--hit-latency is ignored: no miss latency given (--miss-latency, --miss-latency-from or a cost column)");
+    result.notes.push_back("{hit_latency_ms} is ignored: no miss latency given ({miss_latency_ms}, {miss_latency_from} or a cost column)");
 }
 
 void finish_curve(const SimulationConfig& opt, const SimulatorSet& set, const SamplingPlan& plan, double seconds,
@@ -120,7 +120,7 @@ void finish_curve(const SimulationConfig& opt, const SimulatorSet& set, const Sa
   MrcCurve c = set.profiler->profiler->finish(plan.sampling() ? result.trace.n_req_total : 0, opt.target_hit_ratio);
   c.seconds = seconds;
   if (c.bytes && c.sizes_vary)
-    result.notes.push_back("--mrc: some objects change size between requests; the one-pass byte curve keeps each object's "
+    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each object's "
                            "latest size, while the simulators keep the size at insertion, so they can differ");
   result.mrc = std::move(c);
 }
@@ -186,7 +186,7 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
   for (const auto& n : reader->notes) result.notes.push_back(n);
   const bool other_miss_source = opt.miss_latency_ms.has_value() || !opt.variants.empty();
   if (opt.target_p99_ms && !other_miss_source && !reader->has_cost())
-    throw UsageError("--target-p99 needs a miss latency: --miss-latency MS, --miss-latency-from PROFILE.json, or a csv cost column");
+    throw UsageError("{target_p99_ms} needs a miss latency: {miss_latency_ms} MS, {miss_latency_from} PROFILE.json, or a csv cost column");
   std::unique_ptr<NextStream> next_stream;
   if (next_file) next_stream = std::make_unique<NextStream>(*next_file);
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -198,7 +198,7 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
   if (reader->stats().n_read == 0) throw empty_trace(name, *reader);
   if (main.simulated_requests == 0)
     throw InputError(name, fmt::format("sampling at rate {:g} kept none of the {} requests", plan.rate, reader->stats().n_read),
-                     "raise --sample-rate or --sample-objects");
+                     "raise {sample_rate} or {sample_objects}");
 
   // results
   result.trace.path = name;

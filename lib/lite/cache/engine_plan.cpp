@@ -20,13 +20,13 @@ std::vector<SizeChoice> resolve_sizes(const std::vector<SizeSpec>& given, uint64
       if (s > 0) sizes.push_back({s, fmt::format("{:g}%", f * 100)});
     }
     if (sizes.empty())
-      throw InputError(trace_name, "the working set is too small to pick sizes automatically", "pass --sizes");
+      throw InputError(trace_name, "the working set is too small to pick sizes automatically", "pass {sizes}");
   } else {
     for (const auto& s : given) {
       if (s.fraction > 0) {
         uint64_t v = static_cast<uint64_t>(double(wss) * s.fraction);
         if (v == 0)
-          throw UsageError(fmt::format("--sizes: {} of a working set of {} is 0; use a larger fraction", s.text,
+          throw UsageError(fmt::format("{{sizes}}: {} of a working set of {} is 0; use a larger fraction", s.text,
                                        size_label(wss, bytes)));
         sizes.push_back({v, s.text});
       } else {

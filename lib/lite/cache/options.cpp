@@ -95,6 +95,9 @@ SimulationConfig resolve(const CacheSimOptions& o) {
 }
 
 void validate(const SimulationConfig& o) {
+  finite("sample_rate", o.sample_rate);
+  if (o.target_hit_ratio) finite("target_hit_ratio", *o.target_hit_ratio);
+  if (o.target_p99_ms) finite("target_p99_ms", *o.target_p99_ms);
   if (!(o.sample_rate > 0 && o.sample_rate <= 1))
     throw OptionError("sample_rate", fmt::format("{} is outside (0, 1]", o.sample_rate), "e.g. 0.01 keeps 1% of the keys");
   if (o.sample_objects && o.sample_rate < 1)
@@ -107,9 +110,11 @@ void validate(const SimulationConfig& o) {
   if (o.miss_latency_ms && !o.variants.empty())
     throw OptionError("miss_latency_ms", "cannot be combined with {miss_latency_from}", "give one miss-latency source");
   if (o.target_hit_ratio && !(*o.target_hit_ratio > 0 && *o.target_hit_ratio <= 1))
-    throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *o.target_hit_ratio));
+    throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *o.target_hit_ratio),
+                      "give a hit ratio, e.g. 0.8");
   if (o.target_p99_ms && !(*o.target_p99_ms > 0 && std::isfinite(*o.target_p99_ms)))
-    throw OptionError("target_p99_ms", fmt::format("must be a finite latency above 0 ms, got {}", *o.target_p99_ms));
+    throw OptionError("target_p99_ms", fmt::format("must be above 0 ms, got {}", *o.target_p99_ms),
+                      "give the p99 latency to reach in ms");
   if (o.target_hit_ratio && o.target_p99_ms)
     throw OptionError("target_hit_ratio", "cannot be combined with {target_p99_ms}", "give one target");
   thread_count("threads", o.threads);

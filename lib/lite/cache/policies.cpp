@@ -7,6 +7,7 @@
 
 #include "lite/cache/policy_internal.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cache {
@@ -78,10 +79,13 @@ std::vector<std::string> policy_names() {
 }
 
 const PolicyEntry& find_policy(const std::string& name) {
-  const std::string lower = to_lower(trim(name));
-  for (const auto& e : policy_table())
-    if (lower == e.name || (*e.alias && lower == e.alias)) return e;
-  throw UsageError(unknown_name_message("policy", name, policy_names()) + "; run 'lite cache-sim --policy list'");
+  return find_named(policy_table(), trim(name), "policies", "policy",
+                    [](const PolicyEntry& e) {
+                      std::vector<std::string> names{e.name};
+                      if (*e.alias) names.push_back(e.alias);
+                      return names;
+                    },
+                    "run 'lite cache-sim {policies} list'");
 }
 
 std::string describe_params(const PolicyEntry& e) {
@@ -159,7 +163,7 @@ std::vector<PolicySpec> parse_policies(const std::string& text) {
     }
     specs.push_back(std::move(spec));
   }
-  if (specs.empty()) throw UsageError("no policy given; use e.g. --policy lru,s3fifo or --policy all");
+  if (specs.empty()) throw UsageError("no policy given; use e.g. {policies} lru,s3fifo or {policies} all");
   // drop exact duplicates, keep the order
   std::vector<PolicySpec> unique;
   for (auto& s : specs) {

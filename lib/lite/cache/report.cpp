@@ -288,7 +288,7 @@ void add_recommendation(const CacheSimResult& r, report::Report& rep) {
         {"warning",
          fmt::format("no policy reaches {} at the simulated sizes; the largest, {}, gives miss ratio {:.4f} with {}",
                      set.target, size_label(largest, bytes), best_mr, best_policy),
-         set.target, "simulate larger sizes (--sizes), relax the target, or cut the miss latency (a lighter model)"});
+         set.target, "simulate larger sizes ({sizes}), relax the target, or cut the miss latency (a lighter model)"});
   }
   if (r.mrc && r.mrc->smallest_size_for_target && set.target.rfind("hit ratio", 0) == 0)
     rep.findings.push_back({"info",
@@ -382,7 +382,7 @@ report::Report policy_list_report() {
   report::Report r;
   r.command = "cache-sim";
   r.environment = host_environment();
-  report::Table t{"Cache policies (--policy NAME[:k=v,...], several separated by commas, or all)",
+  report::Table t{"Cache policies ({policies} NAME[:k=v,...], several separated by commas, or all)",
                   {"name", "policy", "parameters (defaults)", "algorithm"},
                   {},
                   2};

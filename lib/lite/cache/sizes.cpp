@@ -23,7 +23,7 @@ namespace {
 constexpr double kTwoTo64 = 18446744073709551616.0;
 
 [[noreturn]] void throw_overflow(const std::string& t) {
-  throw UsageError(fmt::format("--sizes: '{}' does not fit in 64 bits (the largest size is 18446744073709551615); "
+  throw UsageError(fmt::format("{{sizes}}: '{}' does not fit in 64 bits (the largest size is 18446744073709551615); "
                                "give a smaller size",
                                t));
 }
@@ -45,9 +45,9 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
       std::string num = trim(t.substr(0, t.size() - 1));
       double p = std::strtod(num.c_str(), &end);
       if (num.empty() || *end != '\0' || !std::isfinite(p))
-        throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
+        throw UsageError(fmt::format("{{sizes}}: '{}' is not a size; {}", t, fix));
       if (p <= 0 || p > 100)
-        throw UsageError(fmt::format("--sizes: '{}' must be a percentage in (0, 100]", t));
+        throw UsageError(fmt::format("{{sizes}}: '{}' must be a percentage in (0, 100]", t));
       s.fraction = p / 100.0;
       out.push_back(s);
       continue;
@@ -57,8 +57,8 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
     double v = std::strtod(t.c_str(), &end);
     std::string unit = trim(std::string_view(end));
     if (end == t.c_str() || !std::isfinite(v))
-      throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
-    if (v <= 0) throw UsageError(fmt::format("--sizes: '{}' is not positive; cache sizes must be > 0", t));
+      throw UsageError(fmt::format("{{sizes}}: '{}' is not a size; {}", t, fix));
+    if (v <= 0) throw UsageError(fmt::format("{{sizes}}: '{}' is not positive; cache sizes must be > 0", t));
     if (unit.empty()) {
       uint64_t whole = 0;
       auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), whole);
@@ -73,7 +73,7 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
       if (v < 1) {
         s.fraction = v;
       } else if (v != std::floor(v)) {
-        throw UsageError(fmt::format("--sizes: '{}' is neither a whole number nor a fraction below 1; {}", t, fix));
+        throw UsageError(fmt::format("{{sizes}}: '{}' is neither a whole number nor a fraction below 1; {}", t, fix));
       } else if (v == 1 && t.find('.') != std::string::npos) {
         s.fraction = 1.0;  // "1.0" = the whole working set
       } else {
@@ -83,17 +83,17 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
       continue;
     }
     if (!bytes)
-      throw UsageError(fmt::format("--sizes: '{}' has a byte unit but the simulation counts objects; add --bytes, "
+      throw UsageError(fmt::format("{{sizes}}: '{}' has a byte unit but the simulation counts objects; add {{bytes}}, "
                                    "or give a number of objects",
                                    t));
     auto b = parse_byte_size(t);
     if (!b && parse_byte_size("1" + unit)) throw_overflow(t);  // the unit is fine: the number is too large
-    if (!b) throw UsageError(fmt::format("--sizes: '{}' is not a size; {}", t, fix));
-    if (*b == 0) throw UsageError(fmt::format("--sizes: '{}' is zero bytes; cache sizes must be > 0", t));
+    if (!b) throw UsageError(fmt::format("{{sizes}}: '{}' is not a size; {}", t, fix));
+    if (*b == 0) throw UsageError(fmt::format("{{sizes}}: '{}' is zero bytes; cache sizes must be > 0", t));
     s.absolute = *b;
     out.push_back(s);
   }
-  if (out.empty()) throw UsageError("--sizes: no size given; use e.g. --sizes 1000,10000 or --sizes auto");
+  if (out.empty()) throw UsageError("{sizes}: no size given; use e.g. {sizes} 1000,10000 or {sizes} auto");
   return out;
 }
 

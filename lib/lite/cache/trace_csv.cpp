@@ -108,10 +108,10 @@ class CsvReader final : public TraceReader {
         if (found.key == 0)
           throw InputError(name_ + ":1",
                            fmt::format("the header '{}' names no key column (key, obj_id, id, lbn, ...)", std::string(first)),
-                           "pass --csv-columns key=N[,size=N,time=N,cost=N]");
+                           "pass {csv_columns} key=N[,size=N,time=N,cost=N]");
         found.delimiter = columns_.delimiter;
         if (found.cost && !c.want_cost) {
-          notes.push_back(fmt::format("csv column {} ('{}') ignored: the miss latency comes from --miss-latency/--miss-latency-from",
+          notes.push_back(fmt::format("csv column {} ('{}') ignored: the miss latency comes from {{miss_latency_ms}}/{{miss_latency_from}}",
                                       found.cost, std::string(fields[found.cost - 1])));
           found.cost = 0;
         }

@@ -9,6 +9,7 @@
 
 #include "lite/cache/trace_internal.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cache {
@@ -26,13 +27,11 @@ const std::vector<TraceFormatEntry>& trace_formats() {
 }
 
 TraceFormat parse_trace_format(const std::string& name) {
-  std::vector<std::string> names;
-  const std::string lower = to_lower(name);
-  for (const auto& f : trace_formats()) {
-    if (lower == to_lower(f.name) || (*f.alias && lower == to_lower(f.alias))) return f.format;
-    names.push_back(f.name);
-  }
-  throw UsageError(unknown_name_message("trace format", name, names));
+  return find_named(trace_formats(), name, "format", "trace format", [](const TraceFormatEntry& f) {
+           std::vector<std::string> names{f.name};
+           if (*f.alias) names.push_back(f.alias);
+           return names;
+         }).format;
 }
 
 std::string trace_format_name(TraceFormat f) {
@@ -92,7 +91,7 @@ bool BufferedInput::next_line(std::string_view& line) {
       return true;
     }
     scanned = avail;
-    if (avail >= (size_t(1) << 30)) throw InputError("", "a line of the trace is longer than 1 GiB", "is this a binary trace? pass --format");
+    if (avail >= (size_t(1) << 30)) throw InputError("", "a line of the trace is longer than 1 GiB", "is this a binary trace? pass {format}");
     ensure(avail + std::max<size_t>(avail, 1 << 16));
   }
 }
@@ -103,7 +102,7 @@ void TraceReader::bad(const std::string& where, const std::string& field, const 
     return;
   }
   throw InputError(name_ + ":" + where, "field " + field + ": " + problem,
-                   "fix the trace or pass --skip-bad-lines to skip malformed lines");
+                   "fix the trace or pass {skip_bad_lines} to skip malformed lines");
 }
 
 void skip_utf8_bom(BufferedInput& in) {
@@ -189,7 +188,7 @@ TraceFormat format_from_contents(BufferedInput& in, const std::string& name) {
       if ((v0 >> 8) == 1 && (v1 >> 8) == 1) return TraceFormat::vscsi;
     }
     throw InputError(name, "cannot tell the trace format from the file name or contents (binary data)",
-                     "pass --format oracleGeneral or --format vscsi");
+                     "pass {format} oracleGeneral or {format} vscsi");
   }
   const char* nl = static_cast<const char*>(std::memchr(d, '\n', n));
   std::string_view first(d, nl ? static_cast<size_t>(nl - d) : n);

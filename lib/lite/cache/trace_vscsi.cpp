@@ -27,7 +27,7 @@ class VscsiReader final : public TraceReader {
         std::memcpy(&v2, in_->data() + 2, 2);
         throw InputError(name_, (v2 >> 8) == 2 ? std::string("is a vscsi version 2 trace; only version 1 is supported")
                                                : fmt::format("is not a vscsi v1 trace (record 1 has version field 0x{:04x})", ver),
-                         "convert it, or pass the right --format");
+                         "convert it, or pass the right {format}");
       }
     }
   }

@@ -88,7 +88,8 @@ void OptionReader::finish() const {
 namespace option_rules {
 
 void finite(const std::string& key, double value) {
-  if (!std::isfinite(value)) throw OptionError(key, fmt::format("must be a finite number, got {}", value));
+  if (!std::isfinite(value))
+    throw OptionError(key, fmt::format("must be a finite number, got {}", value), "give a finite number");
 }
 
 void at_least(const std::string& key, double value, double minimum, const std::string& fix) {

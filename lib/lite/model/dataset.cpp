@@ -241,13 +241,13 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
                        "name MNIST idx files *-idx3-ubyte.gz, or decompress it");
     } else {
       throw InputError(file, "unknown data format",
-                       "pass a torch.save file (tensor or {'x','y'} dict), a .npy file, or idx files with --labels");
+                       "pass a torch.save file (tensor or {'x','y'} dict), a .npy file, or idx files with {labels}");
     }
   }
   if (labels) {
-    if (d.y) throw InputError(labels->string(), "the data file already carries labels", "drop --labels");
+    if (d.y) throw InputError(labels->string(), "the data file already carries labels", "drop {labels}");
     std::error_code lec;
-    if (!fs::exists(*labels, lec)) throw InputError(labels->string(), "no such file", "check the --labels path");
+    if (!fs::exists(*labels, lec)) throw InputError(labels->string(), "no such file", "check the {labels} path");
     Dataset l;
     std::string lname = labels->filename().string();
     if (ends_with(lname, ".npy"))

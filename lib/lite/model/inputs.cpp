@@ -71,7 +71,7 @@ std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputO
     return inputs;
   }
   throw InputError(model.path.string(), "the model carries no input shape",
-                   "pass --input SHAPE (e.g. --input 1x3x224x224, one per model input) or --input-file FILE");
+                   "pass {inputs} SHAPE (e.g. {inputs} 1x3x224x224, one per model input) or {input_files} FILE");
 }
 
 std::vector<InputSpec> describe_inputs(const std::vector<torch::Tensor>& inputs) {
@@ -88,7 +88,7 @@ c10::IValue run_forward(torch::jit::Module& module, const std::vector<torch::Ten
     std::vector<std::string> shapes;
     for (const auto& s : describe_inputs(inputs)) shapes.push_back(to_string(s));
     throw InputError(model_path.string(), "forward failed on input " + join(shapes, ", ") + ": " + torch_error_reason(e),
-                     "pass --input with the shape and dtype the model expects");
+                     "pass {inputs} with the shape and dtype the model expects");
   }
 }
 

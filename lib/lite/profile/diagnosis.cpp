@@ -28,7 +28,7 @@ std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::
                      fmt::format("{}{} of {} iterations ({:.1f}%) were latency spikes, worst {} ms = {:.1f}x the median",
                                  who, spikes.size(), s.size(), 100 * fraction, format_ms(worst), worst / median),
                      fmt::format("robust z-score > {} (median + {} x 1.4826 MAD)", t.spike_robust_z, t.spike_robust_z),
-                     "pin the process to idle cores (taskset -c), stop other load, or lower --threads"});
+                     "pin the process to idle cores (taskset -c), stop other load, or lower {threads}"});
   }
 
   // Warm-up drift: the first timed iterations still slower than the steady state.
@@ -41,7 +41,7 @@ std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::
                      fmt::format("{}first {} timed iterations were {:.0f}% slower than the rest (warm-up drift)", who,
                                  head, 100 * (ratio - 1)),
                      fmt::format("median ratio > {:.2f}", t.drift_ratio),
-                     fmt::format("raise --warmup (now {}) to at least {}", m.warmup_samples_ms.size(),
+                     fmt::format("raise {{warmup}} (now {}) to at least {}", m.warmup_samples_ms.size(),
                                  std::max<size_t>(2 * m.warmup_samples_ms.size(), m.warmup_samples_ms.size() + head))});
   }
 
@@ -49,7 +49,7 @@ std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::
     out.push_back({"warning",
                    fmt::format("{}noisy run: coefficient of variation {:.2f}", who, m.latency_ms.cv),
                    fmt::format("CV > {:.2f}", t.noisy_cv),
-                   "compare medians rather than means, run longer (--duration), or quiet the machine"});
+                   "compare medians rather than means, run longer ({duration_s}), or quiet the machine"});
 
   if (m.shape_change && m.shape_change->expected_ms > 0 && !m.shape_change->first_calls_ms.empty()) {
     double first = m.shape_change->first_calls_ms.front();
@@ -79,7 +79,7 @@ std::vector<report::Finding> diagnose_host(const HostLoad& h) {
   if (h.cores > 0 && h.intra_op_threads + h.other_running_threads > h.cores) {
     int fitting = std::max(1, h.cores - h.other_running_threads);
     std::string advice = fitting < h.intra_op_threads
-                             ? fmt::format("use --threads {} or stop the other load", fitting)
+                             ? fmt::format("use {{threads}} {} or stop the other load", fitting)
                              : std::string("stop the other load or run on a quieter machine");
     out.push_back({"warning",
                    fmt::format("thread oversubscription: {} intra-op threads + {} runnable threads of other processes "

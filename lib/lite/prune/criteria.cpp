@@ -17,7 +17,7 @@ const std::vector<Criterion>& criteria() {
       {"l2", "Euclidean norm of every weight of the channel's group", false, score_l2},
       {"bn-scale", "|gamma| of the group's batchnorm layers (network slimming); l1 where a group has none", false,
        score_bn_scale},
-      {"taylor", "first-order Taylor |w * dL/dw| summed over the group, gradients from --data", true, score_taylor},
+      {"taylor", "first-order Taylor |w * dL/dw| summed over the group, gradients from {data}", true, score_taylor},
   };
   return table;
 }

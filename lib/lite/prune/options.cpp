@@ -119,13 +119,13 @@ void validate(const PruneOptions& o) {
   }
   if (o.sparsity) check_fraction("sparsity", *o.sparsity);
   if (o.unstructured && !o.sparsity)
-    throw OptionError("sparsity", "unstructured pruning needs the fraction of weights to zero", "pass e.g. --sparsity 0.5");
+    throw OptionError("sparsity", "unstructured pruning needs the fraction of weights to zero", "pass e.g. {sparsity} 0.5");
   bool unstructured = o.unstructured || o.sparsity.has_value();
   if (unstructured && (o.ratio || !o.layer_ratios.empty()))
     throw OptionError("ratio", "removes channels (structured) while sparsity zeroes weights (unstructured)",
                       "give one of the two");
   if (!unstructured && !o.ratio && o.layer_ratios.empty() && !o.sensitivity && !o.tolerance)
-    throw OptionError("ratio", "is required: how much to prune", "pass --ratio 0.5 (channels), --sparsity 0.5 (weights), or --tolerance POINTS to let the sensitivity "
+    throw OptionError("ratio", "is required: how much to prune", "pass {ratio} 0.5 (channels), {sparsity} 0.5 (weights), or {tolerance} POINTS to let the sensitivity "
                       "analysis choose per-group ratios");
   if (o.global) option_rules::in_range("global_floor", o.global_floor, 0.0, 1.0);
   if (o.round_to < 1) throw OptionError("round_to", "must be at least 1", "e.g. 8 keeps channel counts at multiples of 8");
@@ -135,15 +135,15 @@ void validate(const PruneOptions& o) {
     c.erase(std::remove(c.begin(), c.end(), '-'), c.end());
     if (c == "taylor" && o.data.empty())
       throw OptionError("data", "is required by the taylor criterion (it ranks channels by gradient x weight)",
-                        "pass --data FILE with samples shaped like the model input, or use --criterion l1");
+                        "pass {data} FILE with samples shaped like the model input, or use {criterion} l1");
   }
   if (o.data_samples < 1) throw OptionError("data_samples", "must be at least 1");
   if (!o.labels.empty() && o.eval.empty())
-    throw OptionError("labels", "gives the labels of the evaluation data", "pass --eval too");
+    throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
   if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
     throw OptionError("tolerance", "must be >= 0 points");
   if (o.sensitivity && unstructured)
-    throw OptionError("sensitivity", "analyses channel groups (structured pruning)", "drop --sparsity/--unstructured");
+    throw OptionError("sensitivity", "analyses channel groups (structured pruning)", "drop {sparsity}/{unstructured}");
   if (o.sensitivity_ratios.empty()) throw OptionError("sensitivity_ratios", "needs at least one ratio");
   for (double r : o.sensitivity_ratios)
     if (!(std::isfinite(r) && r > 0 && r < 1))

@@ -55,7 +55,7 @@ std::vector<GroupPlan> describe_groups(const DependencyGraph& graph, const Prune
     if (!any_layer_matches(all_layers, glob))
       findings.push_back({"warning", std::string(what) + " '" + glob + "' matches no layer", "",
                           "layer names look like " + (all_layers.empty() ? std::string("features.0") : all_layers.front()) +
-                              "; see them with --dry-run"});
+                              "; see them with {dry_run}"});
   };
   for (const auto& glob : o.exclude) warn_unmatched(glob, "exclude glob");
   for (const auto& lr : o.layer_ratios) warn_unmatched(lr.glob, "ratio glob");

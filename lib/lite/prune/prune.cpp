@@ -124,7 +124,7 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
     labels = c.eval->has_labels();
   } else {
     auto inputs = model::resolve_inputs(c.source, model::InputOptions{c.specs, {}, 32, 0x5eed});
-    q.data = "32 random inputs (pass --eval for a real estimate)";
+    q.data = "32 random inputs (pass {eval} for a real estimate)";
     ref = profile::forward_float(original, inputs, c.source.path);
     out = profile::forward_float(pruned, inputs, c.source.path);
   }
@@ -192,7 +192,7 @@ void run_sensitivity(Context& c, PruneResult& r, const DependencyGraph& graph, c
   if (c.o.tolerance) {
     r.suggested = suggest_ratios(r.sensitivity, *c.o.tolerance);
     std::string flags;
-    for (const auto& s : r.suggested) flags += fmt::format(" --ratio '{}={}'", s.glob, s.ratio);
+    for (const auto& s : r.suggested) flags += fmt::format(" {{ratio}} '{}={}'", s.glob, s.ratio);
     r.notes.push_back("ratios within the tolerance, each group alone (drops add up when combined):" + flags);
   }
 }
@@ -206,7 +206,7 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
     for (const auto& g : r.groups) why.push_back(g.name + ": " + g.skipped);
     throw InputError(c.source.path.string(),
                      "has nothing prunable: " + (why.empty() ? std::string("no convolution or linear layer") : join(why, "; ")),
-                     "lite prune removes channels between conv/linear layers; try --unstructured --sparsity S");
+                     "lite prune removes channels between conv/linear layers; try {unstructured} {sparsity} S");
   }
   std::map<std::string, torch::Tensor> gradients;
   if (criterion.needs_data) {
@@ -219,7 +219,7 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
       throw;
     } catch (const std::exception& e) {
       throw InputError(o.data, "gradients for the taylor criterion failed: " + model::torch_error_reason(e),
-                       "pass --data samples shaped like the model input, or use --criterion l1");
+                       "pass {data} samples shaped like the model input, or use {criterion} l1");
     }
   }
   std::vector<torch::Tensor> scores(r.groups.size());
@@ -285,7 +285,7 @@ void check_runs(Context& c, const std::string& bytes) {
     m.forward(std::vector<c10::IValue>(c.one.begin(), c.one.end()));
   } catch (const std::exception& e) {
     throw InternalError("the pruned model does not run (" + model::torch_error_reason(e) +
-                        "); nothing was written. Please report this with the model; --exclude the layers named may help");
+                        "); nothing was written. Please report this with the model; {exclude} the layers named may help");
   }
 }
 
@@ -334,7 +334,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
   for (const auto& spec : o.inputs) c.specs.push_back(model::parse_input_spec(spec));
   if (!o.eval.empty()) c.eval = model::load_dataset(o.eval, o.labels.empty() ? std::optional<fs::path>() : fs::path(o.labels));
   if (!o.data.empty() && criterion && !criterion->needs_data)
-    r.notes.push_back("--data is only used by the taylor criterion; " + r.criterion + " ignores it");
+    r.notes.push_back("{data} is only used by the taylor criterion; " + r.criterion + " ignores it");
 
   Built built = unstructured ? build_unstructured(c, r) : build_structured(c, r, *criterion);
   if (o.dry_run || o.sensitivity) {

@@ -154,7 +154,7 @@ report::Report to_report(const PruneResult& r) {
   if (r.tolerance_given && r.measured && !r.gates.passed())
     rep.findings.push_back({"warning", fmt::format("{} dropped {:.2f} points", r.quality.metric, r.quality.drop),
                             fmt::format("tolerance {:.2f} points", r.tolerance),
-                            "lower --ratio, or --exclude the layers that matter most"});
+                            "lower {ratio}, or {exclude} the layers that matter most"});
   return rep;
 }
 

@@ -153,13 +153,13 @@ CalibrationStats parse_calibration_document(const nlohmann::json& j, const std::
     for (const auto& [key, v] : j.at("values").items()) {
       ObservedStats o = v.get<ObservedStats>();
       if (!std::isfinite(o.min) || !std::isfinite(o.max) || o.min > o.max)
-        throw InputError(file, "value '" + key + "' has an invalid range", "recalibrate with --calib");
+        throw InputError(file, "value '" + key + "' has an invalid range", "recalibrate with {calib}");
       s.values[key] = o;
     }
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(file, std::string("malformed calibration file: ") + e.what(), "recalibrate with --calib");
+    throw InputError(file, std::string("malformed calibration file: ") + e.what(), "recalibrate with {calib}");
   }
-  if (s.values.empty()) throw InputError(file, "holds no calibrated values", "recalibrate with --calib");
+  if (s.values.empty()) throw InputError(file, "holds no calibrated values", "recalibrate with {calib}");
   return s;
 }
 

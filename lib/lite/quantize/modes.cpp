@@ -24,10 +24,10 @@ void to_json(nlohmann::json& j, const LayerInfo& l) {
 const std::vector<ModeEntry>& modes() {
   static const std::vector<ModeEntry> table = {
       {"auto", "int8",
-       "try every mode that applies, measure each here, keep the fastest that meets --tolerance (default)",
+       "try every mode that applies, measure each here, keep the fastest that meets {tolerance} (default)",
        "picks static on the CNN", nullptr},
       {"static", "int8",
-       "int8 weights (per channel) and activations, calibrated on --calib; conv-bn folded, conv/linear+relu fused",
+       "int8 weights (per channel) and activations, calibrated on {calib}; conv-bn folded, conv/linear+relu fused",
        "size 0.26x, latency 0.37x at batch 1 and 64, top-1 -0.03 points (92.31%)", &static_scheme()},
       {"dynamic", "int8",
        "int8 Linear weights, activations quantized at run time; convolutions stay float (no calibration)",

@@ -238,7 +238,7 @@ void Calibrator::calibrate(torch::jit::Module& observed) {
     if (!data_)
       throw InputError(stats_.source.empty() ? model_path_.string() : stats_.source,
                        "the calibration statistics do not cover every value this model observes",
-                       "pass --calib FILE to calibrate");
+                       "pass {calib} FILE to calibrate");
     // Phase 1: min and max of every observed value.
     for (auto& [key, obs] : missing) obs.setattr("phase", int64_t{1});
     run_data(observed, "calibrating (ranges)");

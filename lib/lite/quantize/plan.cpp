@@ -59,8 +59,8 @@ void check_layer_globs(const std::vector<LayerInfo>& layers, const std::vector<s
       if (!any) throw UsageError(std::string(flag) + " '" + p + "' matches no layer; layers: " + join(names, ", "));
     }
   };
-  check("--skip", skip);
-  check("--only", only);
+  check("{skip}", skip);
+  check("{only}", only);
 }
 
 Plan make_plan(const std::vector<LayerInfo>& layers, const ModeEntry& mode, const std::string& engine,
@@ -81,11 +81,11 @@ Plan make_plan(const std::vector<LayerInfo>& layers, const ModeEntry& mode, cons
     if (scheme.empty()) {
       lp.reason = std::string(mode.name) + " mode leaves " + layer.kind + " layers in float";
     } else if (!only.empty() && first_match(only, layer.name).empty()) {
-      lp.reason = "not in --only";
+      lp.reason = "not in {only}";
     } else if (auto p = first_match(skip, layer.name); !p.empty()) {
-      lp.reason = "--skip " + p;
+      lp.reason = "{skip} " + p;
     } else if (keep_float.count(layer.name)) {
-      lp.reason = "sensitive: kept float to meet --tolerance";
+      lp.reason = "sensitive: kept float to meet {tolerance}";
     } else {
       lp.quantized = true;
       lp.scheme = scheme;

@@ -184,7 +184,7 @@ CalibrationStats read_calibration_stats(const fs::path& path, const model::Loade
   CalibrationStats stats = parse_calibration_document(j, path.string());
   if (!stats.model_sha256.empty() && stats.model_sha256 != source.sha256)
     r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)", "",
-                          "recalibrate with --calib if accuracy suffers"});
+                          "recalibrate with {calib} if accuracy suffers"});
   return stats;
 }
 
@@ -218,20 +218,20 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
         out.plans.emplace_back(m, make_plan(r.layers, *m, r.engine, o.skip, o.only, {}, source.file_bytes));
         if (out.plans.back().second.quantized_layers() == 0) {
           out.plans.pop_back();
-          problem = "no layer left to quantize after --skip/--only";
+          problem = "no layer left to quantize after {skip}/{only}";
         }
       } catch (const InputError& e) {
         problem = e.what();
       }
     }
     if (!problem.empty()) {
-      if (requested.scheme) throw InputError(source.path.string(), problem, "try another --mode");
+      if (requested.scheme) throw InputError(source.path.string(), problem, "try another {mode}");
       out.skipped.emplace_back(m, problem);
     }
   }
   if (out.plans.empty())
     throw InputError(source.path.string(), "no quantization mode applies to this model",
-                     "see the reasons with --dry-run --mode auto");
+                     "see the reasons with {dry_run} {mode} auto");
   return out;
 }
 
@@ -245,14 +245,14 @@ void prepare_references(Context& c, QuantizeResult& r) {
     c.quality_name = o.eval->string();
   } else if (c.calib) {
     c.quality_data = *c.calib;
-    c.quality_name = o.calib->string() + " (the calibration data; pass --eval for held-out data)";
+    c.quality_name = o.calib->string() + " (the calibration data; pass {eval} for held-out data)";
   } else {
     auto inputs = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, 64, 0x5eed});
     if (inputs.size() == 1)
       c.quality_data = model::Dataset{inputs[0], std::nullopt, "random inputs"};
     else
       c.quality_inputs = inputs;
-    c.quality_name = "64 random inputs (pass --eval for a real estimate)";
+    c.quality_name = "64 random inputs (pass {eval} for a real estimate)";
   }
   c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
   c.float_outputs = quality_outputs(c, source.module, c.progress);
@@ -452,11 +452,11 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   Context c{o, progress, source};
   if (o.calib) {
     c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
-    check_fits(source.module, *c.calib, source.path, "--calib");
+    check_fits(source.module, *c.calib, source.path, "{calib}");
   }
   if (o.eval) {
     c.eval = model::load_dataset(*o.eval, o.labels);
-    check_fits(source.module, *c.eval, source.path, "--eval");
+    check_fits(source.module, *c.eval, source.path, "{eval}");
   }
   std::optional<CalibrationStats> reused;
   if (o.calib_stats) reused = read_calibration_stats(*o.calib_stats, source, r);
@@ -468,13 +468,13 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     if (c.eval) {
       calib_from_eval = model::take_first(*c.eval, o.calib_samples);
       r.notes.push_back(
-          "static mode was calibrated on the --eval data (no --calib given): the accuracy shown is "
-          "optimistic; pass separate --calib data for an honest estimate");
+          "static mode was calibrated on the {eval} data (no {calib} given): the accuracy shown is "
+          "optimistic; pass separate {calib} data for an honest estimate");
     } else if (requested.scheme) {
       throw OptionError("calib", "static mode needs calibration data",
                         "give samples shaped like the model input ({calib} FILE), or {calib_stats} FILE");
     } else {
-      calib_problem = "needs calibration data (--calib)";
+      calib_problem = "needs calibration data ({calib})";
     }
   }
   const model::Dataset* calib_data = c.calib ? &*c.calib : calib_from_eval ? &*calib_from_eval : nullptr;

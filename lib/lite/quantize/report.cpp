@@ -185,12 +185,12 @@ void add_findings(const QuantizeResult& r, const Candidate* chosen, report::Repo
   bool static_needs_calib = false;
   for (const auto& c : r.candidates)
     static_needs_calib =
-        static_needs_calib || (c.mode == "static" && !c.built && c.problem.find("--calib") != std::string::npos);
+        static_needs_calib || (c.mode == "static" && !c.built && c.problem.find("{calib}") != std::string::npos);
   const std::string faster = static_needs_calib
-                                 ? "pass --calib FILE so that static int8 (the mode that is faster here) "
-                                   "is tried, deploy the frozen float model, or pass --allow-slower"
-                                 : "use --mode static or auto, deploy the frozen float model, or pass "
-                                   "--allow-slower";
+                                 ? "pass {calib} FILE so that static int8 (the mode that is faster here) "
+                                   "is tried, deploy the frozen float model, or pass {allow_slower}"
+                                 : "use {mode} static or auto, deploy the frozen float model, or pass "
+                                   "{allow_slower}";
   if (chosen && chosen->speed.slower) {
     for (size_t i = 0; i < chosen->speed.ratio.size(); ++i) {
       if (chosen->speed.ratio_low[i] <= 1.0) continue;
@@ -200,15 +200,15 @@ void add_findings(const QuantizeResult& r, const Candidate* chosen, report::Repo
                "the {} model is slower than the frozen float model at batch {}: {} (95% interval {:.2f}-{:.2f})",
                r.mode, chosen->speed.candidate[i].batch, ratio_text(chosen->speed.ratio[i]), chosen->speed.ratio_low[i],
                chosen->speed.ratio_high[i]),
-           "1.00x, the frozen float model", r.allow_slower ? "accepted with --allow-slower" : faster});
+           "1.00x, the frozen float model", r.allow_slower ? "accepted with {allow_slower}" : faster});
     }
   }
   if (!r.tolerance_met && chosen)
     rep.findings.push_back({"warning",
                             fmt::format("{} drops {:.2f} points of {} on {}", r.mode, chosen->quality.drop,
                                         chosen->quality.metric, chosen->quality.data),
-                            fmt::format("--tolerance {:.2f} points", r.tolerance),
-                            "a larger --tolerance, more or better --calib data, another --calib-method, or --skip "
+                            fmt::format("{{tolerance}} {:.2f} points", r.tolerance),
+                            "a larger {tolerance}, more or better {calib} data, another {calib_method}, or {skip} "
                             "the layers the sensitivity table names"});
   rep.findings.insert(rep.findings.end(), r.findings.begin(), r.findings.end());
 }
@@ -228,7 +228,7 @@ void add_notes(const QuantizeResult& r, report::Report& rep) {
                                     r.calibration->reused ? " (reused, no pass over data)" : ""));
     if (!r.calibration->stats_file.empty())
       rep.notes.push_back("calibration statistics written to " + r.calibration->stats_file +
-                          " (pass it back with --calib-stats to skip calibration)");
+                          " (pass it back with {calib_stats} to skip calibration)");
   }
   for (const auto& c : r.candidates)
     if (!c.built && !c.problem.empty() && r.candidates.size() > 1)

@@ -98,7 +98,7 @@ TEST_CASE("--sizes: sizes that do not fit 64 bits are rejected as overflow, neve
     CAPTURE(text);
     const std::string m = usage_error([&] { parse_sizes(text, false); });
     CHECK(m.find("does not fit in 64 bits") != std::string::npos);
-    CHECK(m.rfind("--sizes: ", 0) == 0);
+    CHECK(m.rfind("{sizes}: ", 0) == 0);
     CHECK(m.find("; give a smaller size") != std::string::npos);
   }
   for (const char* text : {"1e30GB", "16777216TB", "18446744073709551616B"}) {

@@ -131,7 +131,7 @@ TEST_CASE("csv: a malformed line names file, line and field, --skip-bad-lines co
   CHECK(msg.find("bad.csv:3") != std::string::npos);
   CHECK(msg.find("'size' (column 2)") != std::string::npos);
   CHECK(msg.find("'ten'") != std::string::npos);
-  CHECK(msg.find("--skip-bad-lines") != std::string::npos);
+  CHECK(msg.find("{skip_bad_lines}") != std::string::npos);
   auto c = config(path);
   c.skip_bad_lines = true;
   auto r = read_all(c);
@@ -144,7 +144,7 @@ TEST_CASE("csv: a malformed line names file, line and field, --skip-bad-lines co
   // a header without a key column
   auto h = message_of(config(d.file("nokey.csv", "alpha,beta\n1,2\n")));
   CHECK(h.find("names no key column") != std::string::npos);
-  CHECK(h.find("--csv-columns") != std::string::npos);
+  CHECK(h.find("{csv_columns}") != std::string::npos);
 }
 
 TEST_CASE("oracleGeneral: packed 24-byte records, -1 = no next access, size 0 skipped") {

@@ -62,7 +62,7 @@ TEST_CASE("inputs come from flags, the model's declaration, or fail naming the f
     model::resolve_inputs(m, {});
     FAIL("expected an input error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("--input") != std::string::npos);
+    CHECK(std::string(e.what()).find("{inputs}") != std::string::npos);
   }
 
   // A wrong shape becomes a one-line input error naming the model and the shape.

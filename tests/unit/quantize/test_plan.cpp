@@ -84,7 +84,7 @@ TEST_CASE("--skip and --only choose layers by glob; small Linear layers stay flo
   p = make_plan(cnn_layers(), m, "onednn", {"features.*"}, {}, {}, 0);
   CHECK_FALSE(p.layers[0].quantized);
   CHECK_FALSE(p.layers[1].quantized);
-  CHECK(p.layers[0].reason == "--skip features.*");
+  CHECK(p.layers[0].reason == "{skip} features.*");
   CHECK(p.layers[2].quantized);
 
   // --only names layers explicitly, small or not.
