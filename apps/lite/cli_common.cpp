@@ -102,14 +102,6 @@ namespace {
 // The library names options as {key}; what the user reads names them as this command's flags.
 std::string worded(const std::string& text) { return render_option_refs(text, flag_for_key); }
 
-void word_json(nlohmann::json& j) {
-  if (j.is_string()) {
-    const auto& text = j.get_ref<const std::string&>();
-    if (text.find('{') != std::string::npos) j = worded(text);
-  } else if (j.is_structured()) {
-    for (auto& child : j) word_json(child);
-  }
-}
 }  // namespace
 
 std::string word_options(const std::string& text) { return worded(text); }
@@ -127,7 +119,7 @@ void print_report(const report::Report& r, const OutputOptions& o) {
     f.advice = worded(f.advice);
   }
   for (auto& n : out.notes) n = worded(n);
-  word_json(out.result);
+  render_option_refs_in(out.result, flag_for_key);
   report::print(out, resolve_format(o), std::cout);
   std::cout.flush();
 }

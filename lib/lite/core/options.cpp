@@ -45,6 +45,15 @@ std::string render_option_refs(const std::string& text, const std::function<std:
   return out + text.substr(std::min(i, text.size()));
 }
 
+void render_option_refs_in(nlohmann::json& j, const std::function<std::string(const std::string&)>& word) {
+  if (j.is_string()) {
+    const auto& text = j.get_ref<const std::string&>();
+    if (text.find('{') != std::string::npos) j = render_option_refs(text, word);
+  } else if (j.is_structured()) {
+    for (auto& child : j) render_option_refs_in(child, word);
+  }
+}
+
 OptionError::OptionError(std::string key, std::string problem, std::string fix)
     : UsageError(option_message(key, problem, fix)),
       key_(std::move(key)),

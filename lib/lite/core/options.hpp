@@ -43,6 +43,8 @@ class OptionError : public UsageError {
 // Messages name other options as "{key}" ("add {requests} N"): the CLI writes each as its flag ("--requests"),
 // a recipe as its key path. render_option_refs does the substitution; `word` maps a key to its wording.
 std::string render_option_refs(const std::string& text, const std::function<std::string(const std::string&)>& word);
+// The same over every string of a JSON document (reports, provenance).
+void render_option_refs_in(nlohmann::json& j, const std::function<std::string(const std::string&)>& word);
 
 // Reads a JSON object into an options struct key by key. Keys that are absent keep the struct's default;
 // a wrong type is an OptionError naming the key and the expected type; finish() rejects every key that

@@ -7,6 +7,7 @@
 
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/version.hpp"
 
 namespace fs = std::filesystem;
@@ -46,6 +47,10 @@ nlohmann::json make_provenance(const LoadedModel& source, const ArtifactInfo& in
     history.push_back(earlier);
   }
   j["history"] = history;
+  // Provenance is data, read by any tool: options are named by their keys ("skip features.*"), not as
+  // the {key} references the library's messages carry for the CLI to word as flags.
+  for (const char* field : {"details", "figures"})
+    render_option_refs_in(j[field], [](const std::string& key) { return key; });
   return j;
 }
 

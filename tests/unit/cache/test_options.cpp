@@ -71,7 +71,7 @@ TEST_CASE("--sizes: zero, negative, malformed and unit mistakes are usage errors
   CHECK(usage_error([] { parse_sizes("100,-1MB", true); }).find("not positive") != std::string::npos);
   CHECK(usage_error([] { parse_sizes("ten", false); }).find("not a size") != std::string::npos);
   CHECK(usage_error([] { parse_sizes("1.5", false); }).find("neither a whole number") != std::string::npos);
-  CHECK(usage_error([] { parse_sizes("64MB", false); }).find("add --bytes") != std::string::npos);
+  CHECK(usage_error([] { parse_sizes("64MB", false); }).find("add {bytes}") != std::string::npos);
   CHECK(usage_error([] { parse_sizes("0%", false); }).find("percentage") != std::string::npos);
   CHECK(usage_error([] { parse_sizes("12 parsecs", true); }).find("not a size") != std::string::npos);
 }
