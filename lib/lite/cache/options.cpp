@@ -15,55 +15,39 @@ namespace lite::cache {
 
 using namespace option_rules;
 
-namespace {
-nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
-}  // namespace
+// The one field list of CacheSimOptions: to_json writes it, from_json reads it (unknown keys rejected).
+template <class Fields, class O>
+void cache_sim_fields(Fields& f, O& o) {
+  f.field("trace", o.trace)
+      .field("format", o.format)
+      .field("csv_columns", o.csv_columns)
+      .field("has_header", o.has_header)
+      .field("policies", o.policies)
+      .field("sizes", o.sizes)
+      .field("bytes", o.bytes)
+      .field("mrc", o.mrc)
+      .field("sample_rate", o.sample_rate)
+      .field("sample_objects", o.sample_objects)
+      .field("sample_check", o.sample_check)
+      .field("hit_latency_ms", o.hit_latency_ms)
+      .field("miss_latency_ms", o.miss_latency_ms)
+      .field("miss_latency_from", o.miss_latency_from)
+      .field("target_hit_ratio", o.target_hit_ratio)
+      .field("target_p99_ms", o.target_p99_ms)
+      .field("threads", o.threads)
+      .field("skip_bad_lines", o.skip_bad_lines)
+      .field("plot", o.plot)
+      .field("temp_dir", o.temp_dir);
+}
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o) {
-  j = nlohmann::json{{"trace", o.trace},
-                     {"format", o.format},
-                     {"csv_columns", o.csv_columns},
-                     {"has_header", o.has_header},
-                     {"policies", o.policies},
-                     {"sizes", o.sizes},
-                     {"bytes", o.bytes},
-                     {"mrc", o.mrc},
-                     {"sample_rate", o.sample_rate},
-                     {"sample_objects", o.sample_objects ? nlohmann::json(*o.sample_objects) : nlohmann::json()},
-                     {"sample_check", o.sample_check},
-                     {"hit_latency_ms", o.hit_latency_ms},
-                     {"miss_latency_ms", optional_number(o.miss_latency_ms)},
-                     {"miss_latency_from", o.miss_latency_from},
-                     {"target_hit_ratio", optional_number(o.target_hit_ratio)},
-                     {"target_p99_ms", optional_number(o.target_p99_ms)},
-                     {"threads", o.threads},
-                     {"skip_bad_lines", o.skip_bad_lines},
-                     {"plot", o.plot},
-                     {"temp_dir", o.temp_dir}};
+  OptionWriter w(j);
+  cache_sim_fields(w, o);
 }
 
 void from_json(const nlohmann::json& j, CacheSimOptions& o) {
   OptionReader r(j);
-  r.read("trace", o.trace)
-      .read("format", o.format)
-      .read("csv_columns", o.csv_columns)
-      .read("has_header", o.has_header)
-      .read("policies", o.policies)
-      .read("sizes", o.sizes)
-      .read("bytes", o.bytes)
-      .read("mrc", o.mrc)
-      .read("sample_rate", o.sample_rate)
-      .read("sample_objects", o.sample_objects)
-      .read("sample_check", o.sample_check)
-      .read("hit_latency_ms", o.hit_latency_ms)
-      .read("miss_latency_ms", o.miss_latency_ms)
-      .read("miss_latency_from", o.miss_latency_from)
-      .read("target_hit_ratio", o.target_hit_ratio)
-      .read("target_p99_ms", o.target_p99_ms)
-      .read("threads", o.threads)
-      .read("skip_bad_lines", o.skip_bad_lines)
-      .read("plot", o.plot)
-      .read("temp_dir", o.temp_dir);
+  cache_sim_fields(r, o);
   r.finish();
 }
 

@@ -53,6 +53,12 @@ class OptionReader {
  public:
   OptionReader(const nlohmann::json& object, std::string prefix = {});
 
+  // field() is read(): one field list per options struct serves OptionReader and OptionWriter alike.
+  template <class T>
+  OptionReader& field(const std::string& key, T& value) {
+    return read(key, value);
+  }
+
   template <class T>
   OptionReader& read(const std::string& key, T& field) {
     known_.push_back(key);
@@ -113,6 +119,28 @@ class OptionReader {
   const nlohmann::json& object_;
   std::string prefix_;
   std::vector<std::string> known_;
+};
+
+// Writes an options struct into a JSON object through the same field list its from_json reads (an unset
+// optional is null), so to_json and from_json cannot drift apart:
+//   template <class Fields, class O> void fields(Fields& f, O& o) { f.field("warmup", o.warmup)...; }
+//   to_json:   OptionWriter w(j); fields(w, o);      from_json: OptionReader r(j); fields(r, o); r.finish();
+class OptionWriter {
+ public:
+  explicit OptionWriter(nlohmann::json& object) : object_(object) { object_ = nlohmann::json::object(); }
+  template <class T>
+  OptionWriter& field(const std::string& key, const T& value) {
+    object_[key] = value;
+    return *this;
+  }
+  template <class T>
+  OptionWriter& field(const std::string& key, const std::optional<T>& value) {
+    object_[key] = value ? nlohmann::json(*value) : nlohmann::json();
+    return *this;
+  }
+
+ private:
+  nlohmann::json& object_;
 };
 
 // Value rules shared by every verb's validate(); each throws OptionError(key, ...).

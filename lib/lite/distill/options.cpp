@@ -8,61 +8,44 @@
 
 namespace lite::distill {
 
+// The one field list of DistillOptions: to_json writes it, from_json reads it (unknown keys rejected).
+template <class Fields, class O>
+void distill_fields(Fields& f, O& o) {
+  f.field("teacher", o.teacher)
+      .field("student", o.student)
+      .field("data", o.data)
+      .field("labels", o.labels)
+      .field("eval", o.eval)
+      .field("eval_labels", o.eval_labels)
+      .field("samples", o.samples)
+      .field("eval_samples", o.eval_samples)
+      .field("epochs", o.epochs)
+      .field("batch", o.batch)
+      .field("eval_batch", o.eval_batch)
+      .field("lr", o.lr)
+      .field("optimizer", o.optimizer)
+      .field("momentum", o.momentum)
+      .field("weight_decay", o.weight_decay)
+      .field("warmup_fraction", o.warmup_fraction)
+      .field("temperature", o.temperature)
+      .field("alpha", o.alpha)
+      .field("seed", o.seed)
+      .field("threads", o.threads)
+      .field("teacher_cache_mb", o.teacher_cache_mb)
+      .field("checkpoint_dir", o.checkpoint_dir)
+      .field("resume", o.resume)
+      .field("output", o.output)
+      .field("latency_iterations", o.latency_iterations);
+}
+
 void to_json(nlohmann::json& j, const DistillOptions& o) {
-  j = nlohmann::json{{"teacher", o.teacher},
-                     {"student", o.student},
-                     {"data", o.data},
-                     {"labels", o.labels},
-                     {"eval", o.eval},
-                     {"eval_labels", o.eval_labels},
-                     {"samples", o.samples},
-                     {"eval_samples", o.eval_samples},
-                     {"epochs", o.epochs},
-                     {"batch", o.batch},
-                     {"eval_batch", o.eval_batch},
-                     {"lr", o.lr},
-                     {"optimizer", o.optimizer},
-                     {"momentum", o.momentum},
-                     {"weight_decay", o.weight_decay},
-                     {"warmup_fraction", o.warmup_fraction},
-                     {"temperature", o.temperature},
-                     {"alpha", o.alpha},
-                     {"seed", o.seed},
-                     {"threads", o.threads},
-                     {"teacher_cache_mb", o.teacher_cache_mb},
-                     {"checkpoint_dir", o.checkpoint_dir},
-                     {"resume", o.resume},
-                     {"output", o.output},
-                     {"latency_iterations", o.latency_iterations}};
+  OptionWriter w(j);
+  distill_fields(w, o);
 }
 
 void from_json(const nlohmann::json& j, DistillOptions& o) {
   OptionReader r(j);
-  r.read("teacher", o.teacher)
-      .read("student", o.student)
-      .read("data", o.data)
-      .read("labels", o.labels)
-      .read("eval", o.eval)
-      .read("eval_labels", o.eval_labels)
-      .read("samples", o.samples)
-      .read("eval_samples", o.eval_samples)
-      .read("epochs", o.epochs)
-      .read("batch", o.batch)
-      .read("eval_batch", o.eval_batch)
-      .read("lr", o.lr)
-      .read("optimizer", o.optimizer)
-      .read("momentum", o.momentum)
-      .read("weight_decay", o.weight_decay)
-      .read("warmup_fraction", o.warmup_fraction)
-      .read("temperature", o.temperature)
-      .read("alpha", o.alpha)
-      .read("seed", o.seed)
-      .read("threads", o.threads)
-      .read("teacher_cache_mb", o.teacher_cache_mb)
-      .read("checkpoint_dir", o.checkpoint_dir)
-      .read("resume", o.resume)
-      .read("output", o.output)
-      .read("latency_iterations", o.latency_iterations);
+  distill_fields(r, o);
   r.finish();
 }
 

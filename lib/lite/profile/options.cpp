@@ -29,49 +29,38 @@ TimingOptions timing_of(const ProfileOptions& o) {
   return t;
 }
 
+// The one field list of ProfileOptions: to_json writes it, from_json reads it (unknown keys rejected).
+template <class Fields, class O>
+void profile_fields(Fields& f, O& o) {
+  f.field("models", o.models)
+      .field("inputs", o.inputs)
+      .field("input_files", o.input_files)
+      .field("batch", o.batch)
+      .field("warmup", o.warmup)
+      .field("iterations", o.iterations)
+      .field("duration_s", o.duration_s)
+      .field("threads", o.threads)
+      .field("qengine", o.qengine)
+      .field("ops", o.ops)
+      .field("top", o.top)
+      .field("op_iterations", o.op_iterations)
+      .field("trace", o.trace)
+      .field("eval", o.eval)
+      .field("labels", o.labels)
+      .field("eval_batch", o.eval_batch)
+      .field("qps", o.qps)
+      .field("requests", o.requests)
+      .field("seed", o.seed);
+}
+
 void to_json(nlohmann::json& j, const ProfileOptions& o) {
-  j = nlohmann::json{{"models", o.models},
-                     {"inputs", o.inputs},
-                     {"input_files", o.input_files},
-                     {"batch", o.batch ? nlohmann::json(*o.batch) : nlohmann::json()},
-                     {"warmup", o.warmup},
-                     {"iterations", o.iterations ? nlohmann::json(*o.iterations) : nlohmann::json()},
-                     {"duration_s", o.duration_s},
-                     {"threads", o.threads},
-                     {"qengine", o.qengine},
-                     {"ops", o.ops},
-                     {"top", o.top},
-                     {"op_iterations", o.op_iterations},
-                     {"trace", o.trace},
-                     {"eval", o.eval},
-                     {"labels", o.labels},
-                     {"eval_batch", o.eval_batch},
-                     {"qps", o.qps},
-                     {"requests", o.requests},
-                     {"seed", o.seed}};
+  OptionWriter w(j);
+  profile_fields(w, o);
 }
 
 void from_json(const nlohmann::json& j, ProfileOptions& o) {
   OptionReader r(j);
-  r.read("models", o.models)
-      .read("inputs", o.inputs)
-      .read("input_files", o.input_files)
-      .read("batch", o.batch)
-      .read("warmup", o.warmup)
-      .read("iterations", o.iterations)
-      .read("duration_s", o.duration_s)
-      .read("threads", o.threads)
-      .read("qengine", o.qengine)
-      .read("ops", o.ops)
-      .read("top", o.top)
-      .read("op_iterations", o.op_iterations)
-      .read("trace", o.trace)
-      .read("eval", o.eval)
-      .read("labels", o.labels)
-      .read("eval_batch", o.eval_batch)
-      .read("qps", o.qps)
-      .read("requests", o.requests)
-      .read("seed", o.seed);
+  profile_fields(r, o);
   r.finish();
 }
 

@@ -20,64 +20,46 @@ void from_json(const nlohmann::json& j, LayerRatio& r) {
   in.finish();
 }
 
+// The one field list of PruneOptions: to_json writes it, from_json reads it (unknown keys rejected).
+template <class Fields, class O>
+void prune_fields(Fields& f, O& o) {
+  f.field("model", o.model)
+      .field("output", o.output)
+      .field("ratio", o.ratio)
+      .field("layer_ratios", o.layer_ratios)
+      .field("global", o.global)
+      .field("global_floor", o.global_floor)
+      .field("criterion", o.criterion)
+      .field("data", o.data)
+      .field("data_samples", o.data_samples)
+      .field("exclude", o.exclude)
+      .field("round_to", o.round_to)
+      .field("unstructured", o.unstructured)
+      .field("sparsity", o.sparsity)
+      .field("inputs", o.inputs)
+      .field("eval", o.eval)
+      .field("labels", o.labels)
+      .field("tolerance", o.tolerance)
+      .field("sensitivity", o.sensitivity)
+      .field("sensitivity_ratios", o.sensitivity_ratios)
+      .field("dry_run", o.dry_run)
+      .field("batches", o.batches)
+      .field("threads", o.threads)
+      .field("warmup", o.warmup)
+      .field("iterations", o.iterations)
+      .field("duration_s", o.duration_s)
+      .field("eval_batch", o.eval_batch);
+}
+
 void to_json(nlohmann::json& j, const PruneOptions& o) {
-  j = {{"model", o.model},
-       {"output", o.output},
-       {"ratio", o.ratio ? nlohmann::json(*o.ratio) : nlohmann::json(nullptr)},
-       {"layer_ratios", o.layer_ratios},
-       {"global", o.global},
-       {"global_floor", o.global_floor},
-       {"criterion", o.criterion},
-       {"data", o.data},
-       {"data_samples", o.data_samples},
-       {"exclude", o.exclude},
-       {"round_to", o.round_to},
-       {"unstructured", o.unstructured},
-       {"sparsity", o.sparsity ? nlohmann::json(*o.sparsity) : nlohmann::json(nullptr)},
-       {"inputs", o.inputs},
-       {"eval", o.eval},
-       {"labels", o.labels},
-       {"tolerance", o.tolerance ? nlohmann::json(*o.tolerance) : nlohmann::json(nullptr)},
-       {"sensitivity", o.sensitivity},
-       {"sensitivity_ratios", o.sensitivity_ratios},
-       {"dry_run", o.dry_run},
-       {"batches", o.batches},
-       {"threads", o.threads},
-       {"warmup", o.warmup},
-       {"iterations", o.iterations},
-       {"duration_s", o.duration_s},
-       {"eval_batch", o.eval_batch}};
+  OptionWriter w(j);
+  prune_fields(w, o);
 }
 
 void from_json(const nlohmann::json& j, PruneOptions& o) {
-  OptionReader in(j);
-  in.read("model", o.model)
-      .read("output", o.output)
-      .read("ratio", o.ratio)
-      .read("layer_ratios", o.layer_ratios)
-      .read("global", o.global)
-      .read("global_floor", o.global_floor)
-      .read("criterion", o.criterion)
-      .read("data", o.data)
-      .read("data_samples", o.data_samples)
-      .read("exclude", o.exclude)
-      .read("round_to", o.round_to)
-      .read("unstructured", o.unstructured)
-      .read("sparsity", o.sparsity)
-      .read("inputs", o.inputs)
-      .read("eval", o.eval)
-      .read("labels", o.labels)
-      .read("tolerance", o.tolerance)
-      .read("sensitivity", o.sensitivity)
-      .read("sensitivity_ratios", o.sensitivity_ratios)
-      .read("dry_run", o.dry_run)
-      .read("batches", o.batches)
-      .read("threads", o.threads)
-      .read("warmup", o.warmup)
-      .read("iterations", o.iterations)
-      .read("duration_s", o.duration_s)
-      .read("eval_batch", o.eval_batch);
-  in.finish();
+  OptionReader r(j);
+  prune_fields(r, o);
+  r.finish();
 }
 
 namespace {

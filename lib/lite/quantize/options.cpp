@@ -15,10 +15,6 @@ using namespace option_rules;
 
 namespace {
 
-nlohmann::json optional_path(const std::optional<std::filesystem::path>& p) {
-  return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
-}
-
 std::vector<std::filesystem::path> input_files(const QuantizeOptions& o) {
   std::vector<std::filesystem::path> inputs{o.model};
   for (const auto* p : {&o.calib, &o.calib_stats, &o.eval, &o.labels})
@@ -43,57 +39,42 @@ std::filesystem::path output_path(const QuantizeOptions& o, const std::string& m
   return o.output.empty() ? derive_output_path(o.model, mode_tag) : o.output;
 }
 
+// The one field list of QuantizeOptions: to_json writes it, from_json reads it (unknown keys rejected).
+template <class Fields, class O>
+void quantize_fields(Fields& f, O& o) {
+  f.field("model", o.model)
+      .field("output", o.output)
+      .field("mode", o.mode)
+      .field("calib", o.calib)
+      .field("calib_samples", o.calib_samples)
+      .field("calib_method", o.calib_method)
+      .field("calib_stats", o.calib_stats)
+      .field("eval", o.eval)
+      .field("labels", o.labels)
+      .field("tolerance", o.tolerance)
+      .field("skip", o.skip)
+      .field("only", o.only)
+      .field("qengine", o.qengine)
+      .field("inputs", o.inputs)
+      .field("batches", o.batches)
+      .field("threads", o.threads)
+      .field("warmup", o.warmup)
+      .field("iterations", o.iterations)
+      .field("duration_s", o.duration_s)
+      .field("eval_batch", o.eval_batch)
+      .field("dry_run", o.dry_run)
+      .field("allow_slower", o.allow_slower)
+      .field("write_calib_json", o.write_calib_json);
+}
+
 void to_json(nlohmann::json& j, const QuantizeOptions& o) {
-  j = nlohmann::json{{"model", o.model.string()},
-                     {"output", o.output.string()},
-                     {"mode", o.mode},
-                     {"calib", optional_path(o.calib)},
-                     {"calib_samples", o.calib_samples},
-                     {"calib_method", o.calib_method},
-                     {"calib_stats", optional_path(o.calib_stats)},
-                     {"eval", optional_path(o.eval)},
-                     {"labels", optional_path(o.labels)},
-                     {"tolerance", o.tolerance ? nlohmann::json(*o.tolerance) : nlohmann::json(nullptr)},
-                     {"skip", o.skip},
-                     {"only", o.only},
-                     {"qengine", o.qengine},
-                     {"inputs", o.inputs},
-                     {"batches", o.batches},
-                     {"threads", o.threads},
-                     {"warmup", o.warmup},
-                     {"iterations", o.iterations ? nlohmann::json(*o.iterations) : nlohmann::json(nullptr)},
-                     {"duration_s", o.duration_s},
-                     {"eval_batch", o.eval_batch},
-                     {"dry_run", o.dry_run},
-                     {"allow_slower", o.allow_slower},
-                     {"write_calib_json", o.write_calib_json}};
+  OptionWriter w(j);
+  quantize_fields(w, o);
 }
 
 void from_json(const nlohmann::json& j, QuantizeOptions& o) {
   OptionReader r(j);
-  r.read("model", o.model)
-      .read("output", o.output)
-      .read("mode", o.mode)
-      .read("calib", o.calib)
-      .read("calib_samples", o.calib_samples)
-      .read("calib_method", o.calib_method)
-      .read("calib_stats", o.calib_stats)
-      .read("eval", o.eval)
-      .read("labels", o.labels)
-      .read("tolerance", o.tolerance)
-      .read("skip", o.skip)
-      .read("only", o.only)
-      .read("qengine", o.qengine)
-      .read("inputs", o.inputs)
-      .read("batches", o.batches)
-      .read("threads", o.threads)
-      .read("warmup", o.warmup)
-      .read("iterations", o.iterations)
-      .read("duration_s", o.duration_s)
-      .read("eval_batch", o.eval_batch)
-      .read("dry_run", o.dry_run)
-      .read("allow_slower", o.allow_slower)
-      .read("write_calib_json", o.write_calib_json);
+  quantize_fields(r, o);
   r.finish();
 }
 
