@@ -9,6 +9,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
   zlib1g-dev libzstd-dev zstd                # .gz idx files, .zst traces
   dataset-fashion-mnist                      # the bundled model's data set
+  universal-ctags                            # the function-length house check (tests)
   python3-torch python3-torchvision python3-numpy  # interop tests and fixture scripts only
 )
 
