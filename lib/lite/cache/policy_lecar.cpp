@@ -8,7 +8,9 @@
 // (state = 6364136223846793005 * state + 1442695040888963407, seeded 0 at the start of every
 // simulation), a draw is (next % 100) / 100 against w_lru; no draw when both experts pick the same
 // object (then no ghost is kept, and the evicted key is forgotten only when it is requested again).
-// LFU is frequency buckets, FIFO within a bucket, with libCacheSim's lazy minimum-frequency search.
+// LFU is frequency buckets, FIFO within a bucket, with libCacheSim's lazy minimum-frequency search. Only
+// non-empty buckets are kept: libCacheSim keeps one per frequency ever reached, and a hot object's count
+// grows with the trace, so memory grew with the requests (437 MB at 100M Zipf requests, 14 MB for LRU).
 #include <cmath>
 #include <unordered_map>
 
@@ -42,9 +44,7 @@ class Lecar : public PolicyBase<LecarNode> {
         dr_(std::pow(0.005, 1.0 / double(c.capacity))),
         w_lru_(c.param("lru_weight")),
         w_lfu_(0.5),  // libCacheSim sets only w_lru from its parameter
-        learn_(c.param("update_weight") != 0) {
-    buckets_[1];
-  }
+        learn_(c.param("update_weight") != 0) {}
 
   bool find(const Access& a) {
     ++n_req_;
@@ -73,7 +73,8 @@ class Lecar : public PolicyBase<LecarNode> {
   }
   void evict(const Access&) {
     const uint32_t lru = q_.tail;
-    const uint32_t lfu = buckets_[min_freq_].first;
+    const auto min_bucket = buckets_.find(min_freq_);
+    const uint32_t lfu = min_bucket == buckets_.end() ? kNil : min_bucket->second.first;
     uint32_t victim = lru;
     int8_t expert = kNoExpert;
     if (lru != lfu) {
@@ -146,13 +147,15 @@ class Lecar : public PolicyBase<LecarNode> {
     if (node.lfu_prev != kNil) table_[node.lfu_prev].lfu_next = node.lfu_next;
     if (node.lfu_next != kNil) table_[node.lfu_next].lfu_prev = node.lfu_prev;
     node.lfu_prev = node.lfu_next = kNil;
-    if (node.freq == min_freq_ && b.n_obj == 0) update_min_freq();
+    if (b.n_obj == 0) {
+      buckets_.erase(node.freq);
+      if (node.freq == min_freq_) update_min_freq();
+    }
   }
   // libCacheSim's search: the next non-empty bucket above the minimum, if any up to the maximum.
   void update_min_freq() {
     for (uint64_t f = min_freq_ + 1; f <= max_freq_; ++f) {
-      auto it = buckets_.find(f);
-      if (it != buckets_.end() && it->second.n_obj > 0) {
+      if (buckets_.count(f) != 0) {
         min_freq_ = f;
         break;
       }
@@ -162,7 +165,7 @@ class Lecar : public PolicyBase<LecarNode> {
   double dr_, w_lru_, w_lfu_;
   bool learn_;
   List q_, ghost_lru_, ghost_lfu_;
-  std::unordered_map<uint64_t, FreqBucket> buckets_;
+  std::unordered_map<uint64_t, FreqBucket> buckets_;  // non-empty buckets only
   uint64_t min_freq_ = 1, max_freq_ = 1;
   uint64_t n_obj_ = 0;
   int64_t n_req_ = 0;
