@@ -88,8 +88,10 @@ std::string ratio(double num, double den) { return den > 0 ? fmt::format("{:.2f}
 
 report::Table models_table(const DistillResult& r) {
   report::Table t;
-  t.title = fmt::format("lite distill {} -> {} (teacher {}; {} on {} samples)", r.student_before.path, r.output,
-                        r.teacher.path, r.metric, r.validation_samples);
+  const std::string student =
+      r.prune ? fmt::format("{} pruned at {:g}", r.teacher.path, r.prune->ratio) : r.student_before.path;
+  t.title = fmt::format("lite distill {} -> {} (teacher {}; {} on {} samples)", student, r.output, r.teacher.path,
+                        r.metric, r.validation_samples);
   t.columns = {"", "teacher", "student before", "student after", "student / teacher"};
   t.rows.push_back({r.metric, percent(r.teacher.metric), percent(r.student_before.metric), percent(r.student.metric),
                     fmt::format("{:+.2f} points", r.student.metric - r.teacher.metric)});
