@@ -281,8 +281,10 @@ class DistillFashionMnist(LiteTestCase):
         numpy.save(str(x), data["x"][:600].numpy())
         numpy.save(str(y), data["y"][:600].numpy())
         out = self.tmp / "s.pt"
-        common = ["--teacher", TEACHER, "--student", self.student, "--data", x, "--labels", y, "--epochs", 1,
-                  "--latency-iterations", 0, "-o", out, *QUICK]
+        def streamed(data=x, labels=y):
+            return ["--teacher", TEACHER, "--student", self.student, "--data", data, "--labels", labels, "--epochs", 1,
+                    "--latency-iterations", 0, "-o", out, *QUICK]
+        common = streamed()
         code, doc, err = distill(*common, "--data-memory-mb", 1)  # 1.8 MB of samples
         self.assertEqual(code, 0, err)
         r = doc["result"]
@@ -296,6 +298,17 @@ class DistillFashionMnist(LiteTestCase):
         text = run_lite("distill", *map(str, common), "--data-memory-mb", "100")
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn("data: loaded whole", text.stdout)
+
+        # streamed data is checked before training like data loaded whole
+        pt_labels, cut = self.tmp / "y.pt", self.tmp / "cut.npy"
+        torch.save(data["y"][:600], str(pt_labels))
+        cut.write_bytes(x.read_bytes()[:-5000])
+        out.unlink()
+        bad = [("torch.save labels", streamed(labels=pt_labels), [str(pt_labels), ".npy or idx", "--data-memory-mb"]),
+               ("truncated .npy", streamed(data=cut), [str(cut), "truncated"])]
+        for name, args, needles in bad:
+            with self.subTest(case=name):
+                self.assert_rejected("distill", *args, "--data-memory-mb", 1, needles=needles)
 
     def test_readme_documents_every_flag(self):
         self.assert_readme_documents_every_flag("distill")
