@@ -3,6 +3,9 @@
 // no augmentation, so every epoch sees the same inputs), train (trainer.cpp), keep the best epoch, write
 // it as an artifact with provenance, then measure teacher and student alike (params, MACs, size,
 // latency through the profile core, validation metric).
+// The training data is loaded whole, or streamed in chunks when it exceeds the memory budget
+// (model/chunked_dataset.hpp); the student is a model file, or the teacher pruned in memory
+// (pruned_student.cpp: prune, then recover).
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <unistd.h>
