@@ -15,6 +15,7 @@
 #include "lite/core/options.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/optimizers.hpp"
+#include "lite/prune/prune.hpp"
 
 namespace lite::cli {
 
@@ -23,6 +24,12 @@ namespace {
 std::string optimizer_help() {
   std::string text = "Optimizer (default adam):";
   for (const auto& e : distill::optimizers()) text += "\n  " + e.names.front() + ": " + e.summary;
+  return text;
+}
+
+std::string prune_criterion_help() {
+  std::string text = "Channel ranking of --student-from-prune (default l1):";
+  for (const auto& c : prune::criterion_infos()) text += std::string("\n  ") + c.name + ": " + c.description;
   return text;
 }
 
@@ -103,6 +110,7 @@ Runner setup_distill(CLI::App& app) {
   auto s = std::make_shared<State>();
   auto& o = s->options;
   name_flag("output", "-o");
+  name_flag("prune_criterion", "--criterion");
   app.description(
       "Distill a TorchScript teacher into a TorchScript student: the student learns the teacher's softened outputs "
       "(and the labels, when the data has them), validated every epoch; the best epoch is written as TorchScript "
@@ -141,6 +149,13 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("-o,--output", o.output, "Student artifact (default: STUDENT.distilled.pt)");
   app.add_option("--latency-iterations", o.latency_iterations,
                  "Timed forwards at batch 1 per model for the latency row (default 50; 0 skips it)");
+  app.add_option("--student-from-prune", o.student_from_prune,
+                 "Instead of --student: the teacher structurally pruned at ratio R in (0,1) (lite prune's surgery, "
+                 "in memory), then distilled: prune, then recover (default output TEACHER.pruned-distilled.pt)");
+  app.add_option("--criterion", o.prune_criterion, word_options(prune_criterion_help()));
+  app.add_option("--data-memory-mb", o.data_memory_mb,
+                 "Training data larger than this in memory is streamed in chunks (.npy, uncompressed idx) instead "
+                 "of loaded whole (default 0: half of MemAvailable)");
   add_output_flags(app, s->output);
   add_config_flags(app, s->config);
 

@@ -223,6 +223,93 @@ class DistillFashionMnist(LiteTestCase):
                 self.assert_rejected("distill", *case_args, needles=needles, watch=[self.fixtures])
         self.assertFalse(out.exists())
 
+    def test_student_from_prune_recovers_accuracy_pruning_took(self):
+        out = self.tmp / "pruned.pt"
+        code, doc, err = distill("--teacher", TEACHER, "--student-from-prune", "0.5", "--data", TRAIN_IMAGES,
+                                 "--labels", TRAIN_LABELS, "--samples", 2000, "--epochs", 1, "--latency-iterations",
+                                 0, "-o", out, *QUICK)
+        self.assertEqual(code, 0, err)
+        r = doc["result"]
+        p = r["prune"]
+        self.assertEqual((p["ratio"], p["criterion"]), (0.5, "l1"))
+        self.assertGreater(p["groups_pruned"], 0)
+        self.assertLess(p["parameters"]["after"], p["parameters"]["before"] * 0.5)
+        self.assertLess(p["macs"]["after"], p["macs"]["before"] * 0.5)
+        self.assertEqual(p["parameters"]["after"], r["student"]["parameters"])
+        self.assertEqual(p["metric_pruned_percent"], r["student_before"]["metric_percent"])
+        self.assertLess(p["metric_pruned_percent"], p["metric_teacher_percent"] - 5)    # pruning costs accuracy
+        self.assertGreater(p["metric_recovered_percent"], p["metric_pruned_percent"] + 5)  # distillation wins it back
+        module, prov = provenance(out)
+        self.assertFalse(module.training)
+        self.assertEqual(sum(t.numel() for t in module.parameters()), p["parameters"]["after"])
+        self.assertEqual(prov["details"]["student_from_prune"]["ratio"], 0.5)
+        self.assertEqual(prov["details"]["student_from_prune"]["criterion"], "l1")
+        self.assertEqual(prov["figures"]["prune"]["metric_pruned_percent"], p["metric_pruned_percent"])
+        self.assertEqual(prov["figures"]["prune"]["metric_recovered_percent"], p["metric_recovered_percent"])
+        self.assertEqual(prov["input_model"]["path"], str(TEACHER))
+        self.assertEqual(doc["result"]["options"]["student_from_prune"], 0.5)
+
+    def test_student_from_prune_bad_input(self):
+        out = self.tmp / "out.pt"
+        linear = self.tmp / "linear.pt"
+        torch.jit.script(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 10))).save(str(linear))
+
+        def args(*extra, teacher=TEACHER):
+            return ["--teacher", teacher, "--data", EVAL, "--samples", 50, "-o", out, "--latency-iterations", 0, *extra]
+
+        cases = [
+            ("both students", args("--student", self.student, "--student-from-prune", "0.5"),
+             ["--student-from-prune", "--student"]),
+            ("no student", args(), ["--student", "--student-from-prune"]),
+            ("ratio zero", args("--student-from-prune", "0"), ["--student-from-prune", "between 0 and 1"]),
+            ("ratio one", args("--student-from-prune", "1"), ["--student-from-prune", "between 0 and 1"]),
+            ("ratio above one", args("--student-from-prune", "1.5"), ["--student-from-prune"]),
+            ("ratio nan", args("--student-from-prune", "nan"), ["--student-from-prune", "finite"]),
+            ("unknown criterion", args("--student-from-prune", "0.5", "--criterion", "l3"), ["--criterion", "l1"]),
+            ("nothing prunable", args("--student-from-prune", "0.5", teacher=linear),
+             [str(linear), "nothing prunable", "--student"]),
+        ]
+        for name, case_args, needles in cases:
+            with self.subTest(case=name):
+                self.assert_rejected("distill", *case_args, needles=needles, watch=[self.fixtures])
+        self.assertFalse(out.exists())
+
+    def test_data_over_the_memory_budget_is_streamed_in_chunks(self):
+        import numpy
+        data = torch.load(str(EVAL))
+        x, y = self.tmp / "x.npy", self.tmp / "y.npy"
+        numpy.save(str(x), data["x"][:600].numpy())
+        numpy.save(str(y), data["y"][:600].numpy())
+        out = self.tmp / "s.pt"
+        def streamed(data=x, labels=y):
+            return ["--teacher", TEACHER, "--student", self.student, "--data", data, "--labels", labels, "--epochs", 1,
+                    "--latency-iterations", 0, "-o", out, *QUICK]
+        common = streamed()
+        code, doc, err = distill(*common, "--data-memory-mb", 1)  # 1.8 MB of samples
+        self.assertEqual(code, 0, err)
+        r = doc["result"]
+        self.assertEqual(r["data_path"], "streamed in chunks of 83 samples")
+        self.assertEqual(r["data_chunk_samples"], 83)
+        self.assertIn("exceeds data_memory_mb 1", r["data_path_reason"])
+        self.assertEqual(r["teacher_logits"], "cached")
+        self.assertEqual(r["train_samples"], 600)
+        self.assertGreater(r["student"]["metric_percent"], r["student_before"]["metric_percent"] + 20)
+        self.assertEqual(provenance(out)[1]["details"]["data"]["chunk_samples"], 83)
+        text = run_lite("distill", *map(str, common), "--data-memory-mb", "100")
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("data: loaded whole", text.stdout)
+
+        # streamed data is checked before training like data loaded whole
+        pt_labels, cut = self.tmp / "y.pt", self.tmp / "cut.npy"
+        torch.save(data["y"][:600], str(pt_labels))
+        cut.write_bytes(x.read_bytes()[:-5000])
+        out.unlink()
+        bad = [("torch.save labels", streamed(labels=pt_labels), [str(pt_labels), ".npy or idx", "--data-memory-mb"]),
+               ("truncated .npy", streamed(data=cut), [str(cut), "truncated"])]
+        for name, args, needles in bad:
+            with self.subTest(case=name):
+                self.assert_rejected("distill", *args, "--data-memory-mb", 1, needles=needles)
+
     def test_readme_documents_every_flag(self):
         self.assert_readme_documents_every_flag("distill")
 

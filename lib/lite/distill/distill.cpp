@@ -3,6 +3,9 @@
 // no augmentation, so every epoch sees the same inputs), train (trainer.cpp), keep the best epoch, write
 // it as an artifact with provenance, then measure teacher and student alike (params, MACs, size,
 // latency through the profile core, validation metric).
+// The training data is loaded whole, or streamed in chunks when it exceeds the memory budget
+// (model/chunked_dataset.hpp); the student is a model file, or the teacher pruned in memory
+// (pruned_student.cpp: prune, then recover).
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <unistd.h>
@@ -16,6 +19,7 @@
 #include "lite/core/stats.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/optimizers.hpp"
+#include "lite/distill/pruned_student.hpp"
 #include "lite/distill/trainer.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/facts_torch.hpp"
@@ -46,12 +50,13 @@ class ProfilingExecutorOff {
 };
 
 fs::path output_path(const DistillOptions& o) {
-  return o.output.empty() ? derive_output_path(o.student, "distilled") : fs::path(o.output);
+  if (!o.output.empty()) return o.output;
+  return o.student_from_prune ? derive_output_path(o.teacher, "pruned-distilled") : derive_output_path(o.student, "distilled");
 }
 
 void check_paths(const DistillOptions& o) {
   const fs::path out = output_path(o);
-  check_output_path(out, o.student);
+  if (!o.student.empty()) check_output_path(out, o.student);
   check_output_path(out, o.teacher);
   fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   if (::access(parent.c_str(), W_OK) != 0)
@@ -74,6 +79,54 @@ model::Dataset load_data(const std::string& path, const std::string& labels, int
   std::optional<fs::path> label_path;
   if (!labels.empty()) label_path = labels;
   return model::take_first(model::load_dataset(path, label_path), samples);
+}
+
+uint64_t memory_budget(const DistillOptions& o) {
+  return o.data_memory_mb > 0 ? uint64_t(o.data_memory_mb) << 20 : model::default_data_memory_budget();
+}
+
+std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", double(bytes) / (1024.0 * 1024.0)); }
+
+// The training data: loaded whole when it fits the memory budget (or its format cannot be read at an
+// offset), else streamed in chunks of at most a quarter of the budget (64 MiB at most: the cache holds
+// two), s.train then holding the first chunk. Either way every value is read once here: NaN check and the
+// checksum a checkpoint records.
+void load_training(Session& s, DistillResult& r) {
+  const auto& o = s.o;
+  const uint64_t budget = memory_budget(o);
+  const std::string limit = o.data_memory_mb > 0 ? fmt::format("data_memory_mb {}", o.data_memory_mb)
+                                                 : "half of MemAvailable, " + megabytes(budget);
+  if (auto layout = model::record_layout(o.data)) {
+    const int64_t n = o.samples > 0 ? std::min(o.samples, layout->count) : layout->count;
+    const uint64_t per_sample = std::max<uint64_t>(1, model::sample_bytes_in_memory(*layout));
+    if (uint64_t(n) * per_sample > budget) {
+      const uint64_t chunk_bytes = std::min<uint64_t>(budget / 4, uint64_t(64) << 20);
+      const int64_t chunk = std::max<int64_t>(o.batch, int64_t(chunk_bytes / per_sample));
+      std::optional<fs::path> labels;
+      if (!o.labels.empty()) labels = o.labels;
+      s.stream.emplace(*layout, labels, o.samples, chunk);
+      s.train_checksum = s.stream->scan(s.progress);
+      s.train = s.stream->chunk(0);
+      r.data_chunk_samples = s.stream->chunk_samples();
+      r.data_path = fmt::format("streamed in chunks of {} samples", r.data_chunk_samples);
+      r.data_path_reason = fmt::format("{} in memory exceeds {}; each epoch reads the chunks in a seeded order and "
+                                       "shuffles within each", megabytes(uint64_t(n) * per_sample), limit);
+      return;
+    }
+  }
+  s.train = load_data(o.data, o.labels, o.samples);
+  s.train_checksum = s.train.x.sum().item<double>();
+  const uint64_t bytes = uint64_t(s.train.x.nbytes());
+  r.data_path = "loaded whole";
+  r.data_path_reason = bytes <= budget ? fmt::format("{} fits {}", megabytes(bytes), limit)
+                                       : fmt::format("{} exceeds {}, but only .npy and uncompressed idx files can be "
+                                                     "read in chunks", megabytes(bytes), limit);
+}
+
+// Bytes the training data holds in memory: the whole set, or the two chunks of the stream's cache.
+uint64_t data_bytes_in_memory(const Session& s) {
+  const uint64_t first_chunk = uint64_t(s.train.x.nbytes());
+  return s.stream ? 2 * first_chunk : first_chunk;
 }
 
 // Two samples through `m` in eval mode: data it rejects is reported against the data file.
@@ -117,7 +170,9 @@ void check_models(Session& s) {
                      fmt::format("outputs shape {} but the teacher outputs {} for the same input",
                                  c10::str(st.sizes()), c10::str(t.sizes())),
                      "give the student the teacher's output layer (same number of classes)");
-  check_labels(s.train, t.size(1), s.o.labels);
+  model::Dataset all_labels = s.train;
+  if (s.stream) all_labels.y = s.stream->labels();
+  check_labels(all_labels, t.size(1), s.o.labels);
   if (!s.o.eval.empty()) {
     probe(s.teacher, s.validation, "teacher");
     check_labels(s.validation, t.size(1), s.o.eval_labels);
@@ -128,26 +183,53 @@ void check_models(Session& s) {
     throw InputError(s.student.path.string(), "has no parameters to train", "pass a student with weights");
 }
 
+// The teacher's logits of every training sample, chunk by chunk when the data is streamed.
+torch::Tensor all_teacher_logits(Session& s) {
+  if (!s.stream) return profile::predict(s.teacher.module, s.train, s.o.eval_batch, s.teacher.path, s.progress);
+  ProgressPhase phase(s.progress, "teacher logits", uint64_t(s.stream->chunks()));
+  std::vector<torch::Tensor> parts;
+  for (int64_t c = 0; c < s.stream->chunks(); ++c) {
+    parts.push_back(profile::predict(s.teacher.module, s.stream->chunk(c), s.o.eval_batch, s.teacher.path, no_progress()));
+    phase.advance();
+  }
+  return torch::cat(parts);
+}
+
+// Cached when the logits fit both teacher_cache_mb and what the memory budget leaves beside the data.
 void prepare_teacher(Session& s, DistillResult& r) {
+  const int64_t n = train_size(s);
   const int64_t per_sample = s.teacher_validation.numel() / std::max<int64_t>(1, s.teacher_validation.size(0));
-  const double mb = double(s.train.size()) * double(per_sample) * 4.0 / (1024.0 * 1024.0);
-  if (mb <= double(s.o.teacher_cache_mb)) {
-    s.cached_teacher = profile::predict(s.teacher.module, s.train, s.o.eval_batch, s.teacher.path, s.progress);
+  const uint64_t bytes = uint64_t(n) * uint64_t(per_sample) * 4;
+  const double mb = double(bytes) / (1024.0 * 1024.0);
+  const uint64_t budget = memory_budget(s.o), data = data_bytes_in_memory(s);
+  const uint64_t left = budget > data ? budget - data : 0;
+  if (mb > double(s.o.teacher_cache_mb)) {
+    r.teacher_logits = "recomputed every step";
+    r.teacher_logits_reason = fmt::format("{:.1f} MB for {} samples exceeds teacher_cache_mb {}", mb, n, s.o.teacher_cache_mb);
+  } else if (bytes > left) {
+    r.teacher_logits = "recomputed every step";
+    r.teacher_logits_reason = fmt::format("{:.1f} MB for {} samples exceeds the {} the memory budget leaves beside the "
+                                          "data (raise data_memory_mb)", mb, n, megabytes(left));
+  } else {
+    s.cached_teacher = all_teacher_logits(s);
     r.teacher_logits = "cached";
     r.teacher_logits_reason = fmt::format("{:.1f} MB for {} samples, within teacher_cache_mb {}; no augmentation, so "
-                                          "every epoch reuses them", mb, s.train.size(), s.o.teacher_cache_mb);
-  } else {
-    r.teacher_logits = "recomputed every step";
-    r.teacher_logits_reason =
-        fmt::format("{:.1f} MB for {} samples exceeds teacher_cache_mb {}", mb, s.train.size(), s.o.teacher_cache_mb);
+                                          "every epoch reuses them", mb, n, s.o.teacher_cache_mb);
   }
 }
 
 nlohmann::json fingerprint(const Session& s) {
   const auto& o = s.o;
-  return {{"teacher_sha256", s.teacher.sha256}, {"student_sha256", s.student.sha256},
-          {"train_samples", s.train.size()},    {"train_shape", s.train.x.sizes().vec()},
-          {"train_checksum", s.train.x.sum().item<double>()},
+  std::vector<int64_t> train_shape = s.train.x.sizes().vec();
+  train_shape[0] = train_size(s);
+  // A pruned student is named by how it was made (its serialized bytes need not be stable across runs).
+  const nlohmann::json student = o.student_from_prune
+                                     ? nlohmann::json{{"pruned_ratio", *o.student_from_prune},
+                                                      {"criterion", o.prune_criterion}}
+                                     : nlohmann::json(s.student.sha256);
+  return {{"teacher_sha256", s.teacher.sha256}, {"student_sha256", student},
+          {"train_samples", train_size(s)},     {"train_shape", train_shape},
+          {"train_checksum", s.train_checksum}, {"data_chunk_samples", s.stream ? s.stream->chunk_samples() : 0},
           {"epochs", o.epochs},                 {"batch", o.batch},
           {"lr", o.lr},                         {"optimizer", find_optimizer(o.optimizer).names.front()},
           {"momentum", o.momentum},             {"weight_decay", o.weight_decay},
@@ -199,11 +281,17 @@ void write_artifact(Session& s, const DistillResult& r, const fs::path& out) {
                   {"best_epoch", r.best_epoch},
                   {"metric", r.metric},
                   {"best_metric_percent", r.best_metric},
-                  {"teacher_logits", r.teacher_logits}};
+                  {"teacher_logits", r.teacher_logits},
+                  {"data", {{"path", r.data_path}, {"chunk_samples", r.data_chunk_samples}}}};
+  if (r.prune) {
+    info.details["student_from_prune"] = {{"ratio", r.prune->ratio}, {"criterion", r.prune->criterion},
+                                          {"groups_pruned", r.prune->groups_pruned}, {"groups", r.prune->groups}};
+  }
   info.figures = {{"teacher_metric_percent", r.teacher.metric},
                   {"student_before_percent", r.student_before.metric},
                   {"student_percent", r.best_metric},
                   {"train_samples_per_s", r.train_samples_per_s}};
+  if (r.prune) info.figures["prune"] = *r.prune;
   info.inputs = model::describe_inputs({s.train.x.narrow(0, 0, 1)});
   s.student.module.eval();
   model::save_artifact(s.student.module, out, s.student, info);
@@ -218,7 +306,7 @@ void train_student(Session& s, DistillResult& r) {
     parameters.push_back(p);
   }
   auto optimizer = find_optimizer(o.optimizer).make(parameters, o);
-  const auto schedule = make_schedule(o.lr, steps_per_epoch(s.train.size(), o.batch) * o.epochs, o.warmup_fraction);
+  const auto schedule = make_schedule(o.lr, steps_per_epoch(train_size(s), o.batch) * o.epochs, o.warmup_fraction);
   s.fingerprint = fingerprint(s);
   TrainState state;
   if (!o.resume.empty()) {
@@ -253,21 +341,29 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   Session s(o, progress);
   std::optional<ProfilingExecutorOff> executor_off(std::in_place);  // before the models' first forward
   s.teacher = model::load_model(o.teacher);
-  s.student = model::load_model(o.student);
-  s.train = load_data(o.data, o.labels, o.samples);
+  load_training(s, r);
+  if (o.student_from_prune) {
+    r.prune.emplace();
+    s.student = prune_teacher(s.teacher, o, s.train, *r.prune);
+  } else {
+    s.student = model::load_model(o.student);
+  }
   s.validation = o.eval.empty() ? s.train : load_data(o.eval, o.eval_labels, o.eval_samples);
-  if (o.eval.empty()) r.notes.push_back("validated on the training data: pass eval data for a held-out estimate");
+  if (o.eval.empty())
+    r.notes.push_back(s.stream ? fmt::format("validated on the first {} training samples (the training data is "
+                                             "streamed): pass eval data for a held-out estimate", s.train.size())
+                               : "validated on the training data: pass eval data for a held-out estimate");
   check_models(s);
 
   r.labels = s.train.has_labels() && o.alpha < 1.0;
   r.alpha = s.train.has_labels() ? o.alpha : 1.0;
   if (!s.train.has_labels())
     r.notes.push_back("the training data has no labels: the loss is the teacher term alone (alpha 1)");
-  if (r.labels) s.train_labels = s.train.y->to(torch::kInt64);
+  if (r.labels) s.train_labels = (s.stream ? *s.stream->labels() : *s.train.y).to(torch::kInt64);
   s.weights = {o.temperature, r.alpha};
   r.metric = s.validation.has_labels() ? "top-1 accuracy" : "top-1 agreement with the teacher";
   r.validation_data = s.validation.source.string();
-  r.train_samples = s.train.size();
+  r.train_samples = train_size(s);
   r.validation_samples = s.validation.size();
 
   s.teacher_validation = profile::predict(s.teacher.module, s.validation, o.eval_batch, s.teacher.path, progress);
@@ -286,6 +382,15 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   executor_off.reset();
 
   r.teacher = summarize(s.teacher, sample, teacher_metric);
+  if (r.prune) {
+    r.prune->parameters_before = r.teacher.parameters;
+    r.prune->macs_before = r.teacher.macs;
+    r.prune->parameters_after = r.student_before.parameters;
+    r.prune->macs_after = r.student_before.macs;
+    r.prune->metric_teacher = r.teacher.metric;
+    r.prune->metric_pruned = r.student_before.metric;
+    r.prune->metric_recovered = r.best_metric;
+  }
   const fs::path out = output_path(o);
   write_artifact(s, r, out);
   r.output = out.string();

@@ -65,6 +65,20 @@ struct ModelSummary {
   std::optional<double> latency_ms;  // median forward at batch 1
 };
 
+// Prune, then recover: what lite prune's surgery removed from the teacher to make the student, and what
+// distillation won back.
+struct PruneStage {
+  double ratio = 0;
+  std::string criterion;
+  int64_t groups = 0, groups_pruned = 0;            // channel dependency groups found / pruned
+  int64_t channels_before = 0, channels_after = 0;  // over the pruned groups
+  uint64_t parameters_before = 0, parameters_after = 0;
+  uint64_t macs_before = 0, macs_after = 0;         // per sample
+  double metric_teacher = 0;    // percent, on the validation data
+  double metric_pruned = 0;     // the pruned teacher before recovery
+  double metric_recovered = 0;  // after distillation (the best epoch)
+};
+
 struct DistillResult {
   std::string metric;          // "top-1 accuracy" or "top-1 agreement with the teacher"
   std::string validation_data; // the file validated on
@@ -88,11 +102,16 @@ struct DistillResult {
   std::vector<std::string> notes;
   DistillOptions options;
   double wall_s = 0;
+  std::optional<PruneStage> prune;  // set with student_from_prune
+  std::string data_path;            // "loaded whole" or "streamed in chunks of N samples"
+  std::string data_path_reason;
+  int64_t data_chunk_samples = 0;   // 0 when loaded whole
 };
 
 void to_json(nlohmann::json& j, const StepStatus& s);
 void to_json(nlohmann::json& j, const EpochRecord& e);
 void to_json(nlohmann::json& j, const ModelSummary& m);
+void to_json(nlohmann::json& j, const PruneStage& p);
 void to_json(nlohmann::json& j, const DistillResult& r);
 
 DistillResult run(const DistillOptions& options, Progress& progress);

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include "lite/core/options.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/distill/optimizers.hpp"
+#include "lite/prune/prune.hpp"
 
 namespace lite::distill {
 
@@ -35,7 +37,10 @@ void distill_fields(Fields& f, O& o) {
       .field("checkpoint_dir", o.checkpoint_dir)
       .field("resume", o.resume)
       .field("output", o.output)
-      .field("latency_iterations", o.latency_iterations);
+      .field("latency_iterations", o.latency_iterations)
+      .field("student_from_prune", o.student_from_prune)
+      .field("prune_criterion", o.prune_criterion)
+      .field("data_memory_mb", o.data_memory_mb);
 }
 
 void to_json(nlohmann::json& j, const DistillOptions& o) {
@@ -56,11 +61,31 @@ void positive(const std::string& key, double value, const std::string& fix) {
   if (!(value > 0)) throw OptionError(key, fmt::format("must be greater than 0, got {}", value), fix);
 }
 
+// Exactly one student: a model file, or the teacher pruned at a ratio in (0, 1) by a known criterion.
+void check_student(const DistillOptions& o) {
+  if (!o.student_from_prune) {
+    option_rules::not_empty("student", o.student,
+                            "pass the TorchScript student model (its architecture and weights), or "
+                            "{student_from_prune} R to prune the teacher into one");
+    return;
+  }
+  if (!o.student.empty())
+    throw OptionError("student_from_prune", "contradicts {student}: the student is either a file or the pruned teacher",
+                      "give one of the two");
+  const double r = *o.student_from_prune;
+  option_rules::finite("student_from_prune", r);
+  if (!(r > 0 && r < 1))
+    throw OptionError("student_from_prune", fmt::format("must be between 0 and 1 (exclusive), got {}", r),
+                      "the fraction of each channel group's channels to remove, e.g. 0.5");
+  find_named(prune::criterion_infos(), o.prune_criterion, "prune_criterion", "criterion",
+             [](const prune::CriterionInfo& c) { return std::vector<std::string>{c.name}; });
+}
+
 }  // namespace
 
 void validate(const DistillOptions& o) {
   option_rules::not_empty("teacher", o.teacher, "pass the TorchScript teacher model");
-  option_rules::not_empty("student", o.student, "pass the TorchScript student model (its architecture and weights)");
+  check_student(o);
   option_rules::not_empty("data", o.data, "pass the training data (torch.save file, .npy or idx)");
   if (!o.eval_labels.empty() && o.eval.empty())
     throw OptionError("eval_labels", "gives the labels of eval, which is not set", "pass eval too");
@@ -79,6 +104,7 @@ void validate(const DistillOptions& o) {
   option_rules::thread_count("threads", o.threads);
   option_rules::at_least("teacher_cache_mb", double(o.teacher_cache_mb), 0, "0 recomputes teacher logits every step");
   option_rules::at_least("latency_iterations", o.latency_iterations, 0, "0 skips the latency measurement");
+  option_rules::at_least("data_memory_mb", double(o.data_memory_mb), 0, "0 allows half of the available memory");
 }
 
 }  // namespace lite::distill

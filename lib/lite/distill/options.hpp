@@ -6,6 +6,7 @@
 // Defaults are member initializers; from_json reads keys through OptionReader (unknown keys and wrong types
 // name the key); validate() checks values and throws OptionError keyed by the option (never a CLI flag).
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,14 @@ struct DistillOptions {
   std::string output;              // empty: STUDENT.distilled.pt beside the student
   int latency_iterations = 50;     // timed forwards per model at batch 1 (0: latency not measured)
   std::string command_line;        // recorded in the artifact (not an option users set)
+
+  // Prune, then recover: instead of `student`, the teacher structurally pruned at this ratio (lite prune's
+  // dependency graph, criterion and surgery, in memory), then distilled from the unpruned teacher.
+  std::optional<double> student_from_prune;
+  std::string prune_criterion = "l1";  // a name of lite prune's criterion table
+  // Training data whose samples take more memory than this is streamed in chunks instead of loaded whole
+  // (.npy and uncompressed idx; other formats are always loaded whole). 0: half of MemAvailable.
+  int64_t data_memory_mb = 0;
 };
 
 void to_json(nlohmann::json& j, const DistillOptions& o);

@@ -29,6 +29,20 @@ void to_json(nlohmann::json& j, const ModelSummary& m) {
        {"latency_ms_batch1", m.latency_ms ? nlohmann::json(*m.latency_ms) : nlohmann::json(nullptr)}};
 }
 
+void to_json(nlohmann::json& j, const PruneStage& p) {
+  j = {{"ratio", p.ratio},
+       {"criterion", p.criterion},
+       {"groups", p.groups},
+       {"groups_pruned", p.groups_pruned},
+       {"channels_before", p.channels_before},
+       {"channels_after", p.channels_after},
+       {"parameters", {{"before", p.parameters_before}, {"after", p.parameters_after}}},
+       {"macs", {{"before", p.macs_before}, {"after", p.macs_after}}},
+       {"metric_teacher_percent", p.metric_teacher},
+       {"metric_pruned_percent", p.metric_pruned},
+       {"metric_recovered_percent", p.metric_recovered}};
+}
+
 void to_json(nlohmann::json& j, const DistillResult& r) {
   nlohmann::json options;
   to_json(options, r.options);
@@ -58,6 +72,10 @@ void to_json(nlohmann::json& j, const DistillResult& r) {
        {"notes", r.notes},
        {"options", options},
        {"wall_s", r.wall_s}};
+  j["prune"] = r.prune ? nlohmann::json(*r.prune) : nlohmann::json(nullptr);
+  j["data_path"] = r.data_path;
+  j["data_path_reason"] = r.data_path_reason;
+  j["data_chunk_samples"] = r.data_chunk_samples;
 }
 
 namespace {
@@ -70,8 +88,10 @@ std::string ratio(double num, double den) { return den > 0 ? fmt::format("{:.2f}
 
 report::Table models_table(const DistillResult& r) {
   report::Table t;
-  t.title = fmt::format("lite distill {} -> {} (teacher {}; {} on {} samples)", r.student_before.path, r.output,
-                        r.teacher.path, r.metric, r.validation_samples);
+  const std::string student =
+      r.prune ? fmt::format("{} pruned at {:g}", r.teacher.path, r.prune->ratio) : r.student_before.path;
+  t.title = fmt::format("lite distill {} -> {} (teacher {}; {} on {} samples)", student, r.output, r.teacher.path,
+                        r.metric, r.validation_samples);
   t.columns = {"", "teacher", "student before", "student after", "student / teacher"};
   t.rows.push_back({r.metric, percent(r.teacher.metric), percent(r.student_before.metric), percent(r.student.metric),
                     fmt::format("{:+.2f} points", r.student.metric - r.teacher.metric)});
@@ -101,6 +121,22 @@ report::Table epochs_table(const DistillResult& r) {
   return t;
 }
 
+// Prune, then recover: the pruning stage's cost and what distillation won back.
+report::Table prune_table(const DistillResult& r) {
+  const PruneStage& p = *r.prune;
+  report::Table t;
+  t.title = fmt::format("student from pruning: ratio {:g}, criterion {}, {} of {} channel groups pruned ({} -> {} channels)",
+                        p.ratio, p.criterion, p.groups_pruned, p.groups, p.channels_before, p.channels_after);
+  t.columns = {"", "teacher", "pruned", "pruned + distilled", "recovered"};
+  t.rows.push_back({r.metric, percent(p.metric_teacher), percent(p.metric_pruned), percent(p.metric_recovered),
+                    fmt::format("{:+.2f} points", p.metric_recovered - p.metric_pruned)});
+  t.rows.push_back({"parameters", format_count(p.parameters_before), format_count(p.parameters_after),
+                    format_count(p.parameters_after), ratio(double(p.parameters_after), double(p.parameters_before))});
+  t.rows.push_back({"MACs per sample", format_count(p.macs_before), format_count(p.macs_after),
+                    format_count(p.macs_after), ratio(double(p.macs_after), double(p.macs_before))});
+  return t;
+}
+
 }  // namespace
 
 report::Report to_report(const DistillResult& r) {
@@ -110,11 +146,13 @@ report::Report to_report(const DistillResult& r) {
   add_torch_environment(rep.environment);
   rep.result = r;
   rep.tables.push_back(models_table(r));
+  if (r.prune) rep.tables.push_back(prune_table(r));
   rep.tables.push_back(epochs_table(r));
   rep.notes = r.notes;
   rep.notes.push_back(fmt::format("best epoch: {} ({} {})", r.best_epoch ? std::to_string(r.best_epoch) : "0 (initial weights)",
                                   r.metric, percent(r.best_metric)));
   rep.notes.push_back("teacher logits " + r.teacher_logits + ": " + r.teacher_logits_reason);
+  if (!r.data_path.empty()) rep.notes.push_back("data: " + r.data_path + " (" + r.data_path_reason + ")");
   if (!r.resumed_from.empty()) rep.notes.push_back(fmt::format("resumed from {} at epoch {}", r.resumed_from, r.start_epoch));
   for (const auto& c : r.checkpoints) rep.notes.push_back("checkpoint: " + c + " (continue with resume)");
   for (const auto& g : r.gates.failed) rep.notes.push_back("gate failed: " + g);

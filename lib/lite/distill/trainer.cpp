@@ -25,8 +25,10 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Each epoch's order comes from its own generator, seeded by (seed, epoch): no shuffling state to save.
-torch::Tensor epoch_order(uint64_t seed, int epoch, int64_t n) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL + uint64_t(epoch) + 1);
+// Streamed data is shuffled chunk-major, so that an epoch reads each chunk once.
+torch::Tensor epoch_order(const Session& s, int epoch, int64_t n) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(s.o.seed * 1000003ULL + uint64_t(epoch) + 1);
+  if (s.stream) return model::chunk_major_order(n, s.stream->chunk_samples(), gen);
   return torch::randperm(n, gen, torch::TensorOptions().dtype(torch::kInt64));
 }
 
@@ -43,7 +45,7 @@ struct StepLoop {
 double train_step(StepLoop& l, const torch::Tensor& order, int64_t begin, int64_t len) {
   Session& s = l.s;
   auto idx = order.narrow(0, begin, len);
-  auto x = s.train.x.index_select(0, idx);
+  auto x = s.stream ? s.stream->gather(idx) : s.train.x.index_select(0, idx);
   torch::Tensor target = s.cached_teacher ? s.cached_teacher->index_select(0, idx) : teacher_logits(s, x);
   std::optional<torch::Tensor> labels;
   if (s.train_labels) labels = s.train_labels->index_select(0, idx);
@@ -74,8 +76,8 @@ void write_checkpoint(StepLoop& l) {
 // The steps of one epoch from state.next_step on. Returns false when the loss stopped being finite.
 bool run_epoch_steps(StepLoop& l, int epoch, int64_t steps, EpochRecord& record) {
   Session& s = l.s;
-  const int64_t n = s.train.size(), batch = s.o.batch;
-  const auto order = epoch_order(s.o.seed, epoch, n);
+  const int64_t n = train_size(s), batch = s.o.batch;
+  const auto order = epoch_order(s, epoch, n);
   ProgressPhase phase(s.progress, fmt::format("epoch {}/{}", epoch + 1, s.o.epochs), uint64_t(steps));
   phase.advance(uint64_t(l.state.next_step));
   double seconds = 0;
@@ -143,6 +145,8 @@ int64_t steps_per_epoch(int64_t samples, int64_t batch) {
   return std::max<int64_t>(1, steps);
 }
 
+int64_t train_size(const Session& s) { return s.stream ? s.stream->size() : s.train.size(); }
+
 torch::Tensor teacher_logits(Session& s, const torch::Tensor& x) {
   return profile::forward_float(s.teacher.module, {x}, s.teacher.path);
 }
@@ -157,7 +161,7 @@ double validation_metric(Session& s, torch::jit::Module& student) {
 TrainOutcome train(Session& s, torch::optim::Optimizer& optimizer, const CosineSchedule& schedule, TrainState state) {
   TrainOutcome outcome;
   StepLoop l{s, optimizer, schedule, state, outcome, dynamic_cast<TrainingProgress*>(&s.progress)};
-  const int64_t steps = steps_per_epoch(s.train.size(), s.o.batch);
+  const int64_t steps = steps_per_epoch(train_size(s), s.o.batch);
   try {
     for (int epoch = state.next_epoch; epoch < s.o.epochs; ++epoch) {
       EpochRecord record;

@@ -15,6 +15,7 @@
 #include "lite/distill/distill.hpp"
 #include "lite/distill/loss.hpp"
 #include "lite/distill/schedule.hpp"
+#include "lite/model/chunked_dataset.hpp"
 #include "lite/model/dataset.hpp"
 #include "lite/model/load.hpp"
 
@@ -31,7 +32,14 @@ struct Session {
   torch::Tensor teacher_validation;                // teacher logits of the validation data
   LossWeights weights;
   nlohmann::json fingerprint;                      // what a checkpoint must match to be resumed
+  // Training data larger than the memory budget, streamed in chunks (train then holds its first chunk,
+  // for probes and shapes); epochs follow model::chunk_major_order.
+  std::optional<model::ChunkedDataset> stream;
+  double train_checksum = 0;                       // sum of every training input value
 };
+
+// Samples in the training data, streamed or loaded whole.
+int64_t train_size(const Session& s);
 
 // The student's metric on the validation data in eval mode (percent): top-1 accuracy with labels, top-1
 // agreement with the teacher without. Leaves the student in eval mode.
