@@ -3,6 +3,7 @@
 #include <functional>
 #include <vector>
 
+#include "lite/model/dataset.hpp"
 #include "lite/prune/prune_internal.hpp"
 
 namespace lite::prune {
@@ -38,5 +39,29 @@ std::vector<SensitivityPoint> analyse_sensitivity(const torch::jit::Module& modu
 std::vector<LayerRatio> suggest_ratios(const std::vector<SensitivityPoint>& points, double tolerance);
 std::string sensitivity_csv(const std::vector<SensitivityPoint>& points, const std::string& metric);
 std::string sensitivity_svg(const std::vector<SensitivityPoint>& points, const std::string& metric, double baseline);
+
+}  // namespace lite::prune
+
+namespace lite::prune {
+
+// structured.cpp: the structured steps shared by lite prune and lite distill's --student-from-prune.
+struct ScoredGroups {
+  DependencyGraph graph;
+  std::vector<GroupPlan> plans;       // one per dependency group (prunable or why not)
+  std::vector<torch::Tensor> scores;  // per group; undefined for groups left alone
+};
+// Groups of `module` described per `o` and scored by `criterion` (gradients_for_taylor is called only when the
+// criterion needs data, after the model proved prunable). Throws
+// InputError(source_name, "has nothing prunable: <each group: why>", fix_if_nothing_prunable).
+using GradientSource = std::function<std::map<std::string, torch::Tensor>()>;
+ScoredGroups score_groups(const torch::jit::Module& module, const std::string& source_name, const PruneOptions& o,
+                          const Criterion& criterion, const GradientSource& gradients_for_taylor,
+                          std::vector<report::Finding>& findings, const std::string& fix_if_nothing_prunable);
+// Parameter gradients on `data` (on a copy of the module) for the taylor criterion; InputError naming the data
+// file with `fix` when the model rejects it.
+std::map<std::string, torch::Tensor> taylor_gradients(const torch::jit::Module& module, const model::Dataset& data,
+                                                      int64_t batch, const std::string& fix);
+// A pruned copy of `module`, serialized (the module itself is untouched).
+std::string cut_copy(const torch::jit::Module& module, const DependencyGraph& graph, const Removal& removal);
 
 }  // namespace lite::prune

@@ -199,33 +199,15 @@ void run_sensitivity(Context& c, PruneResult& r, const DependencyGraph& graph, c
 
 Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
   const auto& o = c.o;
-  DependencyGraph graph = build_dependency_graph(c.source.module);
-  r.groups = describe_groups(graph, o, r.findings);
-  if (std::none_of(r.groups.begin(), r.groups.end(), [](const GroupPlan& g) { return g.prunable; })) {
-    std::vector<std::string> why;
-    for (const auto& g : r.groups) why.push_back(g.name + ": " + g.skipped);
-    throw InputError(c.source.path.string(),
-                     "has nothing prunable: " + (why.empty() ? std::string("no convolution or linear layer") : join(why, "; ")),
-                     "lite prune removes channels between conv/linear layers; try {unstructured} {sparsity} S");
-  }
-  std::map<std::string, torch::Tensor> gradients;
-  if (criterion.needs_data) {
-    auto data = model::take_first(model::load_dataset(o.data), o.data_samples);
-    torch::jit::Module copy = deserialize(serialize(c.source.module));
-    try {
-      gradients = parameter_gradients(copy, data.x, data.y ? c10::optional<torch::Tensor>(*data.y) : c10::nullopt,
-                                      o.eval_batch);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw InputError(o.data, "gradients for the taylor criterion failed: " + model::torch_error_reason(e),
-                       "pass {data} samples shaped like the model input, or use {criterion} l1");
-    }
-  }
-  std::vector<torch::Tensor> scores(r.groups.size());
-  for (size_t i = 0; i < r.groups.size(); ++i)
-    if (r.groups[i].prunable)
-      scores[i] = criterion.score(CriterionContext{c.source.module, graph.groups[i], gradients.empty() ? nullptr : &gradients});
+  const auto gradients = [&] {
+    return taylor_gradients(c.source.module, model::take_first(model::load_dataset(o.data), o.data_samples),
+                            o.eval_batch, "pass {data} samples shaped like the model input, or use {criterion} l1");
+  };
+  ScoredGroups scored = score_groups(c.source.module, c.source.path.string(), o, criterion, gradients, r.findings,
+                                     "lite prune removes channels between conv/linear layers; try {unstructured} {sparsity} S");
+  const DependencyGraph& graph = scored.graph;
+  const std::vector<torch::Tensor>& scores = scored.scores;
+  r.groups = std::move(scored.plans);
   if (o.sensitivity && !o.dry_run) {
     run_sensitivity(c, r, graph, scores);
     return {};
@@ -240,10 +222,8 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
   Removal removal = choose_channels(scores, r.groups, o);
   r.planned_parameters = planned_parameter_count(c.source.module, graph, removal);
   if (o.dry_run) return {};
-  torch::jit::Module pruned = deserialize(serialize(c.source.module));
-  remove_channels(pruned, graph, removal);
   Built b;
-  b.bytes = serialize(pruned);
+  b.bytes = cut_copy(c.source.module, graph, removal);
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.groups) groups.push_back(g);
   b.details = {{"method", "structured"}, {"criterion", criterion.name}, {"ratio", o.ratio ? nlohmann::json(*o.ratio) : nlohmann::json()},
