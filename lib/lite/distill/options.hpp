@@ -39,6 +39,15 @@ struct DistillOptions {
   std::string output;              // empty: STUDENT.distilled.pt beside the student
   int latency_iterations = 50;     // timed forwards per model at batch 1 (0: latency not measured)
   std::string command_line;        // recorded in the artifact (not an option users set)
+
+  // Data parallelism (distributed.hpp, world.hpp). Unset fields fall back to torchrun's environment
+  // variables (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT), then to one process.
+  int world_size = 0;              // processes in the job; 0: WORLD_SIZE, else 1
+  int rank = -1;                   // this process's rank in [0, world_size); -1: RANK, else 0
+  std::string master;              // ADDR:PORT where rank 0 hosts the rendezvous; "": MASTER_ADDR:MASTER_PORT
+  double timeout_s = 300;          // rendezvous and every collective; a lost rank ends the job after this
+  int launch_local = 0;            // > 0: start this many local worker processes (apps/lite/launch_local.cpp)
+  double bucket_mb = 1;            // gradients are all-reduced in flat buckets of about this size
 };
 
 void to_json(nlohmann::json& j, const DistillOptions& o);

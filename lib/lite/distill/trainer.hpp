@@ -13,6 +13,7 @@
 #include "lite/core/progress.hpp"
 #include "lite/distill/checkpoint.hpp"
 #include "lite/distill/distill.hpp"
+#include "lite/distill/gradient_sync.hpp"
 #include "lite/distill/loss.hpp"
 #include "lite/distill/schedule.hpp"
 #include "lite/model/dataset.hpp"
@@ -31,15 +32,17 @@ struct Session {
   torch::Tensor teacher_validation;                // teacher logits of the validation data
   LossWeights weights;
   nlohmann::json fingerprint;                      // what a checkpoint must match to be resumed
+  GradientSync* sync = &single_process();          // data parallelism (gradient_sync.hpp); one process by default
 };
 
 // The student's metric on the validation data in eval mode (percent): top-1 accuracy with labels, top-1
 // agreement with the teacher without. Leaves the student in eval mode.
 double validation_metric(Session& s, torch::jit::Module& student);
 
-// Optimizer steps per epoch: ceil(samples / batch), except that a last batch of one sample joins the
-// batch before it (batch norm cannot train on a single sample).
-int64_t steps_per_epoch(int64_t samples, int64_t batch);
+// Optimizer steps per epoch: ceil(samples / batch), except that a last batch of fewer than `min_last`
+// samples joins the batch before it (batch norm cannot train on a single sample; with W ranks, min_last is
+// 2W so that every rank's slice has two).
+int64_t steps_per_epoch(int64_t samples, int64_t batch, int64_t min_last = 2);
 
 // The teacher's logits for `x` under no-grad, as float32.
 torch::Tensor teacher_logits(Session& s, const torch::Tensor& x);
