@@ -63,10 +63,10 @@ class DistillParallel(LiteTestCase):
         import shutil
         shutil.rmtree(cls.fixtures, ignore_errors=True)
 
-    def args(self, out, student=None, epochs=2):
-        return ["--teacher", TEACHER, "--student", student or self.student, "--data", TRAIN_IMAGES,
+    def args(self, out, student=None, epochs=2, timeout=30, batch=64, teacher=TEACHER):
+        return ["--teacher", teacher, "--student", student or self.student, "--data", TRAIN_IMAGES,
                 "--labels", TRAIN_LABELS, "--samples", SAMPLES, "--eval", EVAL, "--eval-samples", 300,
-                "--epochs", epochs, "--batch", 64, "--latency-iterations", 0, "--timeout", 30, "-o", out]
+                "--epochs", epochs, "--batch", batch, "--latency-iterations", 0, "--timeout", timeout, "-o", out]
 
     def test_two_local_processes_train_identical_weights_and_write_a_loadable_artifact(self):
         code, stdout, stderr = self.reference_run
@@ -152,19 +152,20 @@ class DistillParallel(LiteTestCase):
     def test_bad_setups_exit_2_with_one_line(self):
         out = self.tmp / "s.pt"
         base = self.args(out, self.mlp, epochs=1)
+        short = self.args(out, self.mlp, epochs=1, timeout=2)
         nobody = f"127.0.0.1:{free_port()}"
         cases = [
-            ("nobody at the master", [*base, "--world-size", 2, "--rank", 1, "--master", nobody, "--timeout", 2],
+            ("nobody at the master", [*short, "--world-size", 2, "--rank", 1, "--master", nobody],
              ["rank 1", nobody, "--timeout"]),
-            ("rank 0 alone", [*base, "--world-size", 2, "--rank", 0, "--master", f"127.0.0.1:{free_port()}",
-                              "--timeout", 2], ["rank 0", "rank 1 of 2 did not join"]),
+            ("rank 0 alone", [*short, "--world-size", 2, "--rank", 0, "--master", f"127.0.0.1:{free_port()}"],
+             ["rank 0", "rank 1 of 2 did not join"]),
             ("rank outside the world", [*base, "--world-size", 2, "--rank", 2, "--master", nobody], ["--rank"]),
             ("no master", [*base, "--world-size", 2], ["--master"]),
             ("bad master", [*base, "--world-size", 2, "--master", "127.0.0.1"], ["--master", "ADDR:PORT"]),
             ("launcher and world flags", [*base, "--launch-local", 2, "--rank", 0], ["--launch-local", "--rank"]),
-            ("batch too small", [*base, "--launch-local", 2, "--batch", 3], ["--batch", "4"]),
-            ("a missing file under the launcher", [*base, "--launch-local", 2, "--teacher", self.tmp / "none.pt"],
-             ["none.pt"]),
+            ("batch too small", [*self.args(out, self.mlp, epochs=1, batch=3), "--launch-local", 2], ["--batch", "4"]),
+            ("a missing file under the launcher",
+             [*self.args(out, self.mlp, epochs=1, teacher=self.tmp / "none.pt"), "--launch-local", 2], ["none.pt"]),
         ]
         for name, case_args, needles in cases:
             with self.subTest(case=name):
@@ -175,8 +176,8 @@ class DistillParallel(LiteTestCase):
     def test_mismatched_world_sizes_end_both_ranks_with_exit_2(self):
         out = self.tmp / "s.pt"
         master = f"127.0.0.1:{free_port()}"
-        procs = [subprocess.Popen([LITE, "distill", *map(str, self.args(out, self.mlp, epochs=1)), "--world-size",
-                                   size, "--rank", rank, "--master", master, "--timeout", "10"],
+        procs = [subprocess.Popen([LITE, "distill", *map(str, self.args(out, self.mlp, epochs=1, timeout=10)),
+                                   "--world-size", size, "--rank", rank, "--master", master],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for size, rank in (("2", "0"), ("3", "1"))]
         results = [p.communicate(timeout=120) for p in procs]

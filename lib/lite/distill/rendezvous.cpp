@@ -4,6 +4,7 @@
 #include "lite/distill/rendezvous.hpp"
 
 #include <fmt/format.h>
+#include <glog/logging.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -98,11 +99,12 @@ void join(c10d::Store& store, const World& w) {
   if (store.add("lite/claim/" + me, 1) > 1)
     throw InputError(fmt::format("rank {}: another process already joined {} as rank {}; give each process its own "
                                  "rank", w.rank, w.master(), w.rank));
-  store.set("lite/world/" + me, bytes(std::to_string(w.size)));
   if (w.rank == 0) {
+    store.set("lite/world/0", bytes(std::to_string(w.size)));
     wait_for_everyone(store, w);
     return;
   }
+  // Read rank 0's world size before posting ours: rank 0 may end as soon as it sees a mismatch.
   std::string size;
   try {
     size = text(store.get("lite/world/0"));
@@ -110,14 +112,20 @@ void join(c10d::Store& store, const World& w) {
     throw InputError(fmt::format("rank {}: rank 0 at {} did not finish the rendezvous within {:g} s: {}; raise "
                                  "{{timeout_s}} or check rank 0", w.rank, w.master(), w.timeout_s, reason(e)));
   }
+  store.set("lite/world/" + me, bytes(std::to_string(w.size)));
   if (size != std::to_string(w.size))
     throw InputError(fmt::format("rank {}: rank 0 has a world of {} processes, this one {}; start every rank with the "
                                  "same world size", w.rank, size, w.size));
 }
 
+// c10d and Gloo log their own account of every failure (a connect retry, a closed peer) to stderr through
+// glog; lite reports each failure once, as one line naming the rank, so their logging is raised to FATAL.
+void quiet_c10d_logging() { FLAGS_minloglevel = google::GLOG_FATAL; }
+
 }  // namespace
 
 Connection rendezvous(const World& w) {
+  quiet_c10d_logging();
   Connection c;
   c.store = connect_store(w);
   try {
