@@ -10,6 +10,7 @@ Runs under Debian's /usr/bin/python3 (torch). Every run is a few hundred samples
 import json
 import os
 import pathlib
+import signal
 import socket
 import subprocess
 import tempfile
@@ -148,6 +149,22 @@ class DistillParallel(LiteTestCase):
         self.assertEqual(json.loads(r.stdout)["result"]["start_epoch"], 2)
         for a, b in zip(weights(out), weights(self.reference)):
             self.assertTrue(torch.equal(a, b), (a - b).abs().max())
+
+    def test_ctrl_c_reaches_every_worker_once_and_rank_0_saves_the_checkpoint(self):
+        out, ck = self.tmp / "s.pt", self.tmp / "ck"
+        p = subprocess.Popen([LITE, "distill", *map(str, self.args(out, epochs=40)), "--launch-local", "2",
+                              "--checkpoint-dir", str(ck)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = p.stderr.readline()  # "epoch 1/40: ..." once an epoch is done
+        self.assertIn("epoch 1/40", first)
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 130, stderr)
+        lines = [l for l in stderr.splitlines() if l.strip() and not l.startswith("epoch ")]
+        self.assertEqual(len(lines), 1, stderr)
+        self.assertIn("checkpoint saved to " + str(ck / "last.ckpt"), lines[0])
+        self.assertTrue((ck / "last.ckpt").is_file())
+        self.assertFalse(out.exists())
+        self.assertEqual(stdout, "")
 
     def test_bad_setups_exit_2_with_one_line(self):
         out = self.tmp / "s.pt"
