@@ -22,14 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string reason(const std::exception& e) {
-  std::string line = first_line(e.what());
-  if (!line.empty() && line.front() == '[') {
-    const auto close = line.find("] ");
-    if (close != std::string::npos) line = line.substr(close + 2);
-  }
-  return line;
-}
+std::string reason(const std::exception& e) { return c10d_reason(e); }
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;

@@ -24,15 +24,7 @@ std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseco
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
 
-// c10d's messages carry a C++ backtrace and a "[file:line]" prefix; keep the first line, without it.
-std::string reason(const std::exception& e) {
-  std::string line = first_line(e.what());
-  if (!line.empty() && line.front() == '[') {
-    const auto close = line.find("] ");
-    if (close != std::string::npos) line = line.substr(close + 2);
-  }
-  return line;
-}
+std::string reason(const std::exception& e) { return c10d_reason(e); }
 
 bool loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -123,6 +115,15 @@ void join(c10d::Store& store, const World& w) {
 void quiet_c10d_logging() { FLAGS_minloglevel = google::GLOG_FATAL; }
 
 }  // namespace
+
+std::string c10d_reason(const std::exception& e) {
+  std::string line = first_line(e.what());
+  if (!line.empty() && line.front() == '[') {
+    const auto close = line.find("] ");
+    if (close != std::string::npos) line = line.substr(close + 2);
+  }
+  return line;
+}
 
 Connection rendezvous(const World& w) {
   quiet_c10d_logging();

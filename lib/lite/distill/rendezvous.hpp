@@ -8,6 +8,9 @@
 // distributed.cpp are compiled with USE_C10D_GLOO and the Gloo headers.
 #include <c10/util/intrusive_ptr.h>
 
+#include <exception>
+#include <string>
+
 #include "lite/distill/world.hpp"
 
 namespace c10d {
@@ -23,5 +26,8 @@ struct Connection {
 };
 
 Connection rendezvous(const World& world);
+
+// The first line of a c10d/Gloo error, without its "[file:line]" prefix and C++ backtrace.
+std::string c10d_reason(const std::exception& e);
 
 }  // namespace lite::distill
