@@ -4,18 +4,23 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "launch_local.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/optimizers.hpp"
 #include "lite/prune/prune.hpp"
+#include "lite/distill/world.hpp"
 
 namespace lite::cli {
 
@@ -94,6 +99,26 @@ class DistillProgress final : public distill::TrainingProgress {
   std::chrono::steady_clock::time_point last_;
 };
 
+// Whether `text` names `rank` ("rank 1", not "rank 12").
+bool mentions(const std::string& text, const std::string& rank) {
+  for (auto at = text.find(rank); at != std::string::npos; at = text.find(rank, at + 1))
+    if (at + rank.size() == text.size() || !std::isdigit(static_cast<unsigned char>(text[at + rank.size()]))) return true;
+  return false;
+}
+
+// A rank lost during training: one line naming the rank and the cause, and what is left to resume from.
+int report_rank_lost(const distill::RankLost& e, const distill::DistillOptions& o) {
+  std::string kept = "no checkpoint was kept (--checkpoint-dir keeps one per epoch)";
+  if (!o.checkpoint_dir.empty()) {
+    const std::string ck = o.checkpoint_dir + "/last.ckpt";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(ck, ec)) kept = "the last checkpoint is kept: continue with --resume " + ck;
+    else kept = "no epoch had finished, so " + o.checkpoint_dir + " holds no checkpoint yet";
+  }
+  std::fprintf(stderr, "lite distill: error: %s; %s\n", first_line(e.what()).c_str(), kept.c_str());
+  return int(exit_check_failed);
+}
+
 std::unique_ptr<Progress> make_distill_progress(const OutputOptions& output) {
   if (output.quiet || resolve_format(output) != report::Format::text) return std::make_unique<NullProgress>();
   return std::make_unique<DistillProgress>(::isatty(STDERR_FILENO) != 0);
@@ -156,6 +181,20 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--data-memory-mb", o.data_memory_mb,
                  "Training data larger than this in memory is streamed in chunks (.npy, uncompressed idx) instead "
                  "of loaded whole (default 0: half of MemAvailable)");
+  name_flag("timeout_s", "--timeout");
+  app.add_option("--world-size", o.world_size,
+                 "Data parallel: processes in the job (default: WORLD_SIZE as torchrun sets it, else 1)");
+  app.add_option("--rank", o.rank, "Data parallel: this process's rank, 0 to world size - 1 (default: RANK, else 0)");
+  app.add_option("--master", o.master,
+                 "Data parallel: ADDR:PORT where rank 0 hosts the rendezvous (default: MASTER_ADDR:MASTER_PORT)");
+  app.add_option("--timeout", o.timeout_s,
+                 "Data parallel: seconds to wait for the rendezvous and for any collective; a lost rank ends the job "
+                 "after at most this long (default 300)");
+  app.add_option("--launch-local", o.launch_local,
+                 "Data parallel on this machine: start N worker processes, the threads split between them; rank 0's "
+                 "output is the command's output");
+  app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: size of the flat gradient buckets all-reduced per step "
+                 "(default 1)");
   add_output_flags(app, s->output);
   add_config_flags(app, s->config);
 
@@ -163,16 +202,35 @@ Runner setup_distill(CLI::App& app) {
     resolve_format(s->output);  // a bad --output-format fails before any work
     if (resolve_config(app, s->config, s->options)) return int(exit_ok);
     s->options.command_line = command_line();
+    adopt_launch_assignment(s->options.launch_local, s->options.threads);  // a worker of --launch-local
+    distill::validate(s->options);
+    if (s->options.launch_local > 0)
+      return launch_local({"distill", s->options.launch_local, s->options.threads, s->options.timeout_s});
+    // In a data-parallel job rank 0 speaks for the job; the other ranks print only their own error line.
+    const int rank = distill::resolve_world(s->options).rank;
+    const bool speaks = rank == 0;
+    const bool launched_locally = launched_by_launch_local();
+    const std::string own_rank = "rank " + std::to_string(rank);
     try {
-      distill::validate(s->options);
-      auto progress = make_distill_progress(s->output);
+      auto progress = speaks ? make_distill_progress(s->output) : std::make_unique<NullProgress>();
       auto result = distill::run(s->options, *progress);
-      print_report(distill::to_report(result), s->output);
+      if (speaks) print_report(distill::to_report(result), s->output);
       return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
     } catch (const distill::CheckpointSaved& e) {
-      std::fprintf(stderr, "\nlite distill: interrupted; checkpoint saved to %s; continue with --resume %s\n",
-                   e.checkpoint.c_str(), e.checkpoint.c_str());
+      if (speaks)
+        std::fprintf(stderr, "\nlite distill: interrupted; checkpoint saved to %s; continue with --resume %s\n",
+                     e.checkpoint.c_str(), e.checkpoint.c_str());
       return int(exit_interrupted);
+    } catch (const distill::RankLost& e) {
+      return report_rank_lost(e, s->options);
+    } catch (const Interrupted&) {
+      if (speaks) throw;
+      return interrupt_exit_code();
+    } catch (const Error& e) {
+      // A --launch-local worker other than rank 0 reads the same files as rank 0, which reports their problems;
+      // it prints only what concerns its own rank (the rendezvous, its options), so each fault is one line.
+      if (speaks || !launched_locally || mentions(e.what(), own_rank)) throw;
+      return exit_code_for(e.kind());
     }
   };
 }

@@ -18,6 +18,7 @@
 #include "lite/core/options.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/distill/distill.hpp"
+#include "lite/distill/distributed.hpp"
 #include "lite/distill/optimizers.hpp"
 #include "lite/distill/pruned_student.hpp"
 #include "lite/distill/trainer.hpp"
@@ -306,8 +307,10 @@ void train_student(Session& s, DistillResult& r) {
     parameters.push_back(p);
   }
   auto optimizer = find_optimizer(o.optimizer).make(parameters, o);
-  const auto schedule = make_schedule(o.lr, steps_per_epoch(train_size(s), o.batch) * o.epochs, o.warmup_fraction);
+  const int64_t steps = steps_per_epoch(train_size(s), o.batch, 2 * s.sync->world_size());
+  const auto schedule = make_schedule(o.lr, steps * o.epochs, o.warmup_fraction);
   s.fingerprint = fingerprint(s);
+  if (s.sync->world_size() > 1) s.fingerprint["world_size"] = s.sync->world_size();
   TrainState state;
   if (!o.resume.empty()) {
     load_checkpoint(o.resume, s.student.module, *optimizer, state, s.fingerprint);
@@ -318,6 +321,7 @@ void train_student(Session& s, DistillResult& r) {
     state.best_metric = r.student_before.metric;
     state.best_weights = copy_state(s.student.module);
   }
+  s.sync->start(s.student.module, s.fingerprint);  // rank 0's weights everywhere (data parallel)
   TrainOutcome outcome = train(s, *optimizer, schedule, std::move(state));
   r.epochs = outcome.state.history;
   r.best_epoch = outcome.state.best_epoch;
@@ -336,9 +340,15 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   validate(o);
   check_paths(o);
   set_intra_op_threads(o.threads);
+  const World world = resolve_world(o);
+  if (world.distributed() && o.batch < 2 * world.size)
+    throw OptionError("batch", fmt::format("gives {} ranks fewer than 2 samples each", world.size),
+                      fmt::format("raise {{batch}} to at least {} (the global batch is split over the ranks)", 2 * world.size));
+  std::unique_ptr<DataParallel> data_parallel = join_world(world, o);  // rendezvous first: a bad setup fails fast
   DistillResult r;
   r.options = o;
   Session s(o, progress);
+  if (data_parallel) s.sync = data_parallel.get();
   std::optional<ProfilingExecutorOff> executor_off(std::in_place);  // before the models' first forward
   s.teacher = model::load_model(o.teacher);
   load_training(s, r);
@@ -378,6 +388,15 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
     r.notes.push_back("training stopped: " + r.stopped + "; the artifact holds the best epoch before it (" +
                       (r.best_epoch ? "epoch " + std::to_string(r.best_epoch) : std::string("the initial weights")) +
                       "); lower lr or temperature");
+  }
+  if (data_parallel) {
+    r.distributed = data_parallel->summarize(s.student.module, r.train_seconds);
+    if (!data_parallel->writes_files()) {  // ranks other than 0 only train
+      r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+      return r;
+    }
+    if (!r.distributed->weights_identical)
+      r.notes.push_back("the ranks' final weights differ (see weights_sha256): a bug in lite's data parallelism");
   }
   executor_off.reset();
 

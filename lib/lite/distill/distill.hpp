@@ -55,6 +55,42 @@ struct CheckpointSaved : Interrupted {
   std::string checkpoint;
 };
 
+// A rank was lost during training (its process died, or a collective timed out): exit 1, the last
+// checkpoint kept. The message names this rank, the peer and the cause.
+struct RankLost : Error {
+  explicit RankLost(const std::string& message) : Error(ErrorKind::internal, message) {}
+};
+
+// One rank's figures of a data-parallel run (distributed.cpp gathers them on rank 0).
+struct RankFigures {
+  int rank = 0;
+  std::string host;
+  int64_t samples = 0;          // trained on by this rank (its slices of the global batches)
+  double train_s = 0;           // in training steps, all-reduce included
+  double allreduce_s = 0;       // in gradient all-reduces, waiting for slower ranks included
+  double samples_per_s = 0;     // samples / train_s
+  double allreduce_share = 0;   // allreduce_s / train_s
+  std::string weights_sha256;   // of the final parameters and buffers: equal on every rank
+};
+
+struct DistributedSummary {
+  int world_size = 1;
+  int rank = 0;                 // of the process that made this summary
+  std::string master;           // ADDR:PORT of the rendezvous
+  std::string source;           // where the world came from (options, torchrun's environment)
+  std::string backend = "gloo";
+  int buckets = 0;              // flat gradient buckets all-reduced per step
+  int64_t allreduce_bytes_per_step = 0;  // gradient bytes each rank contributes per step
+  std::vector<RankFigures> ranks;        // every rank on rank 0, only its own elsewhere
+  double samples_per_s = 0;     // global: all ranks' samples / the slowest rank's train_s
+  double allreduce_share = 0;   // mean over ranks
+  // samples_per_s / (world_size x mean compute-only rate), compute-only = samples / (train_s - allreduce_s):
+  // the share of perfect scaling that communication left (README "lite distill", data parallel).
+  double scaling_efficiency = 0;
+  bool weights_identical = true;
+  std::string batchnorm;        // how batch-norm statistics are kept
+};
+
 struct ModelSummary {
   std::string path;
   std::string sha256;
@@ -106,6 +142,7 @@ struct DistillResult {
   std::string data_path;            // "loaded whole" or "streamed in chunks of N samples"
   std::string data_path_reason;
   int64_t data_chunk_samples = 0;   // 0 when loaded whole
+  std::optional<DistributedSummary> distributed;  // set when the world has more than one process
 };
 
 void to_json(nlohmann::json& j, const StepStatus& s);
@@ -113,6 +150,8 @@ void to_json(nlohmann::json& j, const EpochRecord& e);
 void to_json(nlohmann::json& j, const ModelSummary& m);
 void to_json(nlohmann::json& j, const PruneStage& p);
 void to_json(nlohmann::json& j, const DistillResult& r);
+void to_json(nlohmann::json& j, const RankFigures& f);
+void to_json(nlohmann::json& j, const DistributedSummary& d);
 
 DistillResult run(const DistillOptions& options, Progress& progress);
 

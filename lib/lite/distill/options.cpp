@@ -40,7 +40,13 @@ void distill_fields(Fields& f, O& o) {
       .field("latency_iterations", o.latency_iterations)
       .field("student_from_prune", o.student_from_prune)
       .field("prune_criterion", o.prune_criterion)
-      .field("data_memory_mb", o.data_memory_mb);
+      .field("data_memory_mb", o.data_memory_mb)
+      .field("world_size", o.world_size)
+      .field("rank", o.rank)
+      .field("master", o.master)
+      .field("timeout_s", o.timeout_s)
+      .field("launch_local", o.launch_local)
+      .field("bucket_mb", o.bucket_mb);
 }
 
 void to_json(nlohmann::json& j, const DistillOptions& o) {
@@ -81,6 +87,25 @@ void check_student(const DistillOptions& o) {
              [](const prune::CriterionInfo& c) { return std::vector<std::string>{c.name}; });
 }
 
+// The data-parallel fields (the world itself is resolved with the environment in world.cpp).
+void validate_data_parallel(const DistillOptions& o) {
+  option_rules::at_least("world_size", o.world_size, 0, "0 reads WORLD_SIZE, else runs one process");
+  option_rules::at_least("rank", o.rank, -1, "ranks count from 0; -1 reads RANK");
+  if (o.world_size > 0 && o.rank >= o.world_size)
+    throw OptionError("rank", fmt::format("is {} but world_size is {}", o.rank, o.world_size),
+                      fmt::format("give each process a rank from 0 to {}", o.world_size - 1));
+  positive("timeout_s", o.timeout_s, "300 waits five minutes for a slow or lost rank");
+  option_rules::in_range("launch_local", o.launch_local, 0, 64, "one worker per core group, e.g. 2");
+  positive("bucket_mb", o.bucket_mb, "1 MB buckets suit most students");
+  const int planned = o.launch_local > 0 ? o.launch_local : o.world_size;
+  if (planned > 1 && o.batch < 2 * planned)
+    throw OptionError("batch", fmt::format("gives {} ranks fewer than 2 samples each", planned),
+                      fmt::format("raise {{batch}} to at least {} (the global batch is split over the ranks)", 2 * planned));
+  if (o.launch_local > 0 && (o.world_size > 0 || o.rank >= 0 || !o.master.empty()))
+    throw OptionError("launch_local", "starts its own workers, so world_size, rank and master must be unset",
+                      "drop {world_size}, {rank} and {master}, or {launch_local}");
+}
+
 }  // namespace
 
 void validate(const DistillOptions& o) {
@@ -105,6 +130,7 @@ void validate(const DistillOptions& o) {
   option_rules::at_least("teacher_cache_mb", double(o.teacher_cache_mb), 0, "0 recomputes teacher logits every step");
   option_rules::at_least("latency_iterations", o.latency_iterations, 0, "0 skips the latency measurement");
   option_rules::at_least("data_memory_mb", double(o.data_memory_mb), 0, "0 allows half of the available memory");
+  validate_data_parallel(o);
 }
 
 }  // namespace lite::distill

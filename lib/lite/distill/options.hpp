@@ -48,6 +48,15 @@ struct DistillOptions {
   // Training data whose samples take more memory than this is streamed in chunks instead of loaded whole
   // (.npy and uncompressed idx; other formats are always loaded whole). 0: half of MemAvailable.
   int64_t data_memory_mb = 0;
+
+  // Data parallelism (distributed.hpp, world.hpp). Unset fields fall back to torchrun's environment
+  // variables (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT), then to one process.
+  int world_size = 0;              // processes in the job; 0: WORLD_SIZE, else 1
+  int rank = -1;                   // this process's rank in [0, world_size); -1: RANK, else 0
+  std::string master;              // ADDR:PORT where rank 0 hosts the rendezvous; "": MASTER_ADDR:MASTER_PORT
+  double timeout_s = 300;          // rendezvous and every collective; a lost rank ends the job after this
+  int launch_local = 0;            // > 0: start this many local worker processes (apps/lite/launch_local.cpp)
+  double bucket_mb = 1;            // gradients are all-reduced in flat buckets of about this size
 };
 
 void to_json(nlohmann::json& j, const DistillOptions& o);

@@ -71,11 +71,39 @@ void to_json(nlohmann::json& j, const DistillResult& r) {
        {"gates", r.gates},
        {"notes", r.notes},
        {"options", options},
-       {"wall_s", r.wall_s}};
+       {"wall_s", r.wall_s},
+       {"distributed", r.distributed ? nlohmann::json(*r.distributed) : nlohmann::json(nullptr)}};
   j["prune"] = r.prune ? nlohmann::json(*r.prune) : nlohmann::json(nullptr);
   j["data_path"] = r.data_path;
   j["data_path_reason"] = r.data_path_reason;
   j["data_chunk_samples"] = r.data_chunk_samples;
+}
+
+void to_json(nlohmann::json& j, const RankFigures& f) {
+  j = {{"rank", f.rank},
+       {"host", f.host},
+       {"samples", f.samples},
+       {"train_s", f.train_s},
+       {"allreduce_s", f.allreduce_s},
+       {"samples_per_s", f.samples_per_s},
+       {"allreduce_share", f.allreduce_share},
+       {"weights_sha256", f.weights_sha256}};
+}
+
+void to_json(nlohmann::json& j, const DistributedSummary& d) {
+  j = {{"world_size", d.world_size},
+       {"rank", d.rank},
+       {"master", d.master},
+       {"source", d.source},
+       {"backend", d.backend},
+       {"buckets", d.buckets},
+       {"allreduce_bytes_per_step", d.allreduce_bytes_per_step},
+       {"ranks", d.ranks},
+       {"samples_per_s", d.samples_per_s},
+       {"allreduce_share", d.allreduce_share},
+       {"scaling_efficiency", d.scaling_efficiency},
+       {"weights_identical", d.weights_identical},
+       {"batchnorm", d.batchnorm}};
 }
 
 namespace {
@@ -137,6 +165,23 @@ report::Table prune_table(const DistillResult& r) {
   return t;
 }
 
+// Data parallel: one row per rank (throughput, all-reduce time and share, weights checksum).
+report::Table ranks_table(const DistillResult& r, const DistributedSummary& d) {
+  report::Table t;
+  t.title = fmt::format("data parallel: {} processes over {} ({}, rendezvous {}); global batch {} split over the ranks; "
+                        "{} gradient bucket{} ({}) all-reduced per step; {:.0f} samples/s in all, all-reduce {:.1f}% of "
+                        "training time, scaling efficiency {:.2f}",
+                        d.world_size, d.backend, d.source, d.master, r.options.batch, d.buckets, d.buckets == 1 ? "" : "s",
+                        format_bytes(double(d.allreduce_bytes_per_step)), d.samples_per_s, 100.0 * d.allreduce_share,
+                        d.scaling_efficiency);
+  t.columns = {"rank", "host", "samples", "samples/s", "train s", "all-reduce s", "all-reduce share", "weights sha256"};
+  for (const auto& f : d.ranks)
+    t.rows.push_back({std::to_string(f.rank), f.host, std::to_string(f.samples), fmt::format("{:.0f}", f.samples_per_s),
+                      fmt::format("{:.2f}", f.train_s), fmt::format("{:.2f}", f.allreduce_s),
+                      fmt::format("{:.1f}%", 100.0 * f.allreduce_share), f.weights_sha256.substr(0, 16)});
+  return t;
+}
+
 }  // namespace
 
 report::Report to_report(const DistillResult& r) {
@@ -148,6 +193,7 @@ report::Report to_report(const DistillResult& r) {
   rep.tables.push_back(models_table(r));
   if (r.prune) rep.tables.push_back(prune_table(r));
   rep.tables.push_back(epochs_table(r));
+  if (r.distributed) rep.tables.push_back(ranks_table(r, *r.distributed));
   rep.notes = r.notes;
   rep.notes.push_back(fmt::format("best epoch: {} ({} {})", r.best_epoch ? std::to_string(r.best_epoch) : "0 (initial weights)",
                                   r.metric, percent(r.best_metric)));
@@ -155,6 +201,10 @@ report::Report to_report(const DistillResult& r) {
   if (!r.data_path.empty()) rep.notes.push_back("data: " + r.data_path + " (" + r.data_path_reason + ")");
   if (!r.resumed_from.empty()) rep.notes.push_back(fmt::format("resumed from {} at epoch {}", r.resumed_from, r.start_epoch));
   for (const auto& c : r.checkpoints) rep.notes.push_back("checkpoint: " + c + " (continue with resume)");
+  if (r.distributed) {
+    rep.notes.push_back("batch norm: " + r.distributed->batchnorm);
+    rep.notes.push_back(fmt::format("weights identical on every rank: {}", r.distributed->weights_identical ? "yes" : "NO"));
+  }
   for (const auto& g : r.gates.failed) rep.notes.push_back("gate failed: " + g);
   return rep;
 }

@@ -44,7 +44,8 @@ struct StepLoop {
 // One optimizer step on the samples order[begin, begin + len). Returns the loss (not finite: no step).
 double train_step(StepLoop& l, const torch::Tensor& order, int64_t begin, int64_t len) {
   Session& s = l.s;
-  auto idx = order.narrow(0, begin, len);
+  const BatchSlice part = s.sync->begin_step(l.state.global_step, begin, len);  // this rank's share
+  auto idx = order.narrow(0, part.begin, part.length);
   auto x = s.stream ? s.stream->gather(idx) : s.train.x.index_select(0, idx);
   torch::Tensor target = s.cached_teacher ? s.cached_teacher->index_select(0, idx) : teacher_logits(s, x);
   std::optional<torch::Tensor> labels;
@@ -53,10 +54,10 @@ double train_step(StepLoop& l, const torch::Tensor& order, int64_t begin, int64_
   for (auto& group : l.optimizer.param_groups()) group.options().set_lr(lr);
   auto output = model::primary_output(s.student.module.forward({x}), s.student.path);
   auto loss = distillation_loss(output, target, labels, s.weights);
-  const double value = loss.item<double>();
-  if (!std::isfinite(value)) return value;
   l.optimizer.zero_grad();
   loss.backward();
+  const double value = s.sync->after_backward(s.student.module, loss.item<double>());  // the global batch's
+  if (!std::isfinite(value)) return value;
   l.optimizer.step();
   return value;
 }
@@ -64,6 +65,7 @@ double train_step(StepLoop& l, const torch::Tensor& order, int64_t begin, int64_
 fs::path checkpoint_path(const Session& s) { return fs::path(s.o.checkpoint_dir) / "last.ckpt"; }
 
 void write_checkpoint(StepLoop& l) {
+  if (!l.s.sync->writes_files()) return;  // rank 0 writes; every rank can resume from it
   fs::path dir = l.s.o.checkpoint_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -85,7 +87,7 @@ bool run_epoch_steps(StepLoop& l, int epoch, int64_t steps, EpochRecord& record)
   s.student.module.train();
   const int64_t first_step = l.state.next_step;
   for (int64_t step = first_step; step < steps; ++step) {
-    throw_if_interrupted();
+    s.sync->throw_if_interrupted();
     const int64_t begin = step * batch, len = std::min(batch, n - begin);
     const auto t0 = Clock::now();
     const double loss = train_step(l, order, begin, step == steps - 1 ? n - begin : len);
@@ -121,6 +123,7 @@ void finish_epoch(StepLoop& l, int epoch, int64_t steps, EpochRecord& record) {
   record.epoch = epoch + 1;
   record.train_loss = l.state.epoch_loss_sum / double(steps);
   record.lr_end = l.schedule.lr_at(l.state.global_step - 1);
+  s.sync->end_epoch(s.student.module);
   record.metric = validation_metric(s, s.student.module);
   s.student.module.train();
   if (record.metric > l.state.best_metric) {
@@ -139,9 +142,9 @@ void finish_epoch(StepLoop& l, int epoch, int64_t steps, EpochRecord& record) {
 
 }  // namespace
 
-int64_t steps_per_epoch(int64_t samples, int64_t batch) {
+int64_t steps_per_epoch(int64_t samples, int64_t batch, int64_t min_last) {
   int64_t steps = (samples + batch - 1) / batch;
-  if (samples > 1 && samples % batch == 1) --steps;
+  if (steps > 1 && samples % batch != 0 && samples % batch < min_last) --steps;
   return std::max<int64_t>(1, steps);
 }
 
@@ -161,7 +164,7 @@ double validation_metric(Session& s, torch::jit::Module& student) {
 TrainOutcome train(Session& s, torch::optim::Optimizer& optimizer, const CosineSchedule& schedule, TrainState state) {
   TrainOutcome outcome;
   StepLoop l{s, optimizer, schedule, state, outcome, dynamic_cast<TrainingProgress*>(&s.progress)};
-  const int64_t steps = steps_per_epoch(train_size(s), s.o.batch);
+  const int64_t steps = steps_per_epoch(train_size(s), s.o.batch, 2 * s.sync->world_size());
   try {
     for (int epoch = state.next_epoch; epoch < s.o.epochs; ++epoch) {
       EpochRecord record;

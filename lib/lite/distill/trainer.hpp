@@ -13,6 +13,7 @@
 #include "lite/core/progress.hpp"
 #include "lite/distill/checkpoint.hpp"
 #include "lite/distill/distill.hpp"
+#include "lite/distill/gradient_sync.hpp"
 #include "lite/distill/loss.hpp"
 #include "lite/distill/schedule.hpp"
 #include "lite/model/chunked_dataset.hpp"
@@ -36,6 +37,7 @@ struct Session {
   // for probes and shapes); epochs follow model::chunk_major_order.
   std::optional<model::ChunkedDataset> stream;
   double train_checksum = 0;                       // sum of every training input value
+  GradientSync* sync = &single_process();          // data parallelism (gradient_sync.hpp); one process by default
 };
 
 // Samples in the training data, streamed or loaded whole.
@@ -45,9 +47,10 @@ int64_t train_size(const Session& s);
 // agreement with the teacher without. Leaves the student in eval mode.
 double validation_metric(Session& s, torch::jit::Module& student);
 
-// Optimizer steps per epoch: ceil(samples / batch), except that a last batch of one sample joins the
-// batch before it (batch norm cannot train on a single sample).
-int64_t steps_per_epoch(int64_t samples, int64_t batch);
+// Optimizer steps per epoch: ceil(samples / batch), except that a last batch of fewer than `min_last`
+// samples joins the batch before it (batch norm cannot train on a single sample; with W ranks, min_last is
+// 2W so that every rank's slice has two).
+int64_t steps_per_epoch(int64_t samples, int64_t batch, int64_t min_last = 2);
 
 // The teacher's logits for `x` under no-grad, as float32.
 torch::Tensor teacher_logits(Session& s, const torch::Tensor& x);

@@ -1,0 +1,310 @@
+// DataParallel over ProcessGroupGloo (see distributed.hpp): the start broadcast, the bucketed gradient
+// all-reduce, the epoch-end buffer average, and the per-rank figures gathered through the store.
+#include "lite/distill/distributed.hpp"
+
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+
+#include "lite/core/error.hpp"
+#include "lite/core/sha256.hpp"
+#include "lite/distill/checkpoint.hpp"
+#include "lite/distill/rendezvous.hpp"
+
+namespace lite::distill {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string reason(const std::exception& e) { return c10d_reason(e); }
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// A flat buffer over consecutive parameters of one dtype: gradients are copied in, all-reduced, copied out.
+struct Bucket {
+  std::vector<torch::Tensor> parameters;
+  std::vector<torch::Tensor> flat;  // one tensor: the argument c10d's allreduce takes by reference
+};
+
+std::vector<Bucket> make_buckets(const std::vector<torch::Tensor>& parameters, double bucket_mb) {
+  const double cap = bucket_mb * 1024 * 1024;
+  std::vector<Bucket> buckets;
+  double bytes = 0;
+  int64_t numel = 0;
+  auto close = [&] {
+    if (buckets.empty() || buckets.back().parameters.empty()) return;
+    buckets.back().flat = {torch::zeros({numel}, buckets.back().parameters.front().options().requires_grad(false))};
+  };
+  for (const auto& p : parameters) {
+    if (buckets.empty() || bytes >= cap || p.scalar_type() != buckets.back().parameters.front().scalar_type()) {
+      close();
+      buckets.emplace_back();
+      bytes = 0;
+      numel = 0;
+    }
+    buckets.back().parameters.push_back(p);
+    bytes += double(p.numel() * int64_t(p.element_size()));
+    numel += p.numel();
+  }
+  close();
+  return buckets;
+}
+
+// LITE_DISTILL_TEST_CRASH="RANK:STEP" kills rank RANK (SIGKILL, as a crash or the OOM killer would) before
+// global step STEP: the fault tests' way of losing a rank mid-training. Not documented for users.
+std::pair<int, int64_t> test_crash_point() {
+  const char* v = std::getenv("LITE_DISTILL_TEST_CRASH");
+  int rank = -1;
+  long long step = -1;
+  if (v && std::sscanf(v, "%d:%lld", &rank, &step) == 2) return {rank, step};
+  return {-1, -1};
+}
+
+class GlooDataParallel final : public DataParallel {
+ public:
+  GlooDataParallel(const World& w, const DistillOptions& o, Connection c)
+      : world_(w), seed_(o.seed), bucket_mb_(o.bucket_mb), store_(std::move(c.store)), group_(std::move(c.group)),
+        crash_(test_crash_point()) {}
+
+  int world_size() const override { return world_.size; }
+  bool writes_files() const override { return world_.rank == 0; }
+
+  void start(torch::jit::Module& student, const nlohmann::json& fingerprint) override {
+    check_fingerprints(fingerprint);
+    torch::NoGradGuard no_grad;
+    std::vector<std::vector<torch::Tensor>> tensors;
+    for (const auto& [name, t] : named_state(student)) tensors.push_back({t.detach()});
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    for (auto& t : tensors) works.push_back(group_->broadcast(t, c10d::BroadcastOptions()));
+    wait_all(works, "the start broadcast of rank 0's weights");
+  }
+
+  void throw_if_interrupted() override {
+    if (agreed_interrupt_) throw Interrupted();
+  }
+
+  BatchSlice begin_step(int64_t global_step, int64_t begin, int64_t length) override {
+    step_ = global_step;
+    if (crash_.first == world_.rank && crash_.second == global_step) ::raise(SIGKILL);
+    torch::manual_seed(splitmix64(seed_ ^ splitmix64(uint64_t(world_.rank) * 0x100000001ULL + uint64_t(global_step))));
+    const int64_t lo = begin + length * world_.rank / world_.size;
+    const int64_t hi = begin + length * (world_.rank + 1) / world_.size;
+    share_ = double(hi - lo) / double(length);
+    samples_ += hi - lo;
+    return {lo, hi - lo};
+  }
+
+  double after_backward(torch::jit::Module& student, double local_loss) override {
+    torch::NoGradGuard no_grad;
+    if (buckets_.empty()) {
+      std::vector<torch::Tensor> parameters;
+      for (const auto& p : student.parameters()) parameters.push_back(p);
+      buckets_ = make_buckets(parameters, bucket_mb_);
+    }
+    const auto t0 = Clock::now();
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    for (auto& b : buckets_) {
+      int64_t offset = 0;
+      for (auto& p : b.parameters) {
+        auto slot = b.flat[0].narrow(0, offset, p.numel());
+        if (p.grad().defined()) slot.copy_(p.grad().reshape({-1}));
+        else slot.zero_();
+        offset += p.numel();
+      }
+      b.flat[0].mul_(share_);
+      works.push_back(group_->allreduce(b.flat));
+    }
+    std::vector<torch::Tensor> meta{torch::tensor({local_loss * share_, interrupt_requested() ? 1.0 : 0.0},
+                                                  torch::TensorOptions().dtype(torch::kFloat64))};
+    works.push_back(group_->allreduce(meta));
+    wait_all(works, fmt::format("the gradient all-reduce of global step {}", step_ + 1));
+    for (auto& b : buckets_) {
+      int64_t offset = 0;
+      for (auto& p : b.parameters) {
+        auto slot = b.flat[0].narrow(0, offset, p.numel()).view(p.sizes());
+        if (p.grad().defined()) p.mutable_grad().copy_(slot);
+        else p.mutable_grad() = slot.clone();
+        offset += p.numel();
+      }
+    }
+    allreduce_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    agreed_interrupt_ = meta[0][1].item<double>() > 0;
+    return meta[0][0].item<double>();
+  }
+
+  void end_epoch(torch::jit::Module& student) override {
+    torch::NoGradGuard no_grad;
+    std::vector<std::vector<torch::Tensor>> buffers;
+    for (const auto& b : student.buffers()) if (b.is_floating_point()) buffers.push_back({b});
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    for (auto& b : buffers) works.push_back(group_->allreduce(b));
+    wait_all(works, "the batch-norm statistics average at the end of an epoch");
+    for (auto& b : buffers) b[0].div_(world_.size);
+  }
+
+  DistributedSummary summarize(torch::jit::Module& student, double train_seconds) override;
+
+ private:
+  void check_fingerprints(const nlohmann::json& fingerprint);
+  [[noreturn]] void lost(const std::string& during, const std::exception& e);
+  void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const std::string& during) {
+    for (auto& w : works) {
+      try {
+        w->wait();
+      } catch (const std::exception& e) {
+        lost(during, e);
+      }
+    }
+  }
+
+  World world_;
+  uint64_t seed_;
+  double bucket_mb_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+  std::pair<int, int64_t> crash_;
+  std::vector<Bucket> buckets_;
+  int64_t step_ = 0, samples_ = 0;
+  double share_ = 1, allreduce_s_ = 0;
+  bool agreed_interrupt_ = false;
+};
+
+void GlooDataParallel::lost(const std::string& during, const std::exception& e) {
+  if (interrupt_requested()) throw Interrupted();  // the peer went away because the job was interrupted
+  const std::string peer = world_.size == 2 ? fmt::format("rank {}", 1 - world_.rank) : std::string("a peer rank");
+  throw RankLost(fmt::format("rank {}: lost {} during {} ({}; the timeout is {:g} s)", world_.rank, peer, during,
+                             reason(e), world_.timeout_s));
+}
+
+// Each rank posts its fingerprint; the others compare theirs with rank 0's and post a verdict, which rank 0
+// waits for: a mismatch ends every rank before training, with exit 2.
+void GlooDataParallel::check_fingerprints(const nlohmann::json& fingerprint) {
+  const std::string me = std::to_string(world_.rank);
+  try {
+    if (world_.rank == 0) {
+      const std::string mine = fingerprint.dump();
+      store_->set("lite/fingerprint", std::vector<uint8_t>(mine.begin(), mine.end()));
+      for (int r = 1; r < world_.size; ++r) {
+        auto v = store_->get("lite/verdict/" + std::to_string(r));
+        const std::string verdict(v.begin(), v.end());
+        if (verdict != "ok")
+          throw InputError(fmt::format("rank 0: rank {} refused to train: {}", r, verdict));
+      }
+      return;
+    }
+    auto v = store_->get("lite/fingerprint");
+    const auto theirs = nlohmann::json::parse(std::string(v.begin(), v.end()));
+    std::string verdict = "ok";
+    for (auto it = fingerprint.begin(); it != fingerprint.end(); ++it) {
+      auto found = theirs.find(it.key());
+      if (found == theirs.end() || *found != *it) {
+        verdict = fmt::format("its {} differs from rank 0's ({} here, {} there); start every rank with the same "
+                              "options and files", it.key(), it->dump(),
+                              found == theirs.end() ? std::string("nothing") : found->dump());
+        break;
+      }
+    }
+    store_->set("lite/verdict/" + me, std::vector<uint8_t>(verdict.begin(), verdict.end()));
+    if (verdict != "ok") throw InputError(fmt::format("rank {}: {}", world_.rank, verdict));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("rank {}: the ranks could not compare their options within {:g} s: {}", world_.rank,
+                                 world_.timeout_s, reason(e)));
+  }
+}
+
+std::string weights_sha256(torch::jit::Module& student) {
+  Sha256 h;
+  for (const auto& [name, t] : named_state(student)) {
+    auto c = t.detach().contiguous();
+    h.update(name);
+    h.update(c.data_ptr(), size_t(c.numel()) * c.element_size());
+  }
+  return h.hex_digest();
+}
+
+DistributedSummary GlooDataParallel::summarize(torch::jit::Module& student, double train_seconds) {
+  DistributedSummary d;
+  d.world_size = world_.size;
+  d.rank = world_.rank;
+  d.master = world_.master();
+  d.source = world_.source;
+  d.buckets = int(buckets_.size());
+  for (const auto& b : buckets_) d.allreduce_bytes_per_step += b.flat[0].numel() * int64_t(b.flat[0].element_size());
+  d.batchnorm = "per-rank batch statistics in each step; running statistics averaged over ranks at every epoch's end";
+  RankFigures mine;
+  mine.rank = world_.rank;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  mine.host = host;
+  mine.samples = samples_;
+  mine.train_s = train_seconds;
+  mine.allreduce_s = allreduce_s_;
+  mine.samples_per_s = train_seconds > 0 ? double(samples_) / train_seconds : 0;
+  mine.allreduce_share = train_seconds > 0 ? allreduce_s_ / train_seconds : 0;
+  mine.weights_sha256 = weights_sha256(student);
+  nlohmann::json j;
+  to_json(j, mine);
+  const std::string text = j.dump();
+  try {
+    store_->set("lite/figures/" + std::to_string(world_.rank), std::vector<uint8_t>(text.begin(), text.end()));
+    if (world_.rank != 0) {
+      d.ranks = {mine};
+      return d;
+    }
+    for (int r = 0; r < world_.size; ++r) {
+      auto v = store_->get("lite/figures/" + std::to_string(r));
+      const auto f = nlohmann::json::parse(std::string(v.begin(), v.end()));
+      RankFigures rf;
+      rf.rank = f.at("rank");
+      rf.host = f.at("host");
+      rf.samples = f.at("samples");
+      rf.train_s = f.at("train_s");
+      rf.allreduce_s = f.at("allreduce_s");
+      rf.samples_per_s = f.at("samples_per_s");
+      rf.allreduce_share = f.at("allreduce_share");
+      rf.weights_sha256 = f.at("weights_sha256");
+      d.ranks.push_back(rf);
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    lost("the gathering of every rank's figures", e);
+  }
+  int64_t samples = 0;
+  double slowest = 0, share = 0, compute_rate = 0;
+  for (const auto& f : d.ranks) {
+    samples += f.samples;
+    slowest = std::max(slowest, f.train_s);
+    share += f.allreduce_share;
+    const double compute = f.train_s - f.allreduce_s;
+    compute_rate += compute > 0 ? double(f.samples) / compute : 0;
+    d.weights_identical = d.weights_identical && f.weights_sha256 == mine.weights_sha256;
+  }
+  d.samples_per_s = slowest > 0 ? double(samples) / slowest : 0;
+  d.allreduce_share = share / double(d.ranks.size());
+  const double mean_compute_rate = compute_rate / double(d.ranks.size());
+  d.scaling_efficiency = mean_compute_rate > 0 ? d.samples_per_s / (double(d.world_size) * mean_compute_rate) : 0;
+  return d;
+}
+
+}  // namespace
+
+std::unique_ptr<DataParallel> join_world(const World& world, const DistillOptions& o) {
+  if (!world.distributed()) return nullptr;
+  return std::make_unique<GlooDataParallel>(world, o, rendezvous(world));
+}
+
+}  // namespace lite::distill
