@@ -82,7 +82,7 @@ std::string word_parse_error(const CLI::ParseError& e, const std::string& comman
     return m[1].str() + ": '" + m[2].str() + "' is not a value of this flag's type";
   if (match("The value ([\\s\\S]*) is not an allowed value for (\\S+)"))
     return m[2].str() + ": '" + m[1].str() + "' is not an allowed value";
-  if (match("A subcommand is required")) return "SUBCOMMAND: missing";
+  if (match("A subcommand is required")) return "SUBCOMMAND: no subcommand given";
   if (match("(\\S+) is required")) return m[1].str() + ": missing";
   if (match("(\\S+) excludes (\\S+)")) return m[1].str() + ": cannot be combined with " + m[2].str();
   if (match("(\\S+) requires (\\S+)")) return m[1].str() + ": needs " + m[2].str();

@@ -77,7 +77,7 @@ class CliBasics(LiteTestCase):
         trace = self.tmp / "t.txt"
         trace.write_text("1\n2\n")
         cases = [
-            ("cache-sim", [self.tmp / "no\nsuch.csv"], ["no\\nsuch.csv", "no such file"]),
+            ("cache-sim", [self.tmp / "no\nsuch.csv"], ["no\\nsuch.csv", "cannot open"]),
             ("cache-sim", [trace, "--policy", "lru\nfifo"], ["unknown policy 'lru\\nfifo'"]),
             ("cache-sim", [trace, "--sizes", "10\tx"], ["'10\\tx'"]),
             ("cache-sim", [trace, "--threads", "1\n2"], ["--threads", "'1\\n2'"]),

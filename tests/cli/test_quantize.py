@@ -392,7 +392,7 @@ class QuantizeBadInput(LiteTestCase):
     def test_flag_combinations_and_patterns(self):
         self.assert_rejected("quantize", self.model, "--labels", EVAL, needles=["--labels", "--eval"])
         self.assert_rejected("quantize", self.model, "--only", "decoder.*",
-                             needles=["--only 'decoder.*' matches no layer", "features.0"])
+                             needles=["--only: 'decoder.*' matches no layer", "features.0"])
         self.assert_rejected("quantize", self.model, "--input", "1x3xfoo", needles=["--input", "1x3xfoo"])
         self.assert_rejected("quantize", self.model, "--json", "--csv", needles=["--json", "--csv", "choose one"])
         self.assert_rejected("quantize", self.model, "--output-format", "jsn",
