@@ -4,6 +4,7 @@
 // error line or picks an exit status.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <regex>
 #include <string>
 
 #include "cli_common.hpp"
@@ -29,29 +30,66 @@ Setup local_setup(const std::string& name) {
   return nullptr;
 }
 
+// Every error line goes out here: "WHERE: LABEL: TEXT" on one line, the text with its control characters
+// escaped, so a value quoted into a message (an argument with a newline in it) shows as `\n` instead of
+// cutting the line. Messages of lite's own errors are one line by construction (libtorch's are reduced to
+// their first line where they are caught), so everything in them is kept.
+void print_error_line(const std::string& where, const char* label, const std::string& text) {
+  std::fprintf(stderr, "%s: %s: %s\n", where.c_str(), label, escape_control(trim(text)).c_str());
+}
+
 // The error line for an exception escaping a subcommand; returns the exit code.
 int report_error(const std::string& name) {
+  const std::string where = "lite " + name;
   try {
     throw;
   } catch (const OptionError& e) {
     const std::string line = describe_problem(flag_for_key(e.key()), e.problem(), e.fix());
-    std::fprintf(stderr, "lite %s: error: %s\n", name.c_str(), first_line(render_option_refs(line, flag_for_key)).c_str());
+    print_error_line(where, "error", render_option_refs(line, flag_for_key));
     return exit_bad_input;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
       std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
       return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
+    } else if (e.kind() == ErrorKind::internal) {
+      print_error_line(where, "internal error", first_line(render_option_refs(e.what(), flag_for_key)));
     } else {
-      const char* label = e.kind() == ErrorKind::internal ? "internal error" : "error";
-      std::fprintf(stderr, "lite %s: %s: %s\n", name.c_str(), label,
-                   first_line(render_option_refs(e.what(), flag_for_key)).c_str());
+      print_error_line(where, "error", render_option_refs(e.what(), flag_for_key));
     }
     return exit_code_for(e.kind());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "lite %s: internal error: %s (please report this with the command line)\n", name.c_str(),
-                 first_line(e.what()).c_str());
+    print_error_line(where, "internal error",
+                     first_line(e.what()) + " (please report this with the command line)");
     return exit_internal;
   }
+}
+
+// CLI11's parse errors worded in the house form "FLAG: PROBLEM" (the caller adds the fix). CLI11 gives only
+// its message text, so the known shapes are matched here; anything else keeps CLI11's words under "arguments".
+std::string word_parse_error(const CLI::ParseError& e, const std::string& command) {
+  const std::string text = e.what();
+  std::smatch m;
+  auto match = [&](const char* pattern) { return std::regex_match(text, m, std::regex(pattern)); };
+  if (match("The following arguments? (?:was|were) not expected: (.*)")) {
+    // CLI11 lists them last first; the one the user typed first is what to fix.
+    std::vector<std::string> extras = split(m[1].str(), ' ');
+    const std::string first = extras.empty() ? std::string() : extras.back();
+    const std::string others = extras.size() > 1 ? " (also " + std::to_string(extras.size() - 1) + " more)" : "";
+    if (!first.empty() && first[0] == '-') return first + ": not a flag of '" + command + "'" + others;
+    return first + ": one argument too many" + others;
+  }
+  if (match("Could not convert: (\\S+) = ([\\s\\S]*)"))
+    return m[1].str() + ": '" + m[2].str() + "' is not a value of this flag's type";
+  if (match("The value ([\\s\\S]*) is not an allowed value for (\\S+)"))
+    return m[2].str() + ": '" + m[1].str() + "' is not an allowed value";
+  if (match("A subcommand is required")) return "SUBCOMMAND: no subcommand given";
+  if (match("(\\S+) is required")) return m[1].str() + ": missing";
+  if (match("(\\S+) excludes (\\S+)")) return m[1].str() + ": cannot be combined with " + m[2].str();
+  if (match("(\\S+) requires (\\S+)")) return m[1].str() + ": needs " + m[2].str();
+  if (match("Expected (exactly|at least) (\\d+) arguments to (\\S+), got (\\d+)"))
+    return m[3].str() + ": expected " + m[1].str() + " " + m[2].str() + " values, got " + m[4].str();
+  if (match("(--?[A-Za-z0-9][\\w-]*|[A-Z][A-Z_]*): ([\\s\\S]+)")) return m[1].str() + ": " + m[2].str();
+  return "arguments: " + text;
 }
 
 }  // namespace
@@ -62,8 +100,8 @@ int run_cli(int argc, char** argv) {
   for (const auto& c : commands()) names.push_back(c.name);
   const std::string chosen_word = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
   if (!chosen_word.empty() && !find_command(chosen_word)) {
-    std::fprintf(stderr, "lite: error: %s: %s; run 'lite --help'\n", chosen_word.c_str(),
-                 unknown_name_message("subcommand", chosen_word, names).c_str());
+    print_error_line("lite", "error",
+                     chosen_word + ": " + unknown_name_message("subcommand", chosen_word, names) + "; run 'lite --help'");
     return exit_bad_input;
   }
 
@@ -81,7 +119,7 @@ int run_cli(int argc, char** argv) {
     if (c.name != chosen_word) continue;
     Setup setup = local_setup(c.name);
     if (!setup) {
-      std::fprintf(stderr, "lite: error: %s: this executable does not run it; run 'lite %s'\n", c.name, c.name);
+      print_error_line("lite", "error", std::string(c.name) + ": this executable does not run it; run 'lite " + c.name + "'");
       return exit_bad_input;
     }
     runner = setup(*sub);
@@ -97,8 +135,7 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string where = app.get_subcommands().empty() ? "lite" : "lite " + app.get_subcommands()[0]->get_name();
-    std::fprintf(stderr, "%s: error: %s; run '%s --help'\n", where.c_str(), first_line(e.what()).c_str(),
-                 where.c_str());
+    print_error_line(where, "error", word_parse_error(e, where) + "; run '" + where + " --help'");
     return exit_bad_input;
   }
 

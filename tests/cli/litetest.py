@@ -20,6 +20,26 @@ TRACES = SHARED / "data" / "traces"
 PYTHON = "/usr/bin/python3"  # Debian's python with torch; the python3 first on PATH may lack it
 
 
+# The documented error line (README "Exit codes"): `lite SUB: error: SUBJECT: PROBLEM; FIX`, where SUBJECT
+# names what to change: a flag (or flags: "--json, --csv"), an argument placeholder (MODEL, TRACE), or a file
+# or word the user typed (a path, optionally path:LINE). No control characters: lite prints values escaped.
+_FLAG = r"--?[A-Za-z0-9][A-Za-z0-9-]*"
+_SUBJECT = rf"(?:{_FLAG}(?:, {_FLAG})*|[A-Z][A-Z_]*|[^\s:;]+(?::\d+)?)"
+ERROR_LINE = re.compile(rf"^lite(?: [a-z-]+)?: error: (?P<subject>{_SUBJECT}): (?P<problem>.+?); (?P<fix>\S.*)$")
+
+
+def error_line_problems(stderr):
+    """Why `stderr` is not one documented error line (None when it is)."""
+    text = stderr[:-1] if stderr.endswith("\n") else stderr
+    if "\n" in text:
+        return "more than one line"
+    if re.search(r"[\x00-\x1f\x7f]", text):
+        return "an unescaped control character"
+    if not ERROR_LINE.match(text):
+        return "not 'lite SUB: error: FILE-OR-FLAG: PROBLEM; FIX'"
+    return None
+
+
 def run_lite(*args, stdin=None, timeout=900, env=None):
     """Runs lite with args; returns subprocess.CompletedProcess with text stdout/stderr."""
     full_env = dict(os.environ)
@@ -50,10 +70,13 @@ class LiteTestCase(unittest.TestCase):
         return TRACES
 
     def assert_bad_input(self, result, *needles):
-        """Exit 2, exactly one line on stderr that mentions every needle, nothing on stdout."""
+        """Exit 2, exactly one line on stderr in the documented form (error_line_problems) that mentions every
+        needle, nothing on stdout."""
         self.assertEqual(result.returncode, 2, f"expected exit 2, got {result.returncode}: {result.stderr}")
         lines = [l for l in result.stderr.splitlines() if l.strip()]
         self.assertEqual(len(lines), 1, f"expected a one-line error, got: {result.stderr!r}")
+        problem = error_line_problems(result.stderr)
+        self.assertIsNone(problem, f"the error line is {problem}: {result.stderr!r}")
         for n in needles:
             self.assertIn(str(n), lines[0])
         self.assertEqual(result.stdout.strip(), "", "a failed command must not print a result")
@@ -64,7 +87,7 @@ class LiteTestCase(unittest.TestCase):
 
     def assert_rejected(self, sub, *args, needles=(), stdin=None, watch=()):
         """Runs `lite SUB ARGS...` and checks the project's bad-input rule: exit 2, exactly one line on stderr,
-        `lite SUB: error: ...`, mentioning every needle, nothing on stdout, and nothing written: no file added,
+        `lite SUB: error: FILE-OR-FLAG: PROBLEM; FIX`, mentioning every needle, nothing on stdout, and nothing written: no file added,
         removed or changed anywhere under self.tmp or under the folders in `watch` (an output folder elsewhere;
         a watched folder that does not exist must not be created). Returns the CompletedProcess."""
         folders = [self.tmp, *(pathlib.Path(f) for f in watch)]
@@ -77,6 +100,24 @@ class LiteTestCase(unittest.TestCase):
             self.assertEqual(snapshot(folder), was,
                              f"a failed command must not write under {folder} (also no temporaries)")
         return r
+
+    def assert_same_artifact_twice(self, sub, *args, output, codes=(0,)):
+        """Runs `lite SUB ARGS...` (which writes `output`) twice, the same command line both times, and checks the
+        two artifacts are bit-identical (issue 14: same command + same seed = same bytes). On a difference it
+        names the archive members that differ. Returns the artifact's bytes."""
+        import zipfile
+        runs = []
+        for attempt in range(2):
+            r = run_lite(sub, *args)
+            self.assertIn(r.returncode, codes, f"run {attempt + 1}: {r.stderr}")
+            runs.append(pathlib.Path(output).read_bytes())
+        if runs[0] != runs[1]:
+            import io
+            members = [{i.filename: z.read(i) for i in z.infolist()}
+                       for z in (zipfile.ZipFile(io.BytesIO(b)) for b in runs)]
+            differ = sorted(n for n in set(members[0]) | set(members[1]) if members[0].get(n) != members[1].get(n))
+            self.fail(f"lite {sub}: the same command wrote different artifacts; members that differ: {differ}")
+        return runs[0]
 
     def assert_readme_documents_every_flag(self, sub, section=None):
         """Every flag in `lite SUB --help` appears in backticks (`--flag` or `--flag ARG`) in README's `## lite SUB`

@@ -217,7 +217,7 @@ class CacheSimCli(LiteTestCase):
     def test_truncated_binary_record(self):
         p = self.tmp / "cut.oracleGeneral.bin"
         p.write_bytes(struct.pack("<IQIq", 1, 2, 3, -1) + b"\0" * 7)
-        self.rejected([p, "--sizes", "10"], "cut.oracleGeneral.bin:record 2", "truncated")
+        self.rejected([p, "--sizes", "10"], "cut.oracleGeneral.bin: record 2", "truncated")
 
     def test_empty_trace(self):
         e = self.write("empty.txt", "")

@@ -64,11 +64,40 @@ class CliBasics(LiteTestCase):
             ("cache-sim", [trace, "--sizes"], ["--sizes"]),
             ("quantize", [DATA / "fmnist_cnn.pt", "--bogus"], ["--bogus"]),
             ("profile", [DATA / "fmnist_cnn.pt", "--iterations", "5", "--duration", "1"],
-             ["--duration", "excludes", "--iterations"]),
+             ["--iterations: cannot be combined with --duration"]),
         ]
         for sub, args, needles in cases:
             with self.subTest(sub=sub, args=args):
                 self.assert_rejected(sub, *args, needles=[*needles, f"run 'lite {sub} --help'"], watch=[DATA])
+
+
+    def test_values_with_control_characters_are_printed_escaped(self):
+        """A newline (or another control character) inside an argument shows as an escape in the one error line,
+        not as a line break that cuts the message or a byte that moves the terminal's cursor."""
+        trace = self.tmp / "t.txt"
+        trace.write_text("1\n2\n")
+        cases = [
+            ("cache-sim", [self.tmp / "no\nsuch.csv"], ["no\\nsuch.csv", "cannot open"]),
+            ("cache-sim", [trace, "--policy", "lru\nfifo"], ["unknown policy 'lru\\nfifo'"]),
+            ("cache-sim", [trace, "--sizes", "10\tx"], ["'10\\tx'"]),
+            ("cache-sim", [trace, "--threads", "1\n2"], ["--threads", "'1\\n2'"]),
+            ("cache-sim", [trace, "--bogus\x1b[2J"], ["--bogus\\x1b[2J"]),
+            ("quantize", [DATA / "fmnist_cnn.pt", "--mode", "static\nX"], ["'static\\nX'"]),
+        ]
+        for sub, args, needles in cases:
+            with self.subTest(sub=sub, args=args):
+                self.assert_rejected(sub, *args, needles=needles, watch=[DATA])
+
+    def test_error_line_rule_rejects_what_it_should(self):
+        """The form check every bad-input test runs (litetest.error_line_problems) can fail."""
+        from litetest import error_line_problems
+        self.assertIsNone(error_line_problems("lite cache-sim: error: --sizes: '0' is not positive; give 1 or more\n"))
+        self.assertIsNone(error_line_problems("lite cache-sim: error: /tmp/t.csv:3: field 'size': bad; fix it\n"))
+        for bad in ["lite profile: error: --top: must be at least 1, got 0\n",  # no fix
+                    "lite quantize: error: unknown engine 'x' known: a, b\n",  # no flag or file
+                    "lite cache-sim: error: /tmp/a\nb: no such file; check the path\n",  # cut by a newline
+                    "lite cache-sim: error: --policy: unknown policy 'a\x1bb'; known: lru\n"]:  # raw escape byte
+            self.assertIsNotNone(error_line_problems(bad), bad)
 
 
 class CtrlC(LiteTestCase):

@@ -121,6 +121,12 @@ class DistillFashionMnist(LiteTestCase):
         self.assertEqual(prov["figures"]["student_before_percent"], before)
         self.assertEqual(prov["input_model"]["path"], str(self.student))
 
+    def test_same_command_same_artifact_bytes(self):
+        """A short distillation (shuffling, dropout: both seeded) run twice: bit-identical artifacts."""
+        out = self.tmp / "twice.pt"
+        self.assert_same_artifact_twice("distill", *self.base(out, "--epochs", "1", "--seed", "7", samples=500),
+                                        output=out)
+
     def test_text_report_sets_teacher_against_student(self):
         out = self.tmp / "s.pt"
         r = run_lite("distill", *map(str, self.base(out, "--epochs", "1", samples=300)))

@@ -209,7 +209,8 @@ class ProfileBadInput(LiteTestCase):
         self.assert_rejected("profile", MODEL, "--qengine", "fbgem",
                              needles=["unknown quantized engine 'fbgem'", "onednn"])
         self.assert_rejected("profile", MODEL, MODEL, MODEL, needles=["lite profile", "run 'lite profile --help'"])
-        self.assert_rejected("profile", MODEL, "--iterations", "5", "--duration", "1", needles=["excludes"])
+        self.assert_rejected("profile", MODEL, "--iterations", "5", "--duration", "1",
+                             needles=["--iterations: cannot be combined with --duration"])
 
     def test_trace_into_a_missing_folder_fails_before_profiling(self):
         self.assert_rejected("profile", MODEL, "--ops", "--trace", self.tmp / "no" / "t.json", *QUICK,

@@ -55,6 +55,13 @@ class Fire(torch.nn.Module):
 
 
 class PruneCNN(LiteTestCase):
+    def test_same_command_same_artifact_bytes(self):
+        """Pruning (with a Taylor criterion on data and an evaluation) run twice: bit-identical artifacts."""
+        out = self.tmp / "twice.pt"
+        self.assert_same_artifact_twice("prune", MODEL, "--ratio", "0.5", "--criterion", "taylor", "--data", EVAL,
+                                        "--eval", EVAL, "-o", out, *FAST, output=out, codes=(0, 1))
+        torch.jit.load(str(out))
+
     def test_half_the_channels_of_the_cnn(self):
         out = self.tmp / "half.pt"
         code, doc, err = lite_json(MODEL, "--ratio", "0.5", "-o", out, "--eval", EVAL, *FAST)

@@ -101,8 +101,8 @@ class QuantizeCNN(LiteTestCase):
                 figures = info["figures"]
                 self.assertEqual(figures["size_bytes"]["before"], MODEL.stat().st_size)
                 self.assertLess(figures["size_bytes"]["after"], MODEL.stat().st_size)
-                self.assertEqual(figures["latency_ms"][0]["batch"], 1)
-                self.assertGreater(figures["latency_ms"][0]["quantized"], 0)
+                self.assertNotIn("latency_ms", figures)  # timings vary: the report has them, the artifact not
+                self.assertNotIn("created_utc", info)
                 self.assertEqual(figures["quality"]["metric"], "top-1 accuracy")
                 if mode == "static":
                     self.assertEqual(details["calibration"]["method"], "mse")
@@ -274,6 +274,13 @@ class QuantizeCNN(LiteTestCase):
         self.assertLess(plan["expected_file_bytes"], 0.3 * model.stat().st_size)
         self.assert_no_new_files(self.tmp, before)
 
+    def test_same_command_same_artifact_bytes(self):
+        """Static quantization with calibration, run twice: the artifacts are bit-identical."""
+        out = self.tmp / "twice.pt"
+        self.assert_same_artifact_twice("quantize", MODEL, "--mode", "static", "--calib", EVAL, "--calib-samples", 64,
+                                        "-o", out, "--allow-slower", *FAST, output=out)
+        torch.jit.load(str(out))
+
     def test_qnnpack_engine(self):
         out = self.tmp / "qnnpack.pt"
         code, doc, err = lite_json(MODEL, "--mode", "static", "--qengine", "qnnpack", "--calib", EVAL,
@@ -365,7 +372,7 @@ class QuantizeBadInput(LiteTestCase):
 
     def test_a_skip_pattern_that_matches_nothing(self):
         self.assert_rejected("quantize", self.model, "--skip", "decoder.*",
-                             needles=["--skip 'decoder.*' matches no layer", "features.0"])
+                             needles=["--skip: 'decoder.*' matches no layer", "features.0"])
 
     def test_bad_timing_and_evaluation_numbers(self):
         cases = [
@@ -385,7 +392,7 @@ class QuantizeBadInput(LiteTestCase):
     def test_flag_combinations_and_patterns(self):
         self.assert_rejected("quantize", self.model, "--labels", EVAL, needles=["--labels", "--eval"])
         self.assert_rejected("quantize", self.model, "--only", "decoder.*",
-                             needles=["--only 'decoder.*' matches no layer", "features.0"])
+                             needles=["--only: 'decoder.*' matches no layer", "features.0"])
         self.assert_rejected("quantize", self.model, "--input", "1x3xfoo", needles=["--input", "1x3xfoo"])
         self.assert_rejected("quantize", self.model, "--json", "--csv", needles=["--json", "--csv", "choose one"])
         self.assert_rejected("quantize", self.model, "--output-format", "jsn",

@@ -163,6 +163,9 @@ struct TraceSummary {
   bool has_cost_column = false, has_next_access = false;
   double sample_rate = 1.0;
   std::string sampling;  // "", "fixed-rate" or "fixed-size"
+  // fixed-rate sampling: objects the sample holds, and sampled / all objects, the rate the estimates use
+  std::optional<uint64_t> n_obj_sampled;
+  std::optional<double> achieved_rate;
   // issue 15
   std::optional<double> total_cost_s;  // miss cost of every request read (cost column), seconds
 };

@@ -17,6 +17,7 @@
 #include "lite/cache/options.hpp"
 #include "lite/cache/recommend.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cache {
@@ -49,7 +50,8 @@ ReaderConfig reader_config(const SimulationConfig& opt, const std::string& name)
   rc.skip_bad_lines = opt.skip_bad_lines;
   const bool other_miss_source = opt.miss_latency_ms.has_value() || !opt.variants.empty();
   if (other_miss_source && opt.csv.explicit_columns && opt.csv.cost)
-    throw UsageError("the csv cost column and {miss_latency_ms}/{miss_latency_from} are two miss-latency sources; give one");
+    throw OptionError("csv_columns", "its cost column and {miss_latency_ms}/{miss_latency_from} are two miss-latency sources",
+                      "give one: drop cost= from {csv_columns}, or drop {miss_latency_ms}/{miss_latency_from}");
   rc.want_cost = !other_miss_source;
   return rc;
 }
@@ -63,9 +65,11 @@ InputError empty_trace(const std::string& name, const TraceReader& r) {
 
 void check_csv_only_flags(const SimulationConfig& opt, const TraceReader& reader, const std::string& name) {
   if (opt.csv.explicit_columns && reader.format() != TraceFormat::csv)
-    throw UsageError(fmt::format("{{csv_columns}} applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
+    throw OptionError("csv_columns", fmt::format("applies to csv traces; {} is {}", name, trace_format_name(reader.format())),
+                      "drop {csv_columns}, or pass a csv trace");
   if (opt.has_header && reader.format() != TraceFormat::csv)
-    throw UsageError(fmt::format("{{has_header}} applies to csv traces; {} is {}", name, trace_format_name(reader.format())));
+    throw OptionError("has_header", fmt::format("applies to csv traces; {} is {}", name, trace_format_name(reader.format())),
+                      "drop {has_header}, or pass a csv trace");
 }
 
 SamplingPlan plan_sampling(const SimulationConfig& opt, const ScanResult& scan, CacheSimResult& result) {
@@ -83,6 +87,7 @@ SamplingPlan plan_sampling(const SimulationConfig& opt, const ScanResult& scan, 
     result.trace.sampling = "fixed-rate";
   }
   result.trace.sample_rate = plan.rate;
+  plan.estimate_rate = plan.rate;  // fixed rate: replaced by the achieved rate after the main pass
   // Filter in the reader unless some consumer needs the unsampled stream.
   plan.reader_filter = plan.sampling() && !opt.sample_check && !(opt.mrc && opt.sample_objects);
   return plan;
@@ -174,8 +179,10 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
 
   // plan
   const std::vector<SizeChoice> sizes = resolve_sizes(opt.sizes, opt.bytes ? scan.wss : scan.n_obj, opt.bytes, name);
-  const SamplingPlan plan = plan_sampling(opt, scan, result);
+  SamplingPlan plan = plan_sampling(opt, scan, result);
   const SimulatorSet set = build_simulators(opt, sizes, plan);
+  std::unique_ptr<ObjectRate> object_rate;
+  if (plan.sampling() && !opt.sample_objects) object_rate = std::make_unique<ObjectRate>(plan.threshold);
 
   // [main]
   ++passes;
@@ -186,13 +193,14 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
   for (const auto& n : reader->notes) result.notes.push_back(n);
   const bool other_miss_source = opt.miss_latency_ms.has_value() || !opt.variants.empty();
   if (opt.target_p99_ms && !other_miss_source && !reader->has_cost())
-    throw UsageError("{target_p99_ms} needs a miss latency: {miss_latency_ms} MS, {miss_latency_from} PROFILE.json, or a csv cost column");
+    throw OptionError("target_p99_ms", "needs a miss latency",
+                      "give {miss_latency_ms} MS, {miss_latency_from} PROFILE.json, or a csv trace with a cost column");
   std::unique_ptr<NextStream> next_stream;
   if (next_file) next_stream = std::make_unique<NextStream>(*next_file);
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const MainPassResult main = run_main_pass(
       *reader, set.consumers(), next_stream.get(), needs.next, plan.reader_filter ? plan.threshold : UINT64_MAX,
-      threads, source_size,
+      object_rate.get(), threads, source_size,
       fmt::format("simulating {} cache{}", set.slots.size(), set.slots.size() == 1 ? "" : "s"), progress);
   result.threads = main.threads;
   if (reader->stats().n_read == 0) throw empty_trace(name, *reader);
@@ -201,6 +209,11 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
                      "raise {sample_rate} or {sample_objects}");
 
   // results
+  if (object_rate && object_rate->sampled_objects() > 0) {
+    plan.estimate_rate = object_rate->achieved_rate(scan.n_obj);
+    result.trace.n_obj_sampled = object_rate->sampled_objects();
+    result.trace.achieved_rate = plan.estimate_rate;
+  }
   result.trace.path = name;
   summarize_trace(opt, *reader, main, plan, set, result);
   collect_records(opt, sizes, plan, set, result);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lite/cache/mrc_internal.hpp"
+#include "lite/cache/object_rate_internal.hpp"
 #include "lite/cache/policy_internal.hpp"
 #include "lite/cache/trace_internal.hpp"
 
@@ -95,6 +96,8 @@ struct SamplingPlan {
   double rate = 1.0;
   uint64_t threshold = UINT64_MAX;  // keep a key iff hash < threshold; UINT64_MAX = no sampling
   bool reader_filter = false;       // filter in the reader (no consumer needs the unsampled stream)
+  double estimate_rate = 1.0;       // what sampled counts are scaled by: the rate achieved over objects
+                                    // (fixed-rate sampling, object_rate_internal.hpp), else `rate`
   bool sampling() const { return threshold != UINT64_MAX; }
 };
 // The cache a simulator of a sampled trace gets for a full-trace size.
@@ -134,10 +137,11 @@ struct MainPassResult {
   double seconds = 0;
 };
 // Reads the trace once; every consumer sees every batch (with `threads` > 1 on a pool while the
-// reader parses the next batch). `next` supplies Belady's next accesses when the trace lacks them.
+// reader parses the next batch). `next` supplies Belady's next accesses when the trace lacks them;
+// `object_rate`, when given, sees every request's key hash.
 MainPassResult run_main_pass(TraceReader& reader, const std::vector<Simulator*>& consumers, NextStream* next,
-                             bool needs_next, uint64_t filter_threshold, int threads, uint64_t source_size,
-                             const std::string& label, Progress& progress);
+                             bool needs_next, uint64_t filter_threshold, ObjectRate* object_rate, int threads,
+                             uint64_t source_size, const std::string& label, Progress& progress);
 
 // ---- results (engine_results.cpp) ----------------------------------------------------------------
 

@@ -87,6 +87,7 @@ class Pool {
 struct BatchPrep {
   NextStream* next = nullptr;
   uint64_t threshold = UINT64_MAX;  // reader-level sampling
+  ObjectRate* object_rate = nullptr;  // fixed-rate sampling: the rate achieved over objects
   uint64_t total_bytes = 0;
   double total_cost = 0;  // ms, every request read (the cost of no cache at all)
 
@@ -97,11 +98,14 @@ struct BatchPrep {
       for (size_t i = 0; i < b.n; ++i) total_cost += b.cost[i];
     if (threshold == UINT64_MAX) {
       for (size_t i = 0; i < b.n; ++i) b.hash[i] = hash_key(b.key[i]);
+      if (object_rate)
+        for (size_t i = 0; i < b.n; ++i) object_rate->observe(b.hash[i]);
       return;
     }
     size_t k = 0;
     for (size_t i = 0; i < b.n; ++i) {
       const uint64_t h = hash_key(b.key[i]);
+      if (object_rate) object_rate->observe(h);
       if (h >= threshold) continue;
       b.key[k] = b.key[i];
       b.hash[k] = h;
@@ -117,12 +121,13 @@ struct BatchPrep {
 }  // namespace
 
 MainPassResult run_main_pass(TraceReader& reader, const std::vector<Simulator*>& consumers, NextStream* next,
-                             bool needs_next, uint64_t filter_threshold, int threads, uint64_t source_size,
-                             const std::string& label, Progress& progress) {
+                             bool needs_next, uint64_t filter_threshold, ObjectRate* object_rate, int threads,
+                             uint64_t source_size, const std::string& label, Progress& progress) {
   MainPassResult out;
   BatchPrep prep;
   prep.next = next;
   prep.threshold = filter_threshold;
+  prep.object_rate = object_rate;
   threads = std::min<int>(threads, static_cast<int>(consumers.size()));
   out.threads = std::max(1, threads);
   const auto t_main = Clock::now();

@@ -66,7 +66,8 @@ size_t TempFile::read_at(void* data, size_t n, uint64_t offset) const {
   while (done < n) {
     ssize_t r = ::pread(fd_, static_cast<char*>(data) + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw InputError("temporary file", std::string("read failed: ") + std::strerror(errno));
+    if (r < 0) throw InputError("temporary file", std::string("read failed: ") + std::strerror(errno),
+                                "check the disk of {temp_dir}");
     if (r == 0) break;
     done += static_cast<size_t>(r);
   }
@@ -99,7 +100,7 @@ std::unique_ptr<TempFile> spool_stdin(const std::string& temp_dir, const std::st
   while (true) {
     ssize_t r = ::read(0, buf.data(), buf.size());
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw InputError(name, std::string("read failed: ") + std::strerror(errno));
+    if (r < 0) throw InputError(name, std::string("read failed: ") + std::strerror(errno), "check what feeds stdin");
     if (r == 0) break;
     spool->append(buf.data(), static_cast<size_t>(r));
     phase.advance(static_cast<uint64_t>(r));

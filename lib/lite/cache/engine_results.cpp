@@ -9,7 +9,8 @@ namespace lite::cache::detail {
 namespace {
 
 // SHARDS estimate in full-trace units: the totals are known exactly, the misses scale by 1/R
-// (requests of hot keys the sample happened to miss count as hits, as SHARDS_adj assumes).
+// (requests of hot keys the sample happened to miss count as hits, as SHARDS_adj assumes), with R the
+// rate the sample achieved over objects under fixed-rate sampling (object_rate_internal.hpp).
 Counters full_trace_estimate(const Counters& sampled, double scale, const TraceSummary& trace) {
   Counters est;
   est.n_req = trace.n_req_total;
@@ -53,7 +54,7 @@ void collect_records(const SimulationConfig& opt, const std::vector<SizeChoice>&
     double scale = 1.0;
     if (plan.sampling()) {
       r.sampled_counters = r.counters;
-      scale = 1.0 / plan.rate;
+      scale = 1.0 / plan.estimate_rate;
       r.counters = full_trace_estimate(r.counters, scale, result.trace);
       r.miss_ratio_error = miss_ratio_half_width(*r.sampled_counters);
       r.small_sample = scaled_objects(r.simulated_size, opt.bytes, result.trace) < double(kMinSampledObjects);

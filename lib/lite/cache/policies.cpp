@@ -116,17 +116,19 @@ void add_param(PolicySpec& spec, const std::string& assignment) {
   }
   if (!param) {
     if (known.empty())
-      throw UsageError(fmt::format("policy '{}' takes no parameters (got '{}')", e.name, assignment));
-    throw UsageError(unknown_name_message(fmt::format("parameter of policy '{}'", e.name), key, known));
+      throw OptionError("policies", fmt::format("policy '{}' takes no parameters, got '{}'", e.name, assignment),
+                        fmt::format("write just {}", e.name));
+    throw_unknown_name("policies", fmt::format("parameter of policy '{}'", e.name), key, known);
   }
   char* end = nullptr;
   double v = std::strtod(value.c_str(), &end);
   if (value.empty() || *end != '\0' || !std::isfinite(v))
-    throw UsageError(fmt::format("policy '{}': parameter {} needs a number, got '{}'", e.name, param->name, value));
+    throw OptionError("policies", fmt::format("policy '{}': parameter {} needs a number, got '{}'", e.name, param->name, value),
+                      fmt::format("write {}:{}=NUMBER", e.name, param->name));
   if (v < param->min_value || v > param->max_value || (param->integer && v != std::floor(v)))
-    throw UsageError(fmt::format("policy '{}': {}={} is out of range; use {} {} .. {}", e.name, param->name, value,
-                                 param->integer ? "a whole number in" : "a value in", param->min_value,
-                                 param->max_value));
+    throw OptionError("policies", fmt::format("policy '{}': {}={} is out of range", e.name, param->name, value),
+                      fmt::format("use {} {} .. {}", param->integer ? "a whole number in" : "a value in",
+                                  param->min_value, param->max_value));
   for (auto& [k, old] : spec.params)
     if (k == param->name) {
       old = v;
@@ -151,19 +153,22 @@ std::vector<PolicySpec> parse_policies(const std::string& text) {
     if (colon == std::string::npos && token.find('=') != std::string::npos) {
       // "k=v" continuing the parameters of the previous policy: "s3fifo:small=0.1,ghost=0.9"
       if (specs.empty())
-        throw UsageError(fmt::format("policy parameter '{}' comes before any policy; write NAME:{}", token, token));
+        throw OptionError("policies", fmt::format("policy parameter '{}' comes before any policy", token),
+                          fmt::format("write NAME:{}", token));
       add_param(specs.back(), token);
       continue;
     }
     PolicySpec spec{find_policy(token.substr(0, colon)).name, {}};
     if (colon != std::string::npos) {
       std::string rest = token.substr(colon + 1);
-      if (trim(rest).empty()) throw UsageError(fmt::format("policy '{}': nothing after ':'", spec.name));
+      if (trim(rest).empty())
+        throw OptionError("policies", fmt::format("policy '{}': nothing after ':'", spec.name),
+                          fmt::format("write {}:PARAMETER=VALUE, or just {}", spec.name, spec.name));
       add_param(spec, rest);
     }
     specs.push_back(std::move(spec));
   }
-  if (specs.empty()) throw UsageError("no policy given; use e.g. {policies} lru,s3fifo or {policies} all");
+  if (specs.empty()) throw OptionError("policies", "no policy given", "use e.g. {policies} lru,s3fifo or {policies} all");
   // drop exact duplicates, keep the order
   std::vector<PolicySpec> unique;
   for (auto& s : specs) {

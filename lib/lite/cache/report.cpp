@@ -97,6 +97,8 @@ void to_json(nlohmann::json& j, const TraceSummary& t) {
        {"has_next_access", t.has_next_access},
        {"sample_rate", t.sample_rate},
        {"sampling", t.sampling},
+       {"n_obj_sampled", opt(t.n_obj_sampled)},
+       {"achieved_rate", t.achieved_rate ? nlohmann::json(*t.achieved_rate) : nlohmann::json()},
        {"total_cost_s", t.total_cost_s ? nlohmann::json(*t.total_cost_s) : nlohmann::json()}};
 }
 

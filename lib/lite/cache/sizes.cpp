@@ -8,6 +8,7 @@
 
 #include "lite/cache/cache_sim.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cache {
@@ -47,7 +48,7 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
       if (num.empty() || *end != '\0' || !std::isfinite(p))
         throw UsageError(fmt::format("{{sizes}}: '{}' is not a size; {}", t, fix));
       if (p <= 0 || p > 100)
-        throw UsageError(fmt::format("{{sizes}}: '{}' must be a percentage in (0, 100]", t));
+        throw OptionError("sizes", fmt::format("'{}' must be a percentage in (0, 100]", t), "use e.g. 25%");
       s.fraction = p / 100.0;
       out.push_back(s);
       continue;
@@ -58,7 +59,7 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
     std::string unit = trim(std::string_view(end));
     if (end == t.c_str() || !std::isfinite(v))
       throw UsageError(fmt::format("{{sizes}}: '{}' is not a size; {}", t, fix));
-    if (v <= 0) throw UsageError(fmt::format("{{sizes}}: '{}' is not positive; cache sizes must be > 0", t));
+    if (v <= 0) throw OptionError("sizes", fmt::format("'{}' is not positive", t), "cache sizes must be > 0; " + fix);
     if (unit.empty()) {
       uint64_t whole = 0;
       auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), whole);
@@ -89,7 +90,7 @@ std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes) {
     auto b = parse_byte_size(t);
     if (!b && parse_byte_size("1" + unit)) throw_overflow(t);  // the unit is fine: the number is too large
     if (!b) throw UsageError(fmt::format("{{sizes}}: '{}' is not a size; {}", t, fix));
-    if (*b == 0) throw UsageError(fmt::format("{{sizes}}: '{}' is zero bytes; cache sizes must be > 0", t));
+    if (*b == 0) throw OptionError("sizes", fmt::format("'{}' is zero bytes", t), "cache sizes must be > 0; " + fix);
     s.absolute = *b;
     out.push_back(s);
   }

@@ -6,6 +6,7 @@
 
 #include "lite/cache/cache_sim.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cache {
@@ -19,7 +20,7 @@ CsvColumns parse_csv_columns(const std::string& spec) {
     if (item.empty()) continue;
     auto eq = item.find('=');
     if (eq == std::string::npos)
-      throw UsageError(fmt::format("{{csv_columns}}: '{}' is not NAME=COLUMN (e.g. key=5,size=4,time=2,cost=6)", item));
+      throw OptionError("csv_columns", fmt::format("'{}' is not NAME=COLUMN", item), "write e.g. key=5,size=4,time=2,cost=6");
     std::string name = to_lower(trim(item.substr(0, eq)));
     std::string value = trim(item.substr(eq + 1));
     if (name == "obj-id" || name == "obj_id" || name == "id" || name == "obj-id-col") name = "key";
@@ -28,19 +29,21 @@ CsvColumns parse_csv_columns(const std::string& spec) {
       else if (value == "comma" || value.empty()) c.delimiter = ',';
       else if (value == "space") c.delimiter = ' ';
       else if (value.size() == 1) c.delimiter = value[0];
-      else throw UsageError(fmt::format("{{csv_columns}}: delimiter '{}' is not one character (or tab, comma, space)", value));
+      else throw OptionError("csv_columns", fmt::format("delimiter '{}' is not one character", value),
+                             "give one character, or tab, comma or space");
       continue;
     }
     int* target = name == "key" ? &c.key : name == "time" ? &c.time : name == "size" ? &c.size
                                           : name == "cost" ? &c.cost : nullptr;
-    if (!target) throw UsageError("{csv_columns}: " + unknown_name_message("column", name, known));
+    if (!target) throw_unknown_name("csv_columns", "column", name, known);
     int col = 0;
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), col);
     if (ec != std::errc() || p != value.data() + value.size() || col < 1)
-      throw UsageError(fmt::format("{{csv_columns}}: {}={} is not a column number (1 = the first column)", name, value));
+      throw OptionError("csv_columns", fmt::format("{}={} is not a column number", name, value),
+                        fmt::format("write {}=N, where 1 is the first column", name));
     *target = col;
   }
-  if (c.key == 0) throw UsageError("{csv_columns}: say which column holds the key, e.g. key=1");
+  if (c.key == 0) throw OptionError("csv_columns", "no key column given", "say which column holds the key, e.g. key=1");
   return c;
 }
 

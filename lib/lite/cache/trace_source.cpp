@@ -101,7 +101,10 @@ void TraceReader::bad(const std::string& where, const std::string& field, const 
     ++stats_.n_bad_lines;
     return;
   }
-  throw InputError(name_ + ":" + where, "field " + field + ": " + problem,
+  // A text line is FILE:LINE (the compilers' form); a binary record is FILE: record N.
+  const bool line_number = where.find(' ') == std::string::npos;
+  throw InputError(line_number ? name_ + ":" + where : name_,
+                   (line_number ? "" : where + ": ") + "field " + field + ": " + problem,
                    "fix the trace or pass {skip_bad_lines} to skip malformed lines");
 }
 

@@ -48,7 +48,7 @@ class FdSource final : public ByteSource {
     while (true) {
       ssize_t r = ::read(fd_, dst + done, n - done);
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno));
+      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno), "check the file and its disk");
       consumed_ += static_cast<uint64_t>(r);
       return done + static_cast<size_t>(r);
     }
@@ -60,7 +60,7 @@ class FdSource final : public ByteSource {
       char tmp[64];
       ssize_t r = ::read(fd_, tmp, std::min(sizeof(tmp), n - peek_.size()));
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno));
+      if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno), "check the file and its disk");
       if (r == 0) break;
       consumed_ += static_cast<uint64_t>(r);
       peek_.append(tmp, static_cast<size_t>(r));

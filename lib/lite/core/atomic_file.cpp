@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 namespace lite {
 
 void check_output_path(const fs::path& output, const fs::path& input, const std::string& flag) {
-  if (output.empty()) throw UsageError(flag + ": empty output path; pass " + flag + " FILE");
+  if (output.empty()) throw UsageError(describe_problem(flag, "empty output path", "pass " + flag + " FILE"));
   std::error_code ec;
   if (fs::is_directory(output, ec))
     throw InputError(output.string(), "is a directory", "pass a file name with " + flag);
@@ -70,7 +70,9 @@ void write_atomically(const fs::path& output, const std::function<void(const fs:
     fsync_path(temp);
     std::error_code ec;
     fs::rename(temp, output, ec);
-    if (ec) throw InputError(output.string(), "cannot move the finished file into place: " + ec.message());
+    if (ec)
+      throw InputError(output.string(), "cannot move the finished file into place: " + ec.message(),
+                       "check the folder's permissions and free space");
     fsync_path(parent);
   } catch (...) {
     std::error_code ignored;
@@ -84,7 +86,7 @@ void write_file_atomically(const fs::path& output, const std::string& contents) 
     std::ofstream out(temp, std::ios::binary);
     out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     out.close();
-    if (!out) throw InputError(output.string(), "write failed (disk full or no permission?)");
+    if (!out) throw InputError(output.string(), "write failed", "check free disk space and the folder's permissions");
   });
 }
 

@@ -65,7 +65,8 @@ OptionError OptionError::prefixed(const std::string& prefix) const { return Opti
 OptionReader::OptionReader(const nlohmann::json& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {
   if (!object_.is_object()) {
     std::string where = prefix_.empty() ? "options" : prefix_.substr(0, prefix_.size() - 1);
-    throw OptionError(where, std::string("expected an object of options, got ") + type_name(object_));
+    throw OptionError(where, std::string("expected an object of options, got ") + type_name(object_),
+                      "write it as a JSON object {\"key\": value, ...}");
   }
 }
 
@@ -82,7 +83,8 @@ void OptionReader::check_type(const std::string& key, const nlohmann::json& valu
     case Type::object: ok = value.is_object(); expected = "an object"; break;
   }
   if (!ok)
-    throw OptionError(prefix_ + key, fmt::format("expected {}, got {} ({})", expected, type_name(value), value.dump()));
+    throw OptionError(prefix_ + key, fmt::format("expected {}, got {} ({})", expected, type_name(value), value.dump()),
+                      fmt::format("write {}", expected));
 }
 
 void OptionReader::finish() const {
@@ -103,22 +105,27 @@ void finite(const std::string& key, double value) {
 
 void at_least(const std::string& key, double value, double minimum, const std::string& fix) {
   finite(key, value);
-  if (value < minimum) throw OptionError(key, fmt::format("must be at least {}, got {}", minimum, value), fix);
+  if (value < minimum)
+    throw OptionError(key, fmt::format("must be at least {}, got {}", minimum, value),
+                      fix.empty() ? fmt::format("give {} or more", minimum) : fix);
 }
 
 void at_most(const std::string& key, double value, double maximum, const std::string& fix) {
   finite(key, value);
-  if (value > maximum) throw OptionError(key, fmt::format("must be at most {}, got {}", maximum, value), fix);
+  if (value > maximum)
+    throw OptionError(key, fmt::format("must be at most {}, got {}", maximum, value),
+                      fix.empty() ? fmt::format("give {} or less", maximum) : fix);
 }
 
 void in_range(const std::string& key, double value, double low, double high, const std::string& fix) {
   finite(key, value);
   if (value < low || value > high)
-    throw OptionError(key, fmt::format("must be between {} and {}, got {}", low, high, value), fix);
+    throw OptionError(key, fmt::format("must be between {} and {}, got {}", low, high, value),
+                      fix.empty() ? fmt::format("give a value from {} to {}", low, high) : fix);
 }
 
 void not_empty(const std::string& key, const std::string& value, const std::string& fix) {
-  if (value.empty()) throw OptionError(key, "is required", fix);
+  if (value.empty()) throw OptionError(key, "is required", fix.empty() ? std::string("give a value") : fix);
 }
 
 int max_threads() { return 4 * int(std::max(1u, std::thread::hardware_concurrency())); }

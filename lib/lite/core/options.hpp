@@ -94,9 +94,10 @@ class OptionReader {
     } catch (const OptionError& e) {
       throw e.prefixed(prefix_ + key + ".");
     } catch (const Error& e) {
-      throw OptionError(prefix_ + key, first_line(e.what()));
+      throw OptionError(prefix_ + key, first_line(e.what()), "give a value of the form the option's description shows");
     } catch (const std::exception& e) {
-      throw OptionError(prefix_ + key, std::string("cannot be read: ") + first_line(e.what()));
+      throw OptionError(prefix_ + key, std::string("cannot be read: ") + first_line(e.what()),
+                        "give a value of the form the option's description shows");
     }
   }
 
@@ -143,7 +144,8 @@ class OptionWriter {
   nlohmann::json& object_;
 };
 
-// Value rules shared by every verb's validate(); each throws OptionError(key, ...).
+// Value rules shared by every verb's validate(); each throws OptionError(key, ...). An empty `fix` becomes
+// the range itself ("give 1 or more"), so every rejection says what to do.
 namespace option_rules {
 void at_least(const std::string& key, double value, double minimum, const std::string& fix = {});
 void at_most(const std::string& key, double value, double maximum, const std::string& fix = {});

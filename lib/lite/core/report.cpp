@@ -116,7 +116,7 @@ Format parse_format(const std::string& name) {
     if (name == p.name) return p.format;
     names.push_back(p.name);
   }
-  throw UsageError(unknown_name_message("output format", name, names));
+  throw UsageError(unknown_name_message("output format", name, names));  // the CLI names the flag
 }
 
 void print(const Report& report, Format format, std::ostream& out) {

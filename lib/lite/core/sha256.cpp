@@ -94,7 +94,7 @@ std::string sha256_hex(std::string_view data) {
 
 std::string sha256_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "cannot open file for reading");
+  if (!in) throw InputError(path.string(), "cannot open file for reading", "check the path and its permissions");
   Sha256 h;
   std::vector<char> buf(1 << 16);
   while (in) {

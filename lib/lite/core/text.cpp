@@ -50,6 +50,28 @@ size_t display_width(std::string_view s) {
   return n;
 }
 
+std::string escape_control(std::string_view s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 0xf];
+    }
+  }
+  return out;
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -82,8 +104,9 @@ std::optional<std::string> closest_match(std::string_view name, const std::vecto
 
 std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known) {
   std::string msg = fmt::format("unknown {} '{}'", kind, name);
-  if (auto m = closest_match(name, known)) msg += fmt::format("; did you mean '{}'?", *m);
-  msg += " known: " + join(known, ", ");
+  msg += "; ";
+  if (auto m = closest_match(name, known)) msg += fmt::format("did you mean '{}'? ", *m);
+  msg += "known: " + join(known, ", ");
   return msg;
 }
 

@@ -16,6 +16,11 @@ std::string to_lower(std::string_view s);
 // Number of code points in a UTF-8 string (the width a terminal gives it, for the text we print).
 size_t display_width(std::string_view s);
 
+// `s` with control characters written as escapes: a newline as \n, a tab as \t, a carriage return as \r, any
+// other byte below 0x20 and DEL as \xHH. What the CLI does to every error line, so a value quoted into a
+// message (a flag value with a newline in it) cannot cut the line or move the terminal's cursor.
+std::string escape_control(std::string_view s);
+
 // Levenshtein distance, used for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The known name closest to `name`, if it is close enough to be a likely typo.

@@ -290,8 +290,7 @@ void write_artifact(Session& s, const DistillResult& r, const fs::path& out) {
   }
   info.figures = {{"teacher_metric_percent", r.teacher.metric},
                   {"student_before_percent", r.student_before.metric},
-                  {"student_percent", r.best_metric},
-                  {"train_samples_per_s", r.train_samples_per_s}};
+                  {"student_percent", r.best_metric}};  // throughput stays in the report: it varies run to run
   if (r.prune) info.figures["prune"] = *r.prune;
   info.inputs = model::describe_inputs({s.train.x.narrow(0, 0, 1)});
   s.student.module.eval();

@@ -2,8 +2,8 @@
 
 #include <torch/version.h>
 
-#include <chrono>
-#include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
@@ -14,22 +14,10 @@ namespace fs = std::filesystem;
 
 namespace lite::model {
 
-namespace {
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-}  // namespace
-
 nlohmann::json make_provenance(const LoadedModel& source, const ArtifactInfo& info) {
   nlohmann::json j{{"lite_version", version()},
                    {"git_commit", git_commit()},
                    {"libtorch_version", TORCH_VERSION},
-                   {"created_utc", utc_now()},
                    {"command_line", info.command_line},
                    {"transform", info.transform},
                    {"details", info.details},
@@ -58,13 +46,21 @@ void save_artifact(const torch::jit::Module& module, const fs::path& output, con
                    const ArtifactInfo& info) {
   check_output_path(output, source.path);
   torch::jit::ExtraFilesMap extra{{kProvenanceFile, make_provenance(source, info).dump(2)}};
+  // Serialized to memory first: saved to a path, torch names the archive's root folder after the file, which
+  // here is a random temporary name, so the same command would not give the same bytes twice.
+  std::ostringstream bytes;
+  try {
+    module.save(bytes, extra);
+  } catch (const c10::Error& e) {
+    throw InputError(output.string(), "cannot save the model: " + first_line(e.what_without_backtrace()),
+                     "check free memory");
+  }
+  const std::string archive = bytes.str();
   write_atomically(output, [&](const fs::path& temp) {
-    try {
-      module.save(temp.string(), extra);
-    } catch (const c10::Error& e) {
-      throw InputError(output.string(), "cannot save the model: " + first_line(e.what_without_backtrace()),
-                       "check free disk space and permissions");
-    }
+    std::ofstream out(temp, std::ios::binary);
+    out.write(archive.data(), static_cast<std::streamsize>(archive.size()));
+    out.close();
+    if (!out) throw InputError(output.string(), "write failed", "check free disk space and the folder's permissions");
   });
 }
 

@@ -20,7 +20,10 @@ struct ArtifactInfo {
   std::string transform;             // "quantize", "prune", ...
   std::string command_line;          // as typed, for reproduction
   nlohmann::json details = nlohmann::json::object();  // what was done (mode, engine, per-layer scheme)
-  nlohmann::json figures = nlohmann::json::object();  // what it bought (size, latency, accuracy before/after)
+  // What it bought that the same command reproduces bit for bit (size, parameters, accuracy before/after).
+  // Timings are not here: they differ run to run, and the artifact must not (same command + seed = same
+  // bytes); they are in the command's report.
+  nlohmann::json figures = nlohmann::json::object();
   std::vector<InputSpec> inputs;     // input shapes the artifact declares for later runs
 };
 
@@ -28,7 +31,8 @@ struct ArtifactInfo {
 // kept under "history", so a chain (prune, then quantize) stays traceable.
 nlohmann::json make_provenance(const LoadedModel& source, const ArtifactInfo& info);
 
-// Writes `module` to `output` with lite.json inside. Throws InputError when `output` would overwrite
+// Writes `module` to `output` with lite.json inside. Deterministic: the same module and info give the same
+// bytes (the archive's root folder is always "archive", lite.json has no clock time). Throws InputError when `output` would overwrite
 // the source model or its folder does not exist; nothing is left behind on failure.
 void save_artifact(const torch::jit::Module& module, const std::filesystem::path& output, const LoadedModel& source,
                    const ArtifactInfo& info);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lite/core/error.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_errors.hpp"
 
@@ -31,7 +32,7 @@ torch::ScalarType scalar_type_of(const std::string& dtype) {
   if (std::find(accepted.begin(), accepted.end(), dtype) != accepted.end())
     for (const auto& [name, type] : kDtypes)
       if (dtype == name) return type;
-  throw UsageError(unknown_name_message("dtype", dtype, accepted));
+  throw_unknown_name("inputs", "dtype", dtype, accepted);
 }
 
 torch::Tensor fit_batch(torch::Tensor x, int64_t batch) {

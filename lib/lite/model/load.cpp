@@ -78,7 +78,7 @@ void check_torchscript_archive(const fs::path& path) {
   if (!fs::exists(path, ec)) throw InputError(file, "no such file", "check the path");
   if (fs::is_directory(path, ec)) throw InputError(file, "is a directory, not a model file", "pass the .pt file");
   uint64_t size = fs::file_size(path, ec);
-  if (ec) throw InputError(file, "cannot read file: " + ec.message());
+  if (ec) throw InputError(file, "cannot read file: " + ec.message(), "check the path and its permissions");
   if (size == 0) throw InputError(file, "is empty", "re-export the model with torch.jit.save");
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw InputError(file, "cannot open file for reading", "check its permissions");

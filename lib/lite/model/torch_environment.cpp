@@ -5,6 +5,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
+#include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite {
@@ -37,7 +38,7 @@ void select_quantized_engine(const std::string& name) {
       return;
     }
   }
-  throw UsageError(unknown_name_message("quantized engine", name, quantized_engines()));
+  throw_unknown_name("qengine", "quantized engine", name, quantized_engines());
 }
 
 std::string current_quantized_engine() { return engine_name(at::globalContext().qEngine()); }

@@ -42,8 +42,9 @@ torch::Tensor as_rows(const torch::Tensor& t) {
 
 Agreement compare_outputs(const torch::Tensor& reference, const torch::Tensor& candidate) {
   if (reference.sizes() != candidate.sizes())
-    throw InputError("outputs differ in shape: " + c10::str(reference.sizes()) + " vs " + c10::str(candidate.sizes()) +
-                     "; compare models with the same output");
+    throw InputError("{models}", "outputs differ in shape: " + c10::str(reference.sizes()) + " vs " +
+                                     c10::str(candidate.sizes()),
+                     "compare models with the same output");
   Agreement a;
   auto ref = as_rows(reference.dequantize()), cand = as_rows(candidate.dequantize());
   auto diff = (ref - cand).abs();
@@ -59,9 +60,11 @@ Agreement compare_outputs(const torch::Tensor& reference, const torch::Tensor& c
 
 Accuracy top1_accuracy(const torch::Tensor& logits, const torch::Tensor& labels) {
   if (logits.dim() != 2)
-    throw InputError("accuracy needs [N, classes] outputs; the model returned shape " + c10::str(logits.sizes()));
+    throw InputError("{eval}", "accuracy needs [N, classes] outputs; the model returned shape " + c10::str(logits.sizes()),
+                     "drop {eval}, or give labels only for a classifier");
   if (logits.size(0) != labels.size(0))
-    throw InputError(std::to_string(labels.size(0)) + " labels for " + std::to_string(logits.size(0)) + " outputs");
+    throw InputError("{eval}", std::to_string(labels.size(0)) + " labels for " + std::to_string(logits.size(0)) + " outputs",
+                     "give one label per sample");
   Accuracy acc;
   acc.total = labels.size(0);
   acc.correct = logits.argmax(1).eq(labels.to(torch::kInt64)).sum().item<int64_t>();

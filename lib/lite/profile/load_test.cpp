@@ -11,7 +11,7 @@
 namespace lite::profile {
 
 std::vector<double> poisson_arrivals_ms(double qps, int64_t n, uint64_t seed) {
-  if (!(qps > 0)) throw OptionError("qps", "must be more than 0 requests per second");
+  if (!(qps > 0)) throw OptionError("qps", "must be more than 0 requests per second", "give a rate above 0");
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> gap(qps / 1000.0);  // per millisecond
   std::vector<double> t;
@@ -61,7 +61,7 @@ LoadRun summarize_load(double offered_qps, const std::vector<double>& arrivals, 
 
 LoadRun run_load(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs, double qps, int64_t requests,
                  uint64_t seed, Progress& progress) {
-  if (requests <= 0) throw OptionError("requests", "must be at least 1 with qps");
+  if (requests <= 0) throw OptionError("requests", "must be at least 1 with {qps}", "give {requests} N (N >= 1)");
   using Clock = std::chrono::steady_clock;
   auto arrivals = poisson_arrivals_ms(qps, requests, seed);
   std::vector<double> start(arrivals.size()), finish(arrivals.size());

@@ -89,7 +89,8 @@ void validate(const ProfileOptions& o) {
   if (o.qps.empty() && o.requests > 0) throw OptionError("requests", "needs offered rates", "add {qps} RATE");
   for (double q : o.qps)
     if (!(q > 0) || !std::isfinite(q))
-      throw OptionError("qps", fmt::format("must be a finite rate above 0 requests per second, got {}", q));
+      throw OptionError("qps", fmt::format("must be a finite rate above 0 requests per second, got {}", q),
+                        "give rates above 0, e.g. {qps} 10,50");
   if (!o.labels.empty() && o.eval.empty()) throw OptionError("labels", "needs evaluation data", "add {eval} FILE");
   at_least("eval_batch", double(o.eval_batch), 1);
 }

@@ -119,25 +119,25 @@ void validate(const PruneOptions& o) {
       throw OptionError("data", "is required by the taylor criterion (it ranks channels by gradient x weight)",
                         "pass {data} FILE with samples shaped like the model input, or use {criterion} l1");
   }
-  if (o.data_samples < 1) throw OptionError("data_samples", "must be at least 1");
+  if (o.data_samples < 1) throw OptionError("data_samples", "must be at least 1", "give 1 or more");
   if (!o.labels.empty() && o.eval.empty())
     throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
   if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
-    throw OptionError("tolerance", "must be >= 0 points");
+    throw OptionError("tolerance", "must be >= 0 points", "give 0 or more points");
   if (o.sensitivity && unstructured)
     throw OptionError("sensitivity", "analyses channel groups (structured pruning)", "drop {sparsity}/{unstructured}");
-  if (o.sensitivity_ratios.empty()) throw OptionError("sensitivity_ratios", "needs at least one ratio");
+  if (o.sensitivity_ratios.empty()) throw OptionError("sensitivity_ratios", "needs at least one ratio", "give e.g. 0.25,0.5");
   for (double r : o.sensitivity_ratios)
     if (!(std::isfinite(r) && r > 0 && r < 1))
       throw OptionError("sensitivity_ratios", fmt::format("ratios must be in (0, 1), got {}", r), "e.g. 0.1,0.3,0.5");
-  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size");
+  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size", "give e.g. {batches} 1,32");
   for (auto b : o.batches)
-    if (b < 1) throw OptionError("batches", "batch sizes must be at least 1");
+    if (b < 1) throw OptionError("batches", "batch sizes must be at least 1", "give batch sizes of 1 or more");
   option_rules::thread_count("threads", o.threads);
-  if (o.warmup < 0) throw OptionError("warmup", "must be >= 0");
-  if (o.iterations < 0) throw OptionError("iterations", "must be >= 0 (0 = run for the duration)");
-  if (o.iterations == 0 && !(o.duration_s > 0)) throw OptionError("duration_s", "must be > 0 seconds");
-  if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1");
+  if (o.warmup < 0) throw OptionError("warmup", "must be >= 0", "give 0 or more");
+  if (o.iterations < 0) throw OptionError("iterations", "must be >= 0", "give 0 (run for {duration_s}) or more");
+  if (o.iterations == 0 && !(o.duration_s > 0)) throw OptionError("duration_s", "must be > 0 seconds", "give a duration above 0");
+  if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1", "give 1 or more");
 }
 
 }  // namespace lite::prune

@@ -84,7 +84,7 @@ void validate(const QuantizeOptions& o) {
   find_calib_method(o.calib_method);
   at_least("calib_samples", double(o.calib_samples), 1);
   at_least("eval_batch", double(o.eval_batch), 1);
-  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size");
+  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size", "give e.g. {batches} 1,32");
   for (auto b : o.batches) {
     at_least("batches", double(b), 1);
     for (const auto& spec : o.inputs) model::check_input_size(spec, b);

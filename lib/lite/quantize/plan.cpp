@@ -56,7 +56,8 @@ void check_layer_globs(const std::vector<LayerInfo>& layers, const std::vector<s
   auto check = [&](const char* flag, const std::vector<std::string>& patterns) {
     for (const auto& p : patterns) {
       bool any = std::any_of(names.begin(), names.end(), [&](const std::string& n) { return glob_match(p, n); });
-      if (!any) throw UsageError(std::string(flag) + " '" + p + "' matches no layer; layers: " + join(names, ", "));
+      if (!any)
+        throw UsageError(describe_problem(flag, "'" + p + "' matches no layer", "layers: " + join(names, ", ")));
     }
   };
   check("{skip}", skip);
@@ -113,8 +114,10 @@ Plan make_plan(const std::vector<LayerInfo>& layers, const ModeEntry& mode, cons
   if (!any_supported) {
     std::vector<std::string> kinds;
     for (const auto& l : layers) kinds.push_back(l.name + " (" + l.kind + ")");
-    throw InputError(std::string(mode.name) + " mode has nothing to quantize in this model" +
-                     (kinds.empty() ? std::string(" (no convolution or linear layers)") : ": " + join(kinds, ", ")));
+    throw InputError("{mode}",
+                     std::string(mode.name) + " mode has nothing to quantize in this model" +
+                         (kinds.empty() ? std::string(" (no convolution or linear layers)") : ": " + join(kinds, ", ")),
+                     "choose another {mode}");
   }
   uint64_t saved = plan.weight_bytes_before - std::min(plan.weight_bytes_before, plan.weight_bytes_after);
   plan.expected_file_bytes = file_bytes > saved ? file_bytes - saved : plan.weight_bytes_after;

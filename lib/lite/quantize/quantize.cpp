@@ -403,15 +403,9 @@ model::ArtifactInfo describe_artifact(const Context& c, const ModeEntry& mode, c
     info.details["calibration"] = ci;
   }
   if (chosen.search) info.details["tolerance_search"] = *chosen.search;
+  // Latencies stay in the report: they vary run to run, the artifact may not.
   info.figures = {{"size_bytes", {{"before", c.source.file_bytes}, {"after", chosen.file_bytes}}},
-                  {"latency_ms", nlohmann::json::array()},
                   {"quality", chosen.quality}};
-  for (size_t i = 0; i < chosen.speed.candidate.size(); ++i)
-    info.figures["latency_ms"].push_back({{"batch", chosen.speed.candidate[i].batch},
-                                          {"float", r.float_latency[i].median_ms},
-                                          {"frozen_float", chosen.speed.frozen_float[i].median_ms},
-                                          {"quantized", chosen.speed.candidate[i].median_ms},
-                                          {"ratio_vs_frozen_float", chosen.speed.ratio[i]}});
   // Declared inputs carry over by themselves (make_provenance); otherwise the ones timed here.
   if (c.source.declared_inputs.empty()) info.inputs = model::describe_inputs(c.inputs.begin()->second);
   return info;

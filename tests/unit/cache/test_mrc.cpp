@@ -3,6 +3,7 @@
 
 #include "cache_test_util.hpp"
 #include "lite/cache/mrc_internal.hpp"
+#include "lite/cache/object_rate_internal.hpp"
 
 using namespace cache_test;
 using lite::cache::lru_curve_requests;
@@ -119,4 +120,25 @@ TEST_CASE("the curve finds the exact smallest LRU size for a hit-ratio target") 
   const uint64_t s = *c.smallest_size_for_target;
   CHECK(1.0 - simulate_requests({"lru", {}}, s, trace).miss_ratio() >= 0.5);
   CHECK(1.0 - simulate_requests({"lru", {}}, s - 1, trace).miss_ratio() < 0.5);
+}
+
+TEST_CASE("SHARDS: the achieved object rate counts sampled objects exactly and estimates all objects closely") {
+  using lite::cache::detail::hash_key;
+  using lite::cache::detail::ObjectRate;
+  using lite::cache::detail::threshold_for;
+  for (uint64_t n : {1000ULL, 200000ULL, 8000000ULL}) {
+    ObjectRate rate(threshold_for(0.01));
+    uint64_t sampled = 0;
+    for (uint64_t k = 1; k <= n; ++k) {
+      const uint64_t h = hash_key(k * 7919);
+      sampled += h < threshold_for(0.01);
+      rate.observe(h);
+      if (k % 3 == 0) rate.observe(h);  // repeats count once
+    }
+    CHECK(rate.sampled_objects() == sampled);
+    const double estimate = rate.estimated_objects();
+    MESSAGE(n << " objects estimated as " << estimate);
+    CHECK(std::abs(estimate / double(n) - 1) < (n > 5000000 ? 0.01 : 0.005));
+    CHECK(rate.achieved_rate(n) == doctest::Approx(double(sampled) / double(n)));
+  }
 }

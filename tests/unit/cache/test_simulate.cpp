@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "cache_test_util.hpp"
+#include "lite/cache/object_table_internal.hpp"
 #include "lite/cache/policies.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -177,7 +180,19 @@ TEST_CASE("sampling: SHARDS fixed rate with a full-trace check, fixed size") {
     CHECK(rec.counters.n_req == trace.size());  // full-trace estimate
     REQUIRE(rec.sampled_counters.has_value());
     CHECK(rec.sampled_counters->n_req == r.trace.n_req);
+    // misses scale by the rate the sample achieved over objects, not the nominal 0.1
+    REQUIRE(r.trace.achieved_rate.has_value());
+    CHECK(rec.counters.n_miss == uint64_t(std::llround(double(rec.sampled_counters->n_miss) / *r.trace.achieved_rate)));
   }
+  // the achieved rate: sampled objects (exact) over all objects (estimated in the main pass: no scan ran)
+  std::set<uint64_t> all;
+  for (const auto& req : trace) all.insert(req.key);
+  uint64_t sampled = 0;
+  for (uint64_t k : all) sampled += lite::cache::detail::hash_key(k) < lite::cache::detail::threshold_for(0.1);
+  REQUIRE(r.trace.n_obj_sampled.has_value());
+  CHECK(*r.trace.n_obj_sampled == sampled);
+  CHECK(*r.trace.achieved_rate == doctest::Approx(double(sampled) / double(all.size())).epsilon(0.005));
+  CHECK(*r.trace.achieved_rate != 0.1);
   auto f = options(path, "lru", "1000,5000,20000");
   f.sample_objects = 4000;
   f.sample_check = true;

@@ -161,7 +161,7 @@ TEST_CASE("oracleGeneral: packed 24-byte records, -1 = no next access, size 0 sk
   CHECK(r.stats.n_skipped_zero_size == 1);
   // a truncated last record
   auto msg = message_of(config(d.file("cut.oracleGeneral.bin", data + std::string(10, '\0'))));
-  CHECK(msg.find("cut.oracleGeneral.bin:record 5") != std::string::npos);
+  CHECK(msg.find("cut.oracleGeneral.bin: record 5") != std::string::npos);
   CHECK(msg.find("truncated") != std::string::npos);
   // a bad next-access field
   auto bad = message_of(config(d.file("next.oracleGeneral.bin", oracle_record(1, 1, 1, -7))));

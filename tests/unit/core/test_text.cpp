@@ -34,3 +34,12 @@ TEST_CASE("formatting") {
   CHECK(trim("  x y \n") == "x y");
   CHECK(display_width("µs") == 2);
 }
+
+TEST_CASE("escape_control writes control characters as escapes and keeps UTF-8") {
+  CHECK(escape_control("a\nb") == "a\\nb");
+  CHECK(escape_control("tab\there\r") == "tab\\there\\r");
+  CHECK(escape_control(std::string("nul\0x", 5)) == "nul\\x00x");
+  CHECK(escape_control("\x1b[31m") == "\\x1b[31m");
+  CHECK(escape_control("\x7f") == "\\x7f");
+  CHECK(escape_control("µs 'ok'") == "µs 'ok'");
+}
