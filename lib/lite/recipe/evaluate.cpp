@@ -10,10 +10,13 @@
 #include <fmt/format.h>
 
 #include "lite/core/error.hpp"
+#include "lite/core/stats.hpp"
 #include "lite/model/artifact.hpp"
+#include "lite/model/inputs.hpp"
 #include "lite/model/load.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/profile/profile.hpp"
+#include "lite/profile/timing.hpp"
 #include "lite/recipe/runner_internal.hpp"
 
 namespace lite::recipe::detail {
@@ -28,7 +31,7 @@ fs::path frozen_original(const Recipe& recipe, const fs::path& work_dir, const s
     torch::NoGradGuard no_grad;
     torch::jit::Module m = original.module.clone();
     m.eval();
-    frozen = torch::jit::optimize_for_inference(torch::jit::freeze(m));
+    frozen = torch::jit::freeze(m);
   } catch (const std::exception& e) {
     notes.push_back(fmt::format("the original does not freeze ({}); gates compare against it unfrozen",
                                 model::torch_error_reason(e)));
@@ -38,7 +41,7 @@ fs::path frozen_original(const Recipe& recipe, const fs::path& work_dir, const s
   model::ArtifactInfo info;
   info.transform = "freeze";
   info.command_line = command_line;
-  info.details = {{"why", "the baseline of lite run's gates: torch::jit::freeze + optimize_for_inference"}};
+  info.details = {{"why", "the baseline of lite run's gates: the original after torch::jit::freeze"}};
   info.inputs = original.declared_inputs;
   model::save_artifact(frozen, path, original, info);
   return path;
@@ -55,6 +58,33 @@ std::optional<profile::ProfileResult> evaluate(const nlohmann::json& options, bo
   under_prefix("evaluate.", [&] { profile::validate(o); });
   if (check_only) return std::nullopt;
   return profile::run(o, progress);
+}
+
+std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, const std::string& candidate,
+                                                          const nlohmann::json& options,
+                                                          const profile::ProfileResult& evaluation,
+                                                          std::vector<std::string>& notes, Progress& progress) {
+  auto o = read_options<profile::ProfileOptions>(options, "evaluate.");
+  model::LoadedModel original = model::load_model(recipe.model);
+  model::LoadedModel final_model = model::load_model(candidate);
+  torch::jit::Module fastest;
+  try {
+    torch::NoGradGuard no_grad;
+    torch::jit::Module m = original.module.clone();
+    m.eval();
+    torch::jit::Module frozen = torch::jit::freeze(m);
+    fastest = torch::jit::optimize_for_inference(frozen);
+  } catch (const std::exception& e) {
+    notes.push_back(fmt::format("min_speedup: the original does not freeze and optimize ({}); the speedup is against "
+                                "the frozen file",
+                                model::torch_error_reason(e)));
+    return std::nullopt;
+  }
+  std::vector<torch::Tensor> inputs;
+  for (const auto& spec : evaluation.inputs) inputs.push_back(model::random_input(spec, o.seed));
+  auto [a, b] = profile::time_interleaved(fastest, recipe.model, final_model.module, candidate, inputs,
+                                          profile::timing_of(o), progress);
+  return stats::bootstrap_median_ratio(a.ms, b.ms);
 }
 
 void write_final_artifact(const RunResult& r, const fs::path& artifact) {

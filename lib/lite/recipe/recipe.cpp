@@ -284,7 +284,8 @@ Recipe parse_recipe(const nlohmann::json& document, const fs::path& recipe_file)
   Recipe r;
   r.document = document;
   r.file = recipe_file;
-  r.folder = recipe_file.parent_path().empty() ? fs::path(".") : recipe_file.parent_path();
+  // Absolute, so a path resolved once (a model input defaulted to the recipe's model) resolves to itself again.
+  r.folder = fs::absolute(recipe_file.parent_path().empty() ? fs::path(".") : recipe_file.parent_path());
   r.name = recipe_file.stem().string();
   std::optional<int64_t> version;
   std::string model;

@@ -163,8 +163,12 @@ RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progres
     const auto bytes = fs::file_size(final_model, ec);
     measured.final_bytes = ec ? 0 : uint64_t(bytes);
     const fs::path baseline = frozen_original(recipe, result.work_dir, options.command_line, result.notes);
-    measured.evaluation = evaluate(evaluation_options(recipe, baseline.string(), final_model), false, progress);
+    const nlohmann::json eval_options = evaluation_options(recipe, baseline.string(), final_model);
+    measured.evaluation = evaluate(eval_options, false, progress);
     result.evaluation = nlohmann::json(*measured.evaluation);
+    if (recipe.gates.min_speedup)
+      measured.speedup = speedup_over_fastest_float(recipe, final_model, eval_options, *measured.evaluation,
+                                                    result.notes, progress);
   }
   check_gates(result, measured);
   result.environment = host_environment();

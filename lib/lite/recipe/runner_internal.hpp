@@ -12,6 +12,7 @@
 #include "lite/core/options.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
+#include "lite/core/stats.hpp"
 #include "lite/cache/cache_sim.hpp"
 #include "lite/profile/options.hpp"
 #include "lite/recipe/runner.hpp"
@@ -50,7 +51,7 @@ Options read_options(const nlohmann::json& j, const std::string& prefix) {
   return o;
 }
 
-// The original model frozen the way every verb's speed baseline is (freeze + optimize_for_inference), written
+// The original model frozen (torch::jit::freeze), written
 // into the work folder; the model itself when it does not freeze (noted).
 std::filesystem::path frozen_original(const Recipe& recipe, const std::filesystem::path& work_dir,
                                       const std::string& command_line, std::vector<std::string>& notes);
@@ -60,9 +61,18 @@ nlohmann::json evaluation_options(const Recipe& recipe, const std::string& basel
 // Validates them (check_only: returns nothing) or runs the comparison through the profile core.
 std::optional<profile::ProfileResult> evaluate(const nlohmann::json& options, bool check_only, Progress& progress);
 
+// The speedup gate's baseline, the fastest float model libtorch offers: the original frozen and optimized for
+// inference in memory (that graph cannot be saved, so the profile comparison, which times files, cannot use it),
+// timed interleaved with the final artifact on the evaluation's inputs. Unset (noted) when it does not freeze.
+std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, const std::string& candidate,
+                                                          const nlohmann::json& options,
+                                                          const profile::ProfileResult& evaluation,
+                                                          std::vector<std::string>& notes, Progress& progress);
+
 // What the gates read: the comparison of the final artifact with the original, the last cache-sim step.
 struct Measured {
   std::optional<profile::ProfileResult> evaluation;
+  std::optional<stats::Interval> speedup;  // over the fastest float original (see speedup_over_fastest_float)
   std::optional<cache::CacheSimResult> cache_sim;
   std::string cache_sim_step;    // its key path
   uint64_t final_bytes = 0;      // the final model's file size (before the recipe's provenance is added)

@@ -62,7 +62,8 @@ TEST_CASE("recipe: dry runs and sensitivity analyses write no model") {
   doc["steps"].push_back({{"prune", {{"sensitivity", true}}}});
   const auto r = parse_recipe(doc, "x.json");
   CHECK(r.last_model_step() == -1);
-  CHECK(r.steps[1].options["model"] == "models/m.pt");  // still the recipe's model (folder ".")
+  CHECK(r.steps[1].options["model"] == r.model.string());  // still the recipe's model
+  CHECK(r.model.is_absolute());  // resolved against the current folder
 }
 
 TEST_CASE("recipe: errors name the key path, with did-you-mean and the valid keys") {
