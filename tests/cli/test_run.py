@@ -111,7 +111,9 @@ class ShippedRecipes(LiteTestCase):
                                steps={0: {"duration_s": 0.2},
                                       1: {"samples": 2048, "epochs": 1, "latency_iterations": 5},
                                       2: {"calib_samples": 128, "duration_s": 0.3}},
-                               evaluate={"duration_s": 0.5, "warmup": 5})
+                               evaluate={"duration_s": 0.5, "warmup": 5},
+                               # a quarter of the training: the bounds of this variant are looser
+                               gates={"max_accuracy_drop": 8.0, "min_agreement": 85.0})
         r, result, out = self.run_recipe(recipe)
         steps = result["steps"]
         self.assertEqual([s["verb"] for s in steps], ["prune", "distill", "quantize"])
@@ -142,11 +144,11 @@ class GatesAndErrors(LiteTestCase):
         return path
 
     def dynamic_recipe(self, **gates):
-        """A quick recipe: dynamic int8 (no calibration) of the bundled model."""
+        """A quick recipe: dynamic int8 (no calibration, so quick; slower than frozen float here, so allowed)."""
         return {"lite_recipe": 1, "name": "quick", "model": str(DATA / "fmnist_cnn.pt"),
                 "data": {"eval": str(DATA / "fmnist_eval.pt")},
                 "steps": [{"quantize": {"mode": "dynamic", "threads": 1, "batches": [1], "duration_s": 0.2,
-                                        "eval": "@data.eval"}}],
+                                        "eval": "@data.eval", "allow_slower": True}}],
                 "evaluate": {"threads": 1, "duration_s": 0.2, "warmup": 3}, "gates": gates}
 
     def test_a_gate_that_cannot_pass_exits_1_names_it_and_still_writes_the_artifact(self):
