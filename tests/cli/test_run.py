@@ -154,8 +154,11 @@ class GatesAndErrors(LiteTestCase):
     def test_a_gate_that_cannot_pass_exits_1_names_it_and_still_writes_the_artifact(self):
         recipe = self.write(self.dynamic_recipe(max_size=1, max_accuracy_drop=100))
         out = self.tmp / "m.pt"
-        r = run_lite("run", recipe, "-o", out, timeout=300)
+        work = self.tmp / "work"
+        r = run_lite("run", recipe, "-o", out, "--work-dir", work, timeout=300)
         self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(sorted(p.name for p in work.iterdir()),
+                         ["original.frozen.pt", "step0-quantize.json", "step0-quantize.pt"])
         self.assertIn("max_size", r.stdout)
         self.assertIn("FAIL", r.stdout)
         self.assertIn("FAILED (max_size)", r.stdout)
