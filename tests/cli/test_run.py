@@ -181,6 +181,8 @@ class GatesAndErrors(LiteTestCase):
             "bad value": (lambda d: d["steps"][0]["quantize"].update(threads=-1), ["steps[0].quantize.threads"]),
             "missing model": (lambda d: d.pop("model"), ["r.json: model", "is required"]),
             "missing model file": (lambda d: d.update(model="nope.pt"), ["nope.pt", "no such model file"]),
+            "missing step file": (lambda d: d["steps"][0]["quantize"].update(calib="calib.pt"),
+                                  ["calib.pt", "no such file"]),
             "later artifact": (lambda d: d["steps"][0]["quantize"].update(model="@steps[1]"),
                                ["steps[0].quantize.model", "has not run yet"]),
             "profile writes no model": (lambda d: d["steps"].insert(0, {"profile": {}}) or

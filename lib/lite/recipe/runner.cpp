@@ -59,6 +59,10 @@ void check_inputs_exist(const Recipe& recipe) {
     if (!fs::exists(path, ec))
       throw InputError(path.string(), fmt::format("no such file (the recipe's data.{})", name),
                        "give the file relative to the recipe's folder");
+  // Every other file a step or the evaluation reads, so a typo fails before the first step, not after it.
+  for (const auto& path : recipe.input_files())
+    if (!fs::exists(path, ec))
+      throw InputError(path.string(), "no such file (named in the recipe)", "give it relative to the recipe's folder");
 }
 
 void check_outputs(const Recipe& recipe, const RunOptions& options) {
