@@ -35,7 +35,7 @@ lite::OptionError error_of(const json& doc) {
 
 }  // namespace
 
-TEST_CASE("recipe: paths resolve against the recipe's folder; the model input defaults to the latest artifact") {
+TEST_CASE("recipe: paths resolve against the recipe's folder, and the model input defaults to the latest artifact") {
   json doc = base();
   doc["steps"].push_back({{"prune", {{"ratio", 0.3}}}});
   doc["steps"].push_back({{"profile", json::object()}});
