@@ -50,7 +50,8 @@ Runner setup_run(CLI::App& app) {
                  "Folder for intermediate artifacts and each step's JSON report (default: OUTPUT's name + .work beside "
                  "it); created when missing, kept afterwards");
   app.add_option("--report-md", s->options.report_md,
-                 "Also write a markdown summary (verdict, gates, steps, environment) to FILE, e.g. $GITHUB_STEP_SUMMARY");
+                 "Also write a markdown summary (verdict, gates, steps, environment) to FILE, replacing it; append it to "
+                 "$GITHUB_STEP_SUMMARY for a CI job summary (scripts/ci/lite-gate.sh does)");
   add_output_flags(app, s->output);
 
   return [s] {
