@@ -1,9 +1,12 @@
 // The measurements behind lite run's model gates, and the final artifact. The final artifact is compared with the
 // original through the profile core (lite profile A B: interleaved timing, speedup with a bootstrap interval,
-// output agreement, accuracy with labels) on the recipe's evaluation data. The original is frozen first
-// (torch::jit::freeze + optimize_for_inference), the baseline every verb's speed figures use, so a speedup is
-// never the gain of freezing alone. The final artifact is the last step's model saved again with the recipe,
-// the steps and the gate results added to its lite.json (the step's own provenance kept under "history").
+// output agreement, accuracy with labels, p99) on the recipe's evaluation data, with the original frozen first
+// (torch::jit::freeze) and saved to the work folder, since the profile core times files. The speedup gate's
+// baseline is the fastest float model libtorch offers, the one every verb's speed figures use: the original
+// frozen and optimized for inference in memory (that graph cannot be saved: its MKLDNN weights are not
+// serialized), timed interleaved with the final artifact on the same inputs. The final artifact is the last
+// step's model saved again with the recipe, the steps and the gate results added to its lite.json (the step's
+// own provenance kept under "history").
 #include <torch/jit.h>
 #include <torch/script.h>
 
