@@ -44,5 +44,6 @@ Runner setup_quantize(CLI::App& app);
 Runner setup_prune(CLI::App& app);
 Runner setup_distill(CLI::App& app);
 Runner setup_cache_sim(CLI::App& app);
+Runner setup_run(CLI::App& app);
 
 }  // namespace lite::cli

@@ -11,6 +11,7 @@ const std::vector<Command>& commands() {
       {"prune", "Prune channels or weights of a TorchScript model", true},
       {"distill", "Distill a TorchScript teacher into a smaller student", true},
       {"cache-sim", "Replay a request trace through cache policies and sizes; recommend a size", false},
+      {"run", "Run a recipe (steps in order, then CI gates); exit 1 when a gate fails", true},
   };
   return table;
 }

@@ -5,7 +5,8 @@ namespace lite::cli {
 
 const std::vector<SetupEntry>& local_setups() {
   static const std::vector<SetupEntry> table = {
-      {"profile", setup_profile}, {"quantize", setup_quantize}, {"prune", setup_prune}, {"distill", setup_distill}};
+      {"profile", setup_profile}, {"quantize", setup_quantize}, {"prune", setup_prune}, {"distill", setup_distill},
+      {"run", setup_run}};
   return table;
 }
 

@@ -1,0 +1,69 @@
+// lite run RECIPE.json: reads and checks the recipe (every problem, with its key path, before any work), runs it
+// through lite::recipe, writes the markdown summary when asked, prints the report, and exits 1 when a gate failed.
+// Recipe errors are worded "RECIPE: KEY PATH: problem; fix" so a CI log names the file and the key to change.
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "command.hpp"
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
+#include "lite/recipe/runner.hpp"
+
+namespace lite::cli {
+
+namespace {
+
+struct RunState {
+  std::string recipe;
+  recipe::RunOptions options;
+  OutputOptions output;
+};
+
+// Reads and checks the recipe; an error in the recipe names the file before the key path.
+recipe::Recipe read_and_check(const RunState& s) {
+  try {
+    recipe::Recipe r = recipe::read_recipe(s.recipe);
+    recipe::check(r, s.options);
+    return r;
+  } catch (const OptionError& e) {
+    if (e.key() == "output" || e.key() == "work_dir" || e.key() == "report_md") throw;  // a flag of lite run
+    throw InputError(describe_problem(s.recipe + ": " + e.key(), e.problem(), e.fix()));
+  }
+}
+
+}  // namespace
+
+Runner setup_run(CLI::App& app) {
+  auto s = std::make_shared<RunState>();
+  name_flag("output", "-o");
+  app.description(
+      "Run a recipe: its steps (profile, quantize, prune, distill, cache-sim) in order, each step's artifact feeding "
+      "the next, then its gates (accuracy drop, agreement, speedup, p99, size, cache hit ratio) measured on the final "
+      "artifact against the original. Exit 0 when every gate passes, 1 when one fails (the artifact is still written "
+      "and its lite.json says which), 2 for an invalid recipe (nothing is run). See recipes/README.md.");
+  app.add_option("recipe", s->recipe, "Recipe JSON file; its relative paths resolve against its folder")->required();
+  app.add_option("-o,--output", s->options.output,
+                 "Final artifact (default: MODEL.<recipe name>.pt beside the recipe's model)");
+  app.add_option("--work-dir", s->options.work_dir,
+                 "Folder for intermediate artifacts and each step's JSON report (default: OUTPUT's name + .work beside "
+                 "it); created when missing, kept afterwards");
+  app.add_option("--report-md", s->options.report_md,
+                 "Also write a markdown summary (verdict, gates, steps, environment) to FILE, replacing it; append it to "
+                 "$GITHUB_STEP_SUMMARY for a CI job summary (scripts/ci/lite-gate.sh does)");
+  add_output_flags(app, s->output);
+
+  return [s] {
+    resolve_format(s->output);
+    s->options.command_line = command_line();
+    const recipe::Recipe r = read_and_check(*s);
+    auto progress = make_progress(s->output);
+    const recipe::RunResult result = recipe::run(r, s->options, *progress);
+    if (!s->options.report_md.empty()) write_file_atomically(s->options.report_md, recipe::to_markdown(result));
+    print_report(recipe::to_report(result), s->output);
+    return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+  };
+}
+
+}  // namespace lite::cli

@@ -1,0 +1,151 @@
+// lite run's gates: each bound the recipe sets, measured and compared. Model gates read the comparison of the final
+// artifact with the frozen original (evaluate.cpp); the speedup is over the fastest float original (frozen and
+// optimized for inference in memory, as every verb's speed figures); cache gates read the last cache-sim step at its largest
+// simulated size (the size the recipe chose), taking the best deployable policy (Belady, an offline bound, is
+// left out) and, with miss_latency_from, the best model variant. A gate that cannot be measured fails and says
+// why. A step's own failed gate (quantize's tolerance, distill's NaN guard) fails the run too.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lite/core/text.hpp"
+#include "lite/recipe/runner_internal.hpp"
+
+namespace lite::recipe::detail {
+
+namespace {
+
+GateResult gate(const std::string& name, const char* comparison, double bound, const char* unit) {
+  GateResult g;
+  g.name = name;
+  g.comparison = comparison;
+  g.bound = bound;
+  g.unit = unit;
+  return g;
+}
+
+void measured(GateResult& g, std::optional<double> value, std::string detail) {
+  g.value = value;
+  g.detail = std::move(detail);
+  if (value) g.passed = g.comparison == ">=" ? *value >= g.bound : *value <= g.bound;
+}
+
+void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
+  const profile::ProfileResult* e = m.evaluation ? &*m.evaluation : nullptr;
+  const bool compared = e && e->models.size() == 2 && e->comparison;
+  const std::string on = compared ? fmt::format("batch {}, {} thread(s)", e->batch, e->threads) : "";
+  if (b.max_accuracy_drop) {
+    auto g = gate("max_accuracy_drop", "<=", *b.max_accuracy_drop, "points");
+    if (compared && e->models[0].accuracy && e->models[1].accuracy)
+      measured(g, e->models[0].accuracy->percent() - e->models[1].accuracy->percent(),
+               fmt::format("top-1 {:.2f}% -> {:.2f}% on {} samples", e->models[0].accuracy->percent(),
+                           e->models[1].accuracy->percent(), e->models[1].accuracy->total));
+    else
+      measured(g, std::nullopt, "no accuracy: the evaluation data has no labels");
+    out.push_back(g);
+  }
+  if (b.min_agreement) {
+    auto g = gate("min_agreement", ">=", *b.min_agreement, "%");
+    if (compared)
+      measured(g, 100.0 * e->comparison->agreement.top1_agreement,
+               fmt::format("top-1 agreement with the original on {}", e->comparison->agreement_data));
+    else
+      measured(g, std::nullopt, "no comparison was made");
+    out.push_back(g);
+  }
+  if (b.min_speedup) {
+    auto g = gate("min_speedup", ">=", *b.min_speedup, "x");
+    if (compared && m.speedup)
+      measured(g, m.speedup->estimate,
+               fmt::format("over the original frozen + optimized in memory, 95% CI [{:.2f}, {:.2f}], {}; "
+                           "{:.2f}x over the frozen file",
+                           m.speedup->low, m.speedup->high, on, e->comparison->speedup.estimate));
+    else if (compared)
+      measured(g, e->comparison->speedup.estimate,
+               fmt::format("over the frozen original, 95% CI [{:.2f}, {:.2f}], {}",
+                           e->comparison->speedup.low, e->comparison->speedup.high, on));
+    else
+      measured(g, std::nullopt, "no comparison was made");
+    out.push_back(g);
+  }
+  if (b.max_p99_ms) {
+    auto g = gate("max_p99_ms", "<=", *b.max_p99_ms, "ms");
+    if (compared)
+      measured(g, e->models[1].latency_ms.p99,
+               fmt::format("p99 of {} forwards of the final artifact, {}", e->models[1].latency_ms.count, on));
+    else
+      measured(g, std::nullopt, "no comparison was made");
+    out.push_back(g);
+  }
+  if (b.max_size_bytes) {
+    auto g = gate("max_size", "<=", double(*b.max_size_bytes), "bytes");
+    measured(g, m.final_bytes ? std::optional<double>(double(m.final_bytes)) : std::nullopt,
+             fmt::format("the final model's file ({})", format_bytes(double(m.final_bytes))));
+    out.push_back(g);
+  }
+}
+
+bool deployable(const cache::SimRecord& r) { return to_lower(r.policy).rfind("belady", 0) != 0; }
+
+void cache_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
+  if (!b.any_cache_gate()) return;
+  const cache::CacheSimResult* c = m.cache_sim ? &*m.cache_sim : nullptr;
+  uint64_t largest = 0;
+  if (c)
+    for (const auto& r : c->records) largest = std::max(largest, r.size);
+  auto at_largest = [&](const cache::SimRecord& r) { return r.size == largest && deployable(r); };
+  if (b.min_hit_ratio) {
+    auto g = gate("min_hit_ratio", ">=", *b.min_hit_ratio, "");
+    const cache::SimRecord* best = nullptr;
+    if (c)
+      for (const auto& r : c->records)
+        if (at_largest(r) && (!best || r.counters.miss_ratio() < best->counters.miss_ratio())) best = &r;
+    if (best)
+      measured(g, 1.0 - best->counters.miss_ratio(),
+               fmt::format("{} at size {} ({})", best->policy, best->size_text, m.cache_sim_step));
+    else
+      measured(g, std::nullopt, "the cache-sim step simulated no policy");
+    out.push_back(g);
+  }
+  if (b.max_cache_p99_ms) {
+    auto g = gate("max_cache_p99_ms", "<=", *b.max_cache_p99_ms, "ms");
+    std::optional<double> best;
+    std::string where;
+    auto consider = [&](double p99, const std::string& what) {
+      if (!best || p99 < *best) {
+        best = p99;
+        where = what;
+      }
+    };
+    if (c)
+      for (const auto& r : c->records) {
+        if (!at_largest(r)) continue;
+        if (r.latency) consider(r.latency->p99_ms, fmt::format("{} at size {}", r.policy, r.size_text));
+        for (const auto& [variant, figures] : r.variants)
+          consider(figures.p99_ms, fmt::format("{} at size {} with {}", r.policy, r.size_text, variant));
+      }
+    measured(g, best,
+             best ? fmt::format("{} ({})", where, m.cache_sim_step)
+                  : "the cache-sim step has no latency model: give it miss_latency_ms or miss_latency_from");
+    out.push_back(g);
+  }
+}
+
+}  // namespace
+
+void check_gates(RunResult& result, const Measured& m) {
+  auto& out = result.gates_checked;
+  model_gates(result.recipe.gates, m, out);
+  cache_gates(result.recipe.gates, m, out);
+  for (const auto& step : result.steps)
+    for (const auto& failed : step.gates.failed) {
+      GateResult g;
+      g.name = step.key_path + ": " + failed;
+      g.detail = "the step's own gate (see its report)";
+      out.push_back(g);
+    }
+  for (const auto& g : out)
+    if (!g.passed) result.gates.fail(g.name);
+}
+
+}  // namespace lite::recipe::detail

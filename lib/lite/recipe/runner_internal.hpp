@@ -1,0 +1,86 @@
+#pragma once
+// Inside lite run: how each verb runs as a step (runner_steps.cpp, one table), the evaluation of the final
+// artifact against the original (evaluate.cpp), and the gates (gates.cpp).
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/gates.hpp"
+#include "lite/core/options.hpp"
+#include "lite/core/progress.hpp"
+#include "lite/core/report.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/cache/cache_sim.hpp"
+#include "lite/profile/options.hpp"
+#include "lite/recipe/runner.hpp"
+
+namespace lite::recipe::detail {
+
+struct StepContext {
+  std::string prefix;                  // "steps[2].quantize."
+  std::filesystem::path artifact_path; // where a model-writing step writes
+  std::string command_line;
+  bool check_only = false;             // read and validate the options, run nothing
+  Progress* progress = nullptr;
+};
+
+struct StepOutcome {
+  report::Report report;
+  Gates gates;
+  std::string artifact;
+  nlohmann::json options;  // as run
+  std::optional<cache::CacheSimResult> cache_sim;  // a cache-sim step's result (the cache gates read it)
+};
+
+using StepRunner = StepOutcome (*)(const nlohmann::json& options, const StepContext& context);
+// The runner of a verb of the table in verbs.cpp.
+StepRunner step_runner(const std::string& verb);
+
+// Runs f(); an OptionError comes back under `prefix` ("steps[2].quantize."), its {key} references worded as
+// key paths too.
+void under_prefix(const std::string& prefix, const std::function<void()>& f);
+
+// Reads a verb's options from a step's JSON, errors under the step's key path.
+template <class Options>
+Options read_options(const nlohmann::json& j, const std::string& prefix) {
+  Options o;
+  under_prefix(prefix, [&] { from_json(j, o); });
+  return o;
+}
+
+// The original model frozen (torch::jit::freeze), written
+// into the work folder; the model itself when it does not freeze (noted).
+std::filesystem::path frozen_original(const Recipe& recipe, const std::filesystem::path& work_dir,
+                                      const std::string& command_line, std::vector<std::string>& notes);
+
+// lite profile's options of the evaluation (recipe "evaluate"), comparing `baseline` (A) with `candidate` (B).
+nlohmann::json evaluation_options(const Recipe& recipe, const std::string& baseline, const std::string& candidate);
+// Validates them (check_only: returns nothing) or runs the comparison through the profile core.
+std::optional<profile::ProfileResult> evaluate(const nlohmann::json& options, bool check_only, Progress& progress);
+
+// The speedup gate's baseline, the fastest float model libtorch offers: the original frozen and optimized for
+// inference in memory (that graph cannot be saved, so the profile comparison, which times files, cannot use it),
+// timed interleaved with the final artifact on the evaluation's inputs. Unset (noted) when it does not freeze.
+std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, const std::string& candidate,
+                                                          const nlohmann::json& options,
+                                                          const profile::ProfileResult& evaluation,
+                                                          std::vector<std::string>& notes, Progress& progress);
+
+// What the gates read: the comparison of the final artifact with the original, the last cache-sim step.
+struct Measured {
+  std::optional<profile::ProfileResult> evaluation;
+  std::optional<stats::Interval> speedup;  // over the fastest float original (see speedup_over_fastest_float)
+  std::optional<cache::CacheSimResult> cache_sim;
+  std::string cache_sim_step;    // its key path
+  uint64_t final_bytes = 0;      // the final model's file size (before the recipe's provenance is added)
+};
+// Measures every gate the recipe sets and the steps' own gates into result.gates_checked / result.gates.
+void check_gates(RunResult& result, const Measured& measured);
+
+// Writes the final artifact: the last step's model with the recipe, steps and gates in its lite.json.
+void write_final_artifact(const RunResult& result, const std::filesystem::path& artifact);
+
+}  // namespace lite::recipe::detail

@@ -1,0 +1,131 @@
+// How each verb runs as a recipe step: its options read by the verb's own from_json and validate() (errors under
+// the step's key path), lite run's own outputs set (the work folder), the verb's run(), and its report, gates
+// and artifact handed back. One function per verb, one table; the verbs' structure (path keys, model input) is
+// the torch-free table in verbs.cpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lite/cache/options.hpp"
+#include "lite/core/error.hpp"
+#include "lite/distill/distill.hpp"
+#include "lite/profile/profile.hpp"
+#include "lite/prune/prune.hpp"
+#include "lite/quantize/quantize.hpp"
+#include "lite/recipe/runner_internal.hpp"
+
+namespace lite::recipe::detail {
+
+void under_prefix(const std::string& prefix, const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const OptionError& e) {
+    auto word = [&](const std::string& key) { return prefix + key; };
+    throw OptionError(prefix + e.key(), render_option_refs(e.problem(), word), render_option_refs(e.fix(), word));
+  }
+}
+
+namespace {
+
+StepOutcome run_profile(const nlohmann::json& j, const StepContext& c) {
+  auto o = read_options<profile::ProfileOptions>(j, c.prefix);
+  under_prefix(c.prefix, [&] { profile::validate(o); });
+  StepOutcome out;
+  out.options = o;
+  if (c.check_only) return out;
+  out.report = profile::to_report(profile::run(o, *c.progress));
+  return out;
+}
+
+StepOutcome run_quantize(const nlohmann::json& j, const StepContext& c) {
+  auto o = read_options<quantize::QuantizeOptions>(j, c.prefix);
+  o.output = c.artifact_path;
+  o.command_line = c.command_line;
+  under_prefix(c.prefix, [&] { quantize::validate(o); });
+  StepOutcome out;
+  out.options = o;
+  if (c.check_only) return out;
+  quantize::QuantizeResult r = quantize::run(o, *c.progress);
+  out.report = quantize::to_report(r);
+  out.gates = r.gates;
+  out.artifact = r.output;
+  return out;
+}
+
+StepOutcome run_prune(const nlohmann::json& j, const StepContext& c) {
+  auto o = read_options<prune::PruneOptions>(j, c.prefix);
+  o.output = c.artifact_path.string();
+  o.command_line = c.command_line;
+  under_prefix(c.prefix, [&] { prune::validate(o); });
+  StepOutcome out;
+  out.options = o;
+  if (c.check_only) return out;
+  prune::PruneResult r = prune::run(o, *c.progress);
+  out.report = prune::to_report(r);
+  out.gates = r.gates;
+  out.artifact = r.output;
+  return out;
+}
+
+StepOutcome run_distill(const nlohmann::json& j, const StepContext& c) {
+  auto o = read_options<distill::DistillOptions>(j, c.prefix);
+  o.output = c.artifact_path.string();
+  o.command_line = c.command_line;
+  under_prefix(c.prefix, [&] { distill::validate(o); });
+  StepOutcome out;
+  out.options = o;
+  if (c.check_only) return out;
+  distill::DistillResult r = distill::run(o, *c.progress);
+  out.report = distill::to_report(r);
+  out.gates = r.gates;
+  out.artifact = r.output;
+  return out;
+}
+
+StepOutcome run_cache_sim(const nlohmann::json& j, const StepContext& c) {
+  auto o = read_options<cache::CacheSimOptions>(j, c.prefix);
+  if (c.check_only) {
+    // Reports of earlier steps do not exist yet: check the rules that do not read them.
+    const size_t given = o.miss_latency_from.size();
+    auto& from = o.miss_latency_from;
+    from.erase(std::remove_if(from.begin(), from.end(),
+                              [](const std::string& p) { return parse_step_reference(p).has_value(); }),
+               from.end());
+    if (given > o.miss_latency_from.size() && o.miss_latency_ms)
+      throw OptionError(c.prefix + "miss_latency_ms", "cannot be combined with miss_latency_from",
+                        "give one miss-latency source");
+  }
+  under_prefix(c.prefix, [&] { cache::validate(o); });
+  StepOutcome out;
+  out.options = o;
+  if (c.check_only) return out;
+  cache::CacheSimResult r = cache::run(o, *c.progress);
+  out.report = cache::to_report(r);
+  out.gates = r.gates;
+  out.cache_sim = std::move(r);
+  return out;
+}
+
+struct StepRunnerEntry {
+  const char* verb;
+  StepRunner run;
+};
+
+const std::vector<StepRunnerEntry>& step_runners() {
+  static const std::vector<StepRunnerEntry> table = {{"profile", run_profile},
+                                                     {"quantize", run_quantize},
+                                                     {"prune", run_prune},
+                                                     {"distill", run_distill},
+                                                     {"cache-sim", run_cache_sim}};
+  return table;
+}
+
+}  // namespace
+
+StepRunner step_runner(const std::string& verb) {
+  for (const auto& e : step_runners())
+    if (verb == e.verb) return e.run;
+  throw InternalError(fmt::format("lite run has no runner for the step '{}'", verb));
+}
+
+}  // namespace lite::recipe::detail

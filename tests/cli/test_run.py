@@ -1,0 +1,257 @@
+"""lite run RECIPE.json: every shipped recipe end to end (with small budgets), a gate that cannot pass (exit 1,
+named, artifact still written with a failed provenance), invalid recipes (exit 2, the key path, nothing written),
+Ctrl-C (exit 130, no final artifact), and the CI example script.
+
+Timing gates (min_speedup, max_p99_ms, max_cache_p99_ms) depend on the machine: the tests check that they were
+measured against their bound, never that they passed."""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import time
+import unittest
+
+import torch
+
+from litetest import DATA, LITE, REPO, LiteTestCase, run_lite
+
+RECIPES = REPO / "recipes"
+FMNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
+TIMING_GATES = {"min_speedup", "max_p99_ms", "max_cache_p99_ms"}
+
+
+def provenance(path):
+    extra = {"lite.json": ""}
+    module = torch.jit.load(str(path), _extra_files=extra)
+    return module, json.loads(extra["lite.json"])
+
+
+def small_variant(name, folder, steps=None, evaluate=None, gates=None):
+    """The shipped recipe NAME with its paths made absolute (it is written to another folder) and smaller budgets:
+    `steps` maps a step index to keys to override, `evaluate` and `gates` replace keys."""
+    doc = json.loads((RECIPES / name).read_text())
+
+    def absolute(p):
+        return p if p.startswith("@") or os.path.isabs(p) else str((RECIPES / p).resolve())
+
+    doc["model"] = absolute(doc["model"])
+    doc["data"] = {k: absolute(v) for k, v in doc.get("data", {}).items()}
+    for i, changes in (steps or {}).items():
+        (verb, options), = doc["steps"][i].items()
+        options.update(changes)
+    doc.setdefault("evaluate", {}).update(evaluate or {})
+    doc.setdefault("gates", {}).update(gates or {})
+    path = pathlib.Path(folder) / name
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+class ShippedRecipes(LiteTestCase):
+    def setUp(self):
+        super().setUp()
+        if not FMNIST.is_dir():
+            self.skipTest(f"{FMNIST} is absent (Debian package dataset-fashion-mnist)")
+
+    def run_recipe(self, recipe):
+        out = self.tmp / "out" / "model.pt"
+        out.parent.mkdir()
+        md = self.tmp / "summary.md"
+        r = run_lite("run", recipe, "-o", out, "--json", "--report-md", md, timeout=600)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        doc = json.loads(r.stdout)
+        result = doc["result"]
+        self.assertEqual(doc["command"], "run")
+        self.assertEqual(doc["schema_version"], 1)
+        for key in ("libtorch_version", "quantized_engine", "lite_version", "git_commit", "cpu_model", "logical_cores"):
+            self.assertIn(key, doc["environment"])
+        self.assertEqual(result["recipe"], json.loads(pathlib.Path(recipe).read_text()))
+        failed = {g["gate"] for g in result["gates"] if not g["passed"]}
+        self.assertEqual(failed, set(result["failed_gates"]))
+        self.assertEqual(r.returncode, 1 if failed else 0)
+        # A gate that is not about timing must pass on any machine; a timing gate must have been measured.
+        self.assertEqual(failed - TIMING_GATES, set(), result["gates"])
+        for g in result["gates"]:
+            self.assertIsNotNone(g["value"], g)
+            self.assertIn(g["comparison"], ("<=", ">="))
+        self.assertEqual([s["step"] for s in result["steps"]],
+                         [f"steps[{i}].{next(iter(s))}" for i, s in enumerate(result["recipe"]["steps"])])
+        summary = md.read_text()
+        self.assertIn("lite run `", summary)
+        for g in result["gates"]:
+            self.assertIn(g["gate"], summary)
+        return r, result, out
+
+    def check_final_artifact(self, result, out):
+        module, lite_json = provenance(out)
+        self.assertEqual(lite_json["transform"], "run")
+        details = lite_json["details"]
+        self.assertEqual(details["status"], "passed" if result["passed"] else "failed")
+        self.assertEqual(details["recipe"], result["recipe"])
+        self.assertEqual([g["gate"] for g in details["gates"]], [g["gate"] for g in result["gates"]])
+        x = torch.load(str(DATA / "fmnist_eval.pt"))["x"][:4]
+        self.assertEqual(tuple(module(x).shape), (4, 10))
+        return lite_json
+
+    def test_emergency_int8(self):
+        recipe = small_variant("emergency-int8.json", self.tmp,
+                               steps={0: {"calib_samples": 128, "duration_s": 0.3}},
+                               evaluate={"duration_s": 0.5, "warmup": 5})
+        r, result, out = self.run_recipe(recipe)
+        self.assertEqual({g["gate"] for g in result["gates"]},
+                         {"max_accuracy_drop", "min_agreement", "min_speedup", "max_size"})
+        lite_json = self.check_final_artifact(result, out)
+        # the chain stays traceable: the quantize step's own provenance is kept under history
+        self.assertIn("quantize", json.dumps(lite_json.get("history")))
+        self.assertTrue((self.tmp / "out" / "model.work" / "step0-quantize.pt").is_file())
+        self.assertTrue((self.tmp / "out" / "model.work" / "original.frozen.pt").is_file())
+
+    def test_prune_recover_int8(self):
+        recipe = small_variant("prune-recover-int8.json", self.tmp,
+                               steps={0: {"duration_s": 0.2},
+                                      1: {"samples": 2048, "epochs": 1, "latency_iterations": 5},
+                                      2: {"calib_samples": 128, "duration_s": 0.3}},
+                               evaluate={"duration_s": 0.5, "warmup": 5},
+                               # a quarter of the training: the bounds of this variant are looser
+                               gates={"max_accuracy_drop": 8.0, "min_agreement": 85.0})
+        r, result, out = self.run_recipe(recipe)
+        steps = result["steps"]
+        self.assertEqual([s["verb"] for s in steps], ["prune", "distill", "quantize"])
+        # each step read the previous step's artifact; distill's teacher is the original
+        self.assertEqual(steps[1]["options"]["student"], steps[0]["artifact"])
+        self.assertEqual(pathlib.Path(steps[1]["options"]["teacher"]), (REPO / "data" / "fmnist_cnn.pt").resolve())
+        self.assertEqual(steps[2]["options"]["model"], steps[1]["artifact"])
+        self.check_final_artifact(result, out)
+
+    def test_cache_sizing(self):
+        recipe = small_variant("cache-sizing.json", self.tmp,
+                               steps={0: {"calib_samples": 128, "duration_s": 0.2},
+                                      1: {"duration_s": 0.3}, 2: {"duration_s": 0.3}},
+                               evaluate={"duration_s": 0.3, "warmup": 5})
+        r, result, out = self.run_recipe(recipe)
+        cache = result["steps"][3]
+        self.assertEqual(cache["options"]["miss_latency_from"],
+                         [result["steps"][1]["report_file"], result["steps"][2]["report_file"]])
+        hit = next(g for g in result["gates"] if g["gate"] == "min_hit_ratio")
+        self.assertTrue(0 < hit["value"] <= 1)
+        self.assertIn("10%", hit["detail"])
+
+
+class GatesAndErrors(LiteTestCase):
+    def write(self, doc, name="r.json"):
+        path = self.tmp / name
+        path.write_text(json.dumps(doc))
+        return path
+
+    def dynamic_recipe(self, **gates):
+        """A quick recipe: dynamic int8 (no calibration, so quick; slower than frozen float here, so allowed)."""
+        return {"lite_recipe": 1, "name": "quick", "model": str(DATA / "fmnist_cnn.pt"),
+                "data": {"eval": str(DATA / "fmnist_eval.pt")},
+                "steps": [{"quantize": {"mode": "dynamic", "threads": 1, "batches": [1], "duration_s": 0.2,
+                                        "eval": "@data.eval", "allow_slower": True}}],
+                "evaluate": {"threads": 1, "duration_s": 0.2, "warmup": 3}, "gates": gates}
+
+    def test_a_gate_that_cannot_pass_exits_1_names_it_and_still_writes_the_artifact(self):
+        recipe = self.write(self.dynamic_recipe(max_size=1, max_accuracy_drop=100))
+        out = self.tmp / "m.pt"
+        work = self.tmp / "work"
+        r = run_lite("run", recipe, "-o", out, "--work-dir", work, timeout=300)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(sorted(p.name for p in work.iterdir()),
+                         ["original.frozen.pt", "step0-quantize.json", "step0-quantize.pt"])
+        self.assertIn("max_size", r.stdout)
+        self.assertIn("FAIL", r.stdout)
+        self.assertIn("FAILED (max_size)", r.stdout)
+        _, lite_json = provenance(out)
+        self.assertEqual(lite_json["details"]["status"], "failed")
+        self.assertEqual(lite_json["details"]["failed_gates"], ["max_size"])
+
+    def test_invalid_recipes_exit_2_with_the_key_path_and_write_nothing(self):
+        def recipe_with(change):
+            doc = self.dynamic_recipe()
+            change(doc)
+            return doc
+
+        cases = {
+            "unknown step": (lambda d: d["steps"].append({"quantise": {}}), ["steps[1]", "did you mean 'quantize'"]),
+            "unknown key": (lambda d: d["steps"][0]["quantize"].update(calib_metod="mse"),
+                            ["steps[0].quantize.calib_metod", "did you mean 'calib_method'", "valid keys:"]),
+            "wrong type": (lambda d: d["steps"][0]["quantize"].update(calib_samples="many"),
+                           ["steps[0].quantize.calib_samples", "expected an integer"]),
+            "bad value": (lambda d: d["steps"][0]["quantize"].update(threads=-1), ["steps[0].quantize.threads"]),
+            "missing model": (lambda d: d.pop("model"), ["r.json: model", "is required"]),
+            "missing model file": (lambda d: d.update(model="nope.pt"), ["nope.pt", "no such model file"]),
+            "missing step file": (lambda d: d["steps"][0]["quantize"].update(calib="calib.pt"),
+                                  ["calib.pt", "no such file"]),
+            "later artifact": (lambda d: d["steps"][0]["quantize"].update(model="@steps[1]"),
+                               ["steps[0].quantize.model", "has not run yet"]),
+            "profile writes no model": (lambda d: d["steps"].insert(0, {"profile": {}}) or
+                                        d["steps"][1]["quantize"].update(model="@steps[0]"),
+                                        ["steps[1].quantize.model", "writes none"]),
+            "unknown gate": (lambda d: d["gates"].update(min_speedp=2), ["gates.min_speedp", "did you mean 'min_speedup'"]),
+            "evaluate option": (lambda d: d["evaluate"].update(duration_s=-1), ["evaluate.duration_s"]),
+        }
+        for name, (change, needles) in cases.items():
+            with self.subTest(name):
+                recipe = self.write(recipe_with(change))
+                self.assert_rejected("run", recipe, "-o", self.tmp / "out.pt", needles=needles)
+
+    def test_invalid_json_and_missing_recipe(self):
+        bad = self.tmp / "bad.json"
+        bad.write_text("{\"lite_recipe\": 1,")
+        self.assert_rejected("run", bad, needles=["bad.json", "not valid JSON"])
+        self.assert_rejected("run", self.tmp / "none.json", needles=["none.json"])
+
+    def test_output_may_not_be_an_input(self):
+        recipe = self.write(self.dynamic_recipe())
+        self.assert_rejected("run", recipe, "-o", DATA / "fmnist_cnn.pt", needles=["-o"], watch=[DATA])
+
+    def test_ctrl_c_exits_130_and_writes_no_final_artifact(self):
+        doc = self.dynamic_recipe()
+        doc["evaluate"]["duration_s"] = 30  # long enough to be interrupted in the evaluation
+        recipe = self.write(doc)
+        out = self.tmp / "m.pt"
+        p = subprocess.Popen([LITE, "run", str(recipe), "-o", str(out)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while not (self.tmp / "m.work" / "original.frozen.pt").exists() and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertFalse(out.exists())
+        self.assertEqual([f for f in self.tmp.iterdir() if f.name.startswith("m.pt")], [])
+
+    def test_readme_documents_every_flag(self):
+        text = self.assert_readme_documents_every_flag("run")
+        for recipe in ("emergency-int8.json", "prune-recover-int8.json", "cache-sizing.json"):
+            self.assertIn(recipe, (RECIPES / "README.md").read_text())
+        self.assertIn("recipes/README.md", text)
+
+
+class CiExample(LiteTestCase):
+    def test_ci_script_publishes_the_summary_and_fails_on_a_gate(self):
+        doc = GatesAndErrors.dynamic_recipe(None, max_accuracy_drop=100)
+        summary = self.tmp / "step_summary.md"
+        summary.write_text("earlier steps\n")
+        env = dict(os.environ, LITE=LITE, GITHUB_STEP_SUMMARY=str(summary), LITE_GATE_OUT=str(self.tmp / "gate"))
+        script = REPO / "scripts" / "ci" / "lite-gate.sh"
+        passing = self.tmp / "pass.json"
+        passing.write_text(json.dumps(doc))
+        r = subprocess.run([str(script), str(passing)], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        text = summary.read_text()
+        self.assertTrue(text.startswith("earlier steps\n"))  # appended, not replaced
+        self.assertIn("PASSED", text)
+        doc["gates"]["max_size"] = 1
+        failing = self.tmp / "fail.json"
+        failing.write_text(json.dumps(doc))
+        r = subprocess.run([str(script), str(failing)], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("FAILED", summary.read_text())
+        self.assertIn("max_size", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
