@@ -146,11 +146,30 @@ def snapshot(folder):
                   for p in folder.rglob("*"))
 
 
-def interrupt_lite(*args, after_s=3.0, timeout=120):
-    """Starts lite, sends SIGINT (Ctrl-C) after `after_s` seconds, returns (exit code, stdout, stderr)."""
+def _catches_sigint(pid, exe_name):
+    """True once process `pid` runs `exe_name` and has a SIGINT handler (SigCgt bit 1 in /proc/PID/status)."""
+    try:
+        if exe_name and not os.readlink(f"/proc/{pid}/exe").endswith(exe_name):
+            return False
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << 1))
+    except OSError:
+        pass
+    return False
+
+
+def interrupt_lite(*args, after_s=3.0, timeout=120, exe_name="lite-torch"):
+    """Starts lite, sends SIGINT (Ctrl-C) `after_s` seconds after it has installed its handler (in `exe_name`,
+    the process `lite` execs for model verbs: on a loaded machine start-up alone can take seconds), returns
+    (exit code, stdout, stderr)."""
     import signal
     import time
     p = subprocess.Popen([LITE, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while not _catches_sigint(p.pid, exe_name) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(after_s)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=timeout)
