@@ -142,6 +142,7 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--latency-iterations", o.latency_iterations,
                  "Timed forwards at batch 1 per model for the latency row (default 50; 0 skips it)");
   add_output_flags(app, s->output);
+  add_verbose_flag(app);
   add_config_flags(app, s->config);
 
   return [s, &app] {
