@@ -101,6 +101,33 @@ class InferredInputShape(LiteTestCase):
         self.assert_rejected("quantize", path, "--mode", "dynamic", needles=[str(path), "no quantizable layers"])
 
 
+class LibtorchLogging(LiteTestCase):
+    def test_warnings_become_notes_unless_verbose(self):
+        path = self.tmp / "resizes.pt"
+        script_model(path, """
+            class Model(nn.Module):
+                def forward(self, x):
+                    out = torch.zeros(3)
+                    torch.add(x, x, out=out)  # a non-empty out= of another shape: Resize.cpp's TORCH_WARN
+                    return out
+            """)
+        args = ["profile", path, "--input", "2x4", *FAST]
+        quiet = run_lite(*args, "--json")  # run_lite fails the test when a libtorch line reaches stderr
+        self.assertEqual(quiet.returncode, 0, quiet.stderr)
+        self.assertEqual(quiet.stderr, "")
+        warnings = json.loads(quiet.stdout)["result"]["libtorch_warnings"]
+        # Each distinct message once, however often it fired (profile also runs the model at batch 3).
+        self.assertGreaterEqual(len(warnings), 1)
+        self.assertEqual(len(set(warnings)), len(warnings), warnings)
+        for w in warnings:
+            self.assertIn("An output with one or more elements was resized", w)
+        self.assertIn("libtorch warned: An output with one or more elements was resized", run_lite(*args).stdout)
+        verbose = run_lite(*args, "--verbose", torch_log_allowed=True)
+        self.assertEqual(verbose.returncode, 0, verbose.stderr)
+        self.assertIn("was resized", verbose.stderr)
+        self.assertNotIn("libtorch warned", verbose.stdout)
+
+
 # Each form holds x (16 samples shaped like the CNN's input) and, where the form allows, 16 labels.
 FORMS = {
     "tensor.pt": "torch.save(x, p)",

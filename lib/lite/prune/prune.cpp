@@ -88,8 +88,8 @@ struct Context {
   std::vector<model::InputSpec> specs;
   std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per timed batch size
   std::vector<torch::Tensor> one;                        // batch 1: MACs and the run check
-  std::string inputs_note;                               // set when the input shape was inferred
   fs::path out;                                          // the artifact (sensitivity files go beside it)
+  std::string inputs_note;                               // set when the input shape was inferred
 };
 
 void prepare_inputs(Context& c) {
