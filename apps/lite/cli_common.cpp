@@ -106,8 +106,40 @@ std::string worded(const std::string& text) { return render_option_refs(text, fl
 
 std::string word_options(const std::string& text) { return worded(text); }
 
+namespace {
+TorchLogHooks& torch_log_hooks() {
+  static TorchLogHooks hooks;
+  return hooks;
+}
+
+// libtorch's warnings (collected instead of printed, unless --verbose) as report notes and in the JSON result.
+void add_torch_warnings(report::Report& r) {
+  if (!torch_log_hooks().collected) return;
+  const auto warnings = torch_log_hooks().collected();
+  if (warnings.empty()) return;
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < warnings.size() && i < kShown; ++i) r.notes.push_back("libtorch warned: " + warnings[i]);
+  if (warnings.size() > kShown)
+    r.notes.push_back("libtorch warned " + std::to_string(warnings.size() - kShown) + " more times; --verbose prints "
+                      "its warnings as they happen");
+  if (r.result.is_object()) r.result["libtorch_warnings"] = warnings;
+}
+}  // namespace
+
+void set_torch_log_hooks(TorchLogHooks hooks) { torch_log_hooks() = std::move(hooks); }
+
+void add_verbose_flag(CLI::App& app) {
+  app.add_flag_callback("--verbose", [] {
+        if (torch_log_hooks().print) torch_log_hooks().print();
+        torch_log_hooks().collected = nullptr;
+      }, "Print libtorch's own log lines and warnings on stderr as they happen (default: its warnings become "
+         "report notes)")
+      ->group("Output");
+}
+
 void print_report(const report::Report& r, const OutputOptions& o) {
   report::Report out = r;
+  add_torch_warnings(out);
   for (auto& t : out.tables) {
     t.title = worded(t.title);
     for (auto& row : t.rows)

@@ -1,7 +1,9 @@
 #pragma once
 // Pieces every subcommand shares: output-format flags, the terminal progress bar, printing a report.
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
@@ -30,6 +32,16 @@ std::unique_ptr<Progress> make_progress(const OutputOptions& options);
 // Prints the report to stdout in the chosen format, with the library's {key} option references worded as this
 // command's flags (in tables, findings, notes and the JSON result alike).
 void print_report(const report::Report& report, const OutputOptions& options);
+
+// libtorch's own log lines (lite-torch's main sets these hooks; lite's torch-free half has none):
+// `print` makes libtorch print as it does by default, `collected` lists its warnings so far.
+struct TorchLogHooks {
+  std::function<void()> print;
+  std::function<std::vector<std::string>()> collected;
+};
+void set_torch_log_hooks(TorchLogHooks hooks);
+// --verbose, for every torch verb: libtorch's warnings on stderr as they happen instead of report notes.
+void add_verbose_flag(CLI::App& app);
 
 // The command line as typed (shell-quoted where needed), recorded in artifact provenance.
 void remember_command_line(int argc, char** argv);

@@ -196,6 +196,7 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: size of the flat gradient buckets all-reduced per step "
                  "(default 1)");
   add_output_flags(app, s->output);
+  add_verbose_flag(app);
   add_config_flags(app, s->config);
 
   return [s, &app] {

@@ -58,6 +58,7 @@ Runner setup_profile(CLI::App& app) {
       ->group("Load");
   app.add_option("--requests", o.requests, "Requests per --qps rate")->group("Load");
   add_output_flags(app, s->output);
+  add_verbose_flag(app);
   add_config_flags(app, s->config);
 
   return [s, &app] {

@@ -80,6 +80,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given (default 1)");
   app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and gradient passes (default 64)");
   add_output_flags(app, s->output);
+  add_verbose_flag(app);
   add_config_flags(app, s->config);
 
   return [s, &app] {

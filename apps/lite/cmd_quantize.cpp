@@ -24,7 +24,10 @@ struct QuantizeState {
 };
 
 std::string mode_help() {
-  std::string text = "Quantization mode (default auto); measured on the bundled CNN, 1 thread, against frozen float:";
+  std::string text =
+      "Quantization mode (default auto). Measured on the bundled CNN, 1 thread, against frozen float, on a 2-core "
+      "AMD EPYC (Zen 4: AVX512-VNNI and -BF16, no AMX, no AVX512-FP16); other CPUs give other figures, and each "
+      "run measures its own:";
   for (const auto& m : quantize::modes())
     text += std::string("\n  ") + m.name + ": " + m.summary + "\n      [" + m.measured + "]";
   return text;
@@ -55,7 +58,8 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
   app.add_option("--mode", o.mode, word_options(mode_help()));
   app.add_option("--calib", o.calib,
-                 "Calibration data for static mode (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
+                 "Calibration data for static mode (torch.save tensor, {\"x\",\"y\"} dict, list or tuple; .npy, "
+                 ".npz, idx)");
   app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib (default 256)");
   app.add_option("--calib-method", o.calib_method, word_options(calib_method_help()));
   app.add_option("--calib-stats", o.calib_stats,
@@ -72,7 +76,8 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("--qengine", o.qengine,
                  "Quantized engine: onednn (default) or qnnpack; the consumer must select the same");
   app.add_option("--input", s->input_specs,
-                 "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced)");
+                 "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced); without it, "
+                 "inferred from the first layer");
   app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,64)")->delimiter(',');
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
   app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement (default 5)");
@@ -82,6 +87,7 @@ Runner setup_quantize(CLI::App& app) {
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, scheme per layer, expected size); write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
   add_output_flags(app, s->output);
+  add_verbose_flag(app);
   add_config_flags(app, s->config);
 
   return [s, &app] {

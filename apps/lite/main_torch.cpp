@@ -3,8 +3,12 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/model/torch_log.hpp"
 
 int main(int argc, char** argv) {
+  // libtorch's log lines become report notes; --verbose (add_verbose_flag) prints them instead.
+  lite::collect_torch_warnings();
+  lite::cli::set_torch_log_hooks({lite::print_torch_warnings, lite::collected_torch_warnings});
   lite::install_interrupt_handler();
   lite::cli::remember_command_line(argc, argv);
   return lite::cli::run_cli(argc, argv);

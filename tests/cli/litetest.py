@@ -40,13 +40,31 @@ def error_line_problems(stderr):
     return None
 
 
-def run_lite(*args, stdin=None, timeout=900, env=None):
-    """Runs lite with args; returns subprocess.CompletedProcess with text stdout/stderr."""
+# A line libtorch prints on its own: glog's banner and prefix ("W20261130 12:00:00.123456  4242 file.cpp:17] "),
+# or c10's own warning prefix ("[W Resize.cpp:17] ") when libtorch is built without glog. lite keeps them off
+# stderr unless --verbose (they become report notes), so every CLI test checks that none got through.
+TORCH_LOG_LINE = re.compile(r"Logging before InitGoogleLogging|^[IWEF]\d{4,8} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |"
+                            r"^\[[IWEF] \S+\.(cpp|h):\d+\]", re.MULTILINE)
+
+
+def assert_no_torch_log(stderr, args):
+    match = TORCH_LOG_LINE.search(stderr or "")
+    if match:
+        line = stderr[stderr.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0]
+        raise AssertionError(f"libtorch logged on stderr of 'lite {' '.join(map(str, args))}': {line!r}")
+
+
+def run_lite(*args, stdin=None, timeout=900, env=None, torch_log_allowed=False):
+    """Runs lite with args; returns subprocess.CompletedProcess with text stdout/stderr. Fails when a libtorch
+    log line reached stderr (unless torch_log_allowed, for --verbose)."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    return subprocess.run([LITE, *map(str, args)], input=stdin, capture_output=True, text=True,
-                          timeout=timeout, env=full_env)
+    r = subprocess.run([LITE, *map(str, args)], input=stdin, capture_output=True, text=True,
+                       timeout=timeout, env=full_env)
+    if not torch_log_allowed:
+        assert_no_torch_log(r.stderr, args)
+    return r
 
 
 def run_lite_json(*args, **kwargs):
@@ -173,4 +191,5 @@ def interrupt_lite(*args, after_s=3.0, timeout=120, exe_name="lite-torch"):
     time.sleep(after_s)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=timeout)
+    assert_no_torch_log(err, args)
     return p.returncode, out, err

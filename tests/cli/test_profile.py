@@ -24,9 +24,13 @@ class ProfileBundledModel(LiteTestCase):
         self.assertEqual(doc["schema_version"], 1)
         self.assertEqual(doc["command"], "profile")
         env = doc["environment"]
-        for key in ["cpu_model", "logical_cores", "intra_op_threads", "libtorch_version", "quantized_engine",
-                    "build_type", "lite_version"]:
+        for key in ["cpu_model", "cpu_features", "logical_cores", "intra_op_threads", "libtorch_version",
+                    "quantized_engine", "onednn_isa", "build_type", "lite_version"]:
             self.assertIn(key, env)
+        # Detected here, on this run: the features /proc/cpuinfo lists (of those lite reports).
+        flags = pathlib.Path("/proc/cpuinfo").read_text().split("flags", 1)[1].split("\n", 1)[0].split()
+        self.assertEqual(env["cpu_features"], [f for f in ["amx_int8", "amx_bf16", "avx512_fp16", "avx512_bf16",
+                                                           "avx512_vnni", "avx512f", "avx2"] if f in flags])
         self.assertEqual(env["intra_op_threads"], 1)
         r = doc["result"]
         self.assertEqual(r["model"]["path"], str(MODEL))
@@ -116,8 +120,10 @@ class ProfileTorchvision(LiteTestCase):
         python("import torch, torchvision; torch.manual_seed(0); "
                "m = torchvision.models.mobilenet_v2(num_classes=10).eval(); "
                f"torch.jit.script(m).save('{path}')", self.tmp)
-        # No declared shape: the model needs --input.
-        self.assert_rejected("profile", path, "--iterations", "3", needles=[str(path), "no input shape", "--input"])
+        # No declared shape: inferred from the first convolution (test_user_inputs.py has the other layer kinds).
+        inferred = run_lite_json("profile", path, "--warmup", "1", "--iterations", "1")
+        self.assertEqual(inferred["result"]["inputs"][0]["shape"], [1, 3, 224, 224])
+        self.assertIn("inferred from features.0.0 (Conv2d with 3 input channels)", " ".join(inferred["result"]["notes"]))
         doc = run_lite_json("profile", path, "--input", "1x3x96x96", "--warmup", "2", "--iterations", "5")
         res = doc["result"]
         self.assertEqual(res["inputs"][0]["shape"], [1, 3, 96, 96])

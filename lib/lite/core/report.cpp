@@ -34,6 +34,8 @@ void print_text(const Report& r, std::ostream& out) {
     out << '\n';
     for (const auto& n : r.notes) out << n << '\n';
   }
+  // Where the figures were measured (the JSON printer carries the whole environment).
+  if (!r.environment.cpu_model.empty()) out << '\n' << describe_machine(r.environment) << '\n';
 }
 
 void print_json(const Report& r, std::ostream& out) { out << to_json(r).dump(2) << '\n'; }
@@ -96,6 +98,7 @@ void print_markdown(const Report& r, std::ostream& out) {
     out << '\n';
     for (const auto& n : r.notes) out << n << "  \n";
   }
+  if (!r.environment.cpu_model.empty()) out << '\n' << describe_machine(r.environment) << '\n';
 }
 
 }  // namespace

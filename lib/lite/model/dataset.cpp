@@ -2,12 +2,15 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/model/torch_save.hpp"
+#include "lite/model/zip_members.hpp"
 
 namespace fs = std::filesystem;
 
@@ -135,54 +138,150 @@ bool is_idx_name(const std::string& name) {
   return name.find("idx") != std::string::npos || name.find("-ubyte") != std::string::npos;
 }
 
-torch::Tensor require_tensor(const fs::path& path, const c10::IValue& v, const std::string& what) {
-  if (!v.isTensor())
-    throw InputError(path.string(), what + " is a " + v.tagKind() + ", not a tensor", "store a torch.Tensor");
-  return v.toTensor();
+// ---- the objects users save: a tensor, a dict, a list or tuple ----
+const std::vector<std::string>& input_keys() {
+  static const std::vector<std::string> keys = {"x", "input", "inputs", "data", "images"};
+  return keys;
+}
+const std::vector<std::string>& label_keys() {
+  static const std::vector<std::string> keys = {"y", "label", "labels", "target", "targets"};
+  return keys;
+}
+
+std::vector<c10::IValue> items_of(const c10::IValue& v) {
+  if (v.isTuple()) return v.toTupleRef().elements().vec();
+  std::vector<c10::IValue> items;
+  for (const auto& e : v.toListRef()) items.push_back(e);
+  return items;
+}
+
+// A tensor, or a list/tuple of batches concatenated along the first dimension.
+torch::Tensor tensor_of(const fs::path& path, const c10::IValue& v, const std::string& what) {
+  if (v.isTensor()) return v.toTensor();
+  if (v.isTuple() || v.isList()) {
+    std::vector<torch::Tensor> parts;
+    for (const auto& item : items_of(v)) {
+      if (!item.isTensor()) break;
+      parts.push_back(item.toTensor());
+    }
+    if (!parts.empty() && parts.size() == items_of(v).size()) {
+      for (const auto& p : parts)
+        if (p.dim() == 0 || p.sizes().slice(1) != parts[0].sizes().slice(1))
+          throw InputError(path.string(), what + " is a list of tensors whose shapes differ beyond the first dimension",
+                           "save one tensor [N, ...] (torch.stack the samples, or torch.cat the batches)");
+      return torch::cat(parts, 0);
+    }
+  }
+  throw InputError(path.string(), what + " is a " + v.tagKind() + ", not a tensor", "store a torch.Tensor");
+}
+
+bool looks_like_labels(const torch::Tensor& x, const torch::Tensor& y) {
+  return y.dim() == 1 && x.dim() >= 1 && y.size(0) == x.size(0) && !y.is_complex();
+}
+
+// name -> value pairs of a dict or an .npz: x under one of input_keys(), labels under one of label_keys().
+Dataset from_named(const fs::path& path, const std::vector<std::pair<std::string, c10::IValue>>& entries,
+                   const std::string& container) {
+  auto find = [&](const std::vector<std::string>& keys) -> const std::pair<std::string, c10::IValue>* {
+    for (const auto& k : keys)
+      for (const auto& e : entries)
+        if (e.first == k) return &e;
+    return nullptr;
+  };
+  std::vector<std::string> names;
+  for (const auto& e : entries) names.push_back("'" + e.first + "'");
+  const auto* x = find(input_keys());
+  if (!x)
+    throw InputError(path.string(), container + " has no inputs under a known name (it holds " + join(names, ", ") + ")",
+                     "name the inputs x (or " + join(std::vector<std::string>(input_keys().begin() + 1, input_keys().end() - 1), ", ") +
+                         ") and the labels y (or " +
+                         join(std::vector<std::string>(label_keys().begin() + 1, label_keys().end()), ", ") + ")");
+  Dataset d;
+  d.source = path;
+  d.x = tensor_of(path, x->second, "'" + x->first + "'");
+  if (const auto* y = find(label_keys())) d.y = tensor_of(path, y->second, "'" + y->first + "'");
+  return d;
+}
+
+// A list or tuple: (x,), (x, y) when the second holds one label per sample, a list of (x, y) pairs of
+// batches, or a list of batches of x.
+Dataset from_sequence(const fs::path& path, const std::vector<c10::IValue>& items) {
+  Dataset d;
+  d.source = path;
+  if (items.empty()) throw InputError(path.string(), "holds an empty list", "save a tensor [N, ...] or (x, y)");
+  if (items.size() <= 2 && items[0].isTensor() && (items.size() == 1 || items[1].isTensor()) &&
+      (items.size() == 1 || looks_like_labels(items[0].toTensor(), items[1].toTensor()))) {
+    d.x = items[0].toTensor();
+    if (items.size() == 2) d.y = items[1].toTensor();
+    return d;
+  }
+  const bool pairs = std::all_of(items.begin(), items.end(), [](const c10::IValue& v) {
+    return (v.isTuple() || v.isList()) && items_of(v).size() == 2;
+  });
+  if (pairs) {  // [(x0, y0), (x1, y1), ...]: batches (or samples) with their labels
+    std::vector<c10::IValue> xs, ys;
+    for (const auto& v : items) {
+      auto pair = items_of(v);
+      xs.push_back(pair[0]);
+      ys.push_back(pair[1]);
+    }
+    d.x = tensor_of(path, c10::ivalue::Tuple::create(xs), "the inputs of the (x, y) pairs");
+    torch::Tensor y = tensor_of(path, c10::ivalue::Tuple::create(ys), "the labels of the (x, y) pairs");
+    if (y.dim() == 0 || y.size(0) != d.x.size(0)) {  // one (sample, label) per item: stack them
+      std::vector<torch::Tensor> samples, labels;
+      for (const auto& v : xs) samples.push_back(tensor_of(path, v, "a sample"));
+      for (const auto& v : ys) labels.push_back(tensor_of(path, v, "a label"));
+      d.x = torch::stack(samples);
+      y = torch::stack(labels);
+    }
+    d.y = y;
+    return d;
+  }
+  d.x = tensor_of(path, c10::ivalue::Tuple::create(items), "the list");
+  return d;
+}
+
+Dataset from_object(const fs::path& path, const c10::IValue& v) {
+  if (v.isTensor()) {
+    Dataset d;
+    d.source = path;
+    d.x = v.toTensor();
+    return d;
+  }
+  if (v.isGenericDict()) {
+    std::vector<std::pair<std::string, c10::IValue>> entries;
+    for (const auto& item : v.toGenericDict())
+      entries.emplace_back(item.key().isString() ? item.key().toStringRef() : item.key().tagKind(), item.value());
+    return from_named(path, entries, "the dict");
+  }
+  if (v.isTuple() || v.isList()) return from_sequence(path, items_of(v));
+  throw InputError(path.string(), "holds a " + v.tagKind() + ", not a tensor, a dict or a list",
+                   "save a tensor, {'x': inputs, 'y': labels}, or (x, y)");
 }
 
 Dataset from_pickle(const fs::path& path, const std::vector<char>& bytes) {
-  const std::string file = path.string();
-  c10::IValue v;
-  try {
-    v = torch::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    std::string msg = torch_error_reason(e);
-    if (msg.find("central directory") != std::string::npos)
-      throw InputError(file, "is in the legacy torch.save format or truncated",
-                       "re-save it with torch.save(obj, path) from PyTorch >= 1.6 (zip format)");
-    throw InputError(file, "cannot read torch.save data: " + msg, "save a tensor or {'x': tensor, 'y': labels}");
+  return from_object(path, read_torch_save(bytes, path.string()));
+}
+
+// An .npz: its arrays by name ("x.npy" -> x); arr_0, arr_1 (np.savez without names) in order, as (x, y).
+Dataset from_npz(const fs::path& path, const std::vector<char>& bytes) {
+  std::vector<std::pair<std::string, c10::IValue>> entries;
+  bool positional = true;
+  for (auto& m : read_zip_members(std::string(bytes.begin(), bytes.end()), path.string())) {
+    std::string name = ends_with(m.name, ".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
+    positional = positional && name.rfind("arr_", 0) == 0;
+    entries.emplace_back(name, parse_npy(path / m.name, std::vector<char>(m.bytes.begin(), m.bytes.end())));
   }
-  Dataset d;
-  d.source = path;
-  if (v.isTensor()) {
-    d.x = v.toTensor();
-  } else if (v.isGenericDict()) {
-    auto dict = v.toGenericDict();
-    auto find = [&](std::initializer_list<const char*> keys) -> std::optional<c10::IValue> {
-      for (const char* k : keys)
-        for (const auto& item : dict)
-          if (item.key().isString() && item.key().toStringRef() == k) return item.value();
-      return std::nullopt;
-    };
-    auto x = find({"x", "inputs", "data", "images"});
-    if (!x) throw InputError(file, "dict has no 'x' entry", "save {'x': inputs, 'y': labels}");
-    d.x = require_tensor(path, *x, "'x'");
-    if (auto y = find({"y", "labels", "targets"})) d.y = require_tensor(path, *y, "'y'");
-  } else if (v.isTuple() || v.isList()) {
+  if (entries.empty()) throw InputError(path.string(), "holds no arrays", "save arrays with numpy.savez(path, x=..., y=...)");
+  if (positional) {
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+      return std::stoll(a.first.substr(4)) < std::stoll(b.first.substr(4));
+    });
     std::vector<c10::IValue> items;
-    if (v.isTuple())
-      items = v.toTupleRef().elements().vec();
-    else
-      for (const auto& e : v.toListRef()) items.push_back(e);
-    if (items.empty() || items.size() > 2)
-      throw InputError(file, "holds a sequence of " + std::to_string(items.size()) + " items", "save (x, y) or {'x': x, 'y': y}");
-    d.x = require_tensor(path, items[0], "item 0");
-    if (items.size() == 2) d.y = require_tensor(path, items[1], "item 1");
-  } else {
-    throw InputError(file, "holds a " + v.tagKind() + ", not a tensor or a dict", "save {'x': inputs, 'y': labels}");
+    for (const auto& e : entries) items.push_back(e.second);
+    return from_sequence(path, items);
   }
-  return d;
+  return from_named(path, entries, "the .npz");
 }
 
 void validate(Dataset& d, const std::string& file) {
@@ -225,6 +324,8 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
   d.source = path;
   if (ends_with(name, ".npy")) {
     d.x = parse_npy(path, read_all(path));
+  } else if (ends_with(name, ".npz")) {
+    d = from_npz(path, read_all(path));
   } else if (is_idx_name(name)) {
     d.x = parse_idx(path, read_maybe_gzip(path));
     // Images become float [0,1] with a channel dimension, the form a CNN trained on them expects.
@@ -233,7 +334,10 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
   } else {
     auto bytes = read_all(path);
     if (bytes.size() >= 4 && std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0) {
-      d = from_pickle(path, bytes);
+      // A zip: torch.save's archive (one top folder holding data.pkl), else an .npz under another name.
+      const std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 512));
+      d = head.find(".npy") != std::string::npos && head.find("data.pkl") == std::string::npos ? from_npz(path, bytes)
+                                                                                                : from_pickle(path, bytes);
     } else if (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0) {
       d.x = parse_npy(path, bytes);
     } else if (bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b) {
@@ -241,7 +345,8 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
                        "name MNIST idx files *-idx3-ubyte.gz, or decompress it");
     } else {
       throw InputError(file, "unknown data format",
-                       "pass a torch.save file (tensor or {'x','y'} dict), a .npy file, or idx files with {labels}");
+                       "pass a torch.save file (tensor, {'x','y'} dict, list or tuple), a .npy or .npz file, or idx files with "
+                       "{labels}");
     }
   }
   if (labels) {

@@ -1,8 +1,12 @@
 #pragma once
 // One loader for every data file a subcommand takes (--data, --calib, --eval, --input-file):
-//   - a file written by Python torch.save (zip format): a tensor, a dict {"x": tensor, "y": labels}
-//     (also "inputs"/"data" and "labels"/"targets"), or a tuple/list (x, y);
-//   - a NumPy .npy file (little-endian float32/float64/float16/int64/int32/uint8, C order);
+//   - a file written by Python torch.save (zip format; read by torch_save.hpp, which also takes the forms
+//     libtorch's own reader rejects): a tensor; a dict with the inputs under x/input/inputs/data (or images)
+//     and optional labels under y/label/labels/target/targets (other names are listed in the error); a
+//     list or tuple (x,) or (x, y) with one label per sample; a list of (x, y) pairs (batches or samples);
+//     a list of batches of x (concatenated along the first dimension);
+//   - a NumPy .npy file (little-endian float32/float64/float16/int64/int32/uint8, C order), or an .npz
+//     (np.savez / np.savez_compressed) whose arrays follow the dict's names, or arr_0 [, arr_1] as (x, y);
 //   - MNIST/Fashion-MNIST idx files, optionally .gz, with labels from a second idx file (--labels).
 //     idx images (uint8) become float32 in [0, 1] with a channel dimension: [N, 1, H, W].
 #include <torch/torch.h>

@@ -5,6 +5,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
+#include "lite/model/infer_inputs.hpp"
 #include "lite/model/torch_errors.hpp"
 
 namespace fs = std::filesystem;
@@ -54,7 +55,8 @@ torch::Tensor random_input(const InputSpec& spec, uint64_t seed) {
   return at::randint(0, 10, spec.shape, gen, torch::TensorOptions().dtype(type));
 }
 
-std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputOptions& o, const Dataset* data) {
+std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputOptions& o, const Dataset* data,
+                                          std::string* note) {
   std::vector<torch::Tensor> inputs;
   if (!o.files.empty()) {
     for (const auto& f : o.files) inputs.push_back(fit_batch(load_dataset(f).x, o.batch));
@@ -62,6 +64,12 @@ std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputO
   }
   std::vector<InputSpec> specs = o.specs;
   if (specs.empty()) specs = model.declared_inputs;
+  if (specs.empty() && !data) {
+    if (auto inferred = infer_inputs(model.module)) {
+      specs = inferred->specs;
+      if (note) *note = inferred_inputs_note(*inferred);
+    }
+  }
   if (!specs.empty()) {
     specs = with_batch(specs, o.batch);
     for (size_t i = 0; i < specs.size(); ++i) inputs.push_back(random_input(specs[i], o.seed + i));

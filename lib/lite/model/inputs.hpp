@@ -21,9 +21,10 @@ struct InputOptions {
 };
 
 // Order of precedence: --input-file, --input, the model's declared inputs (lite.json), a batch of
-// `data`. Throws InputError naming the model and the missing flag when none applies.
+// `data`, a shape inferred from the model's first layers (infer_inputs.hpp; `note`, when given, receives the
+// report note saying so). Throws InputError naming the model and the missing flag when none applies.
 std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputOptions& options,
-                                          const Dataset* data = nullptr);
+                                          const Dataset* data = nullptr, std::string* note = nullptr);
 
 // `x` with exactly `batch` samples along dimension 0: the first ones, or all of them repeated in turn.
 // A batch <= 0 or a scalar leaves `x` as it is.

@@ -1,7 +1,10 @@
 #include "lite/model/torch_environment.hpp"
 
 #include <ATen/Parallel.h>
+#include <dlfcn.h>
 #include <torch/version.h>
+
+#include <cstdio>
 
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
@@ -48,7 +51,30 @@ void set_intra_op_threads(int threads) {
   if (threads > 0) at::set_num_threads(threads);
 }
 
+namespace {
+// oneDNN's run-time dispatch ISA. libtorch links oneDNN (libdnnl.so.2 on Debian) without installing its
+// headers, so the C API function is looked up in the process: "" when this libtorch carries no oneDNN. The
+// names are oneDNN 2.x's dnnl_cpu_isa_t values; ONEDNN_MAX_CPU_ISA in the environment lowers it.
+std::string onednn_isa() {
+  using Query = int (*)();
+  auto query = reinterpret_cast<Query>(::dlsym(RTLD_DEFAULT, "dnnl_get_effective_cpu_isa"));
+  if (!query) return {};
+  const int isa = query();
+  static const std::pair<int, const char*> kNames[] = {
+      {0x0, "all"},          {0x1, "sse41"},           {0x3, "avx"},
+      {0x7, "avx2"},         {0xf, "avx512_mic"},      {0x1f, "avx512_mic_4ops"},
+      {0x27, "avx512_core"}, {0x67, "avx512_core_vnni"}, {0xe7, "avx512_core_bf16"},
+      {0x3e7, "avx512_core_amx"}, {0x407, "avx2_vnni"}};
+  for (const auto& [value, name] : kNames)
+    if (value == isa) return name;
+  char hex[16];
+  std::snprintf(hex, sizeof(hex), "0x%x", unsigned(isa));
+  return hex;
+}
+}  // namespace
+
 void add_torch_environment(Environment& env) {
+  env.onednn_isa = onednn_isa();
   env.libtorch_version = libtorch_version();
   env.intra_op_threads = at::get_num_threads();
   env.inter_op_threads = at::get_num_interop_threads();

@@ -118,6 +118,7 @@ struct ProfileResult {
   std::vector<ModelProfile> models;
   std::optional<Comparison> comparison;
   std::vector<report::Finding> findings;
+  std::vector<std::string> notes;  // e.g. the input shape inferred from the model's first layer
   Environment environment;
 };
 

@@ -131,7 +131,9 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   for (const auto& f : o.input_files) in.files.push_back(f);
   in.batch = o.batch.value_or(0);
   in.seed = o.seed;
-  auto inputs = model::resolve_inputs(loaded[0].model, in, eval ? &*eval : nullptr);
+  std::string inferred;
+  auto inputs = model::resolve_inputs(loaded[0].model, in, eval ? &*eval : nullptr, &inferred);
+  if (!inferred.empty()) r.notes.push_back(inferred);
   r.inputs = model::describe_inputs(inputs);
   r.batch = inputs.empty() || inputs[0].dim() == 0 ? 1 : inputs[0].size(0);
 

@@ -93,7 +93,8 @@ void to_json(nlohmann::json& j, const ProfileResult& r) {
                      {"batch", r.batch},
                      {"threads", r.threads},
                      {"timing", r.timing},
-                     {"percentile_method", "linear interpolation between closest ranks (Hyndman-Fan type 7)"}};
+                     {"percentile_method", "linear interpolation between closest ranks (Hyndman-Fan type 7)"},
+                     {"notes", r.notes}};
   if (r.models.size() == 1) {
     j.update(nlohmann::json(r.models[0]));
   } else {
@@ -220,6 +221,7 @@ report::Report to_report(const ProfileResult& r) {
       rep.tables.push_back(t);
     }
   }
+  rep.notes = r.notes;
   rep.notes.push_back("Percentiles: linear interpolation between closest ranks (type 7). Samples are single forward calls "
                       "under NoGradGuard, timed with steady_clock.");
   return rep;

@@ -89,6 +89,7 @@ struct Context {
   std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per timed batch size
   std::vector<torch::Tensor> one;                        // batch 1: MACs and the run check
   fs::path out;                                          // the artifact (sensitivity files go beside it)
+  std::string inputs_note;                               // set when the input shape was inferred
 };
 
 void prepare_inputs(Context& c) {
@@ -96,7 +97,7 @@ void prepare_inputs(Context& c) {
   auto make = [&](int64_t b) {
     if (c.specs.empty() && c.source.declared_inputs.empty() && data)
       return std::vector<torch::Tensor>{model::fit_batch(data->x, b)};
-    return model::resolve_inputs(c.source, model::InputOptions{c.specs, {}, b, 0x5eed}, data);
+    return model::resolve_inputs(c.source, model::InputOptions{c.specs, {}, b, 0x5eed}, data, &c.inputs_note);
   };
   c.one = make(1);
   for (auto b : c.o.batches) c.inputs[b] = make(b);
@@ -310,7 +311,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
 
   model::LoadedModel source = model::load_model(o.model);
   r.model = source.path.string();
-  Context c{o, progress, source, {}, {}, {}, {}, out};
+  Context c{o, progress, source, {}, {}, {}, {}, out, {}};
   for (const auto& spec : o.inputs) c.specs.push_back(model::parse_input_spec(spec));
   if (!o.eval.empty()) c.eval = model::load_dataset(o.eval, o.labels.empty() ? std::optional<fs::path>() : fs::path(o.labels));
   if (!o.data.empty() && criterion && !criterion->needs_data)
@@ -322,6 +323,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
     return r;
   }
   prepare_inputs(c);
+  if (!c.inputs_note.empty()) r.notes.push_back(c.inputs_note);
   check_runs(c, built.bytes);
   throw_if_interrupted();
 

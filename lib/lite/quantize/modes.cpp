@@ -1,5 +1,5 @@
 // The mode table: the one place a quantization scheme is registered. The "measured" column is what
-// each mode did to the bundled Fashion-MNIST CNN on this project's 2-core AMD EPYC machines (1 thread,
+// each mode did to the bundled Fashion-MNIST CNN on a 2-core AMD EPYC (Zen 4) machine (1 thread,
 // onednn; `lite quantize data/fmnist_cnn.pt --calib data/fmnist_eval.pt --eval <10k test set>`):
 // size against the input file, latency against the frozen float model (torch::jit::freeze +
 // optimize_for_inference), top-1 against float's 92.34% on the 10k test set. See README "lite quantize".
@@ -32,7 +32,7 @@ const std::vector<ModeEntry>& modes() {
       {"dynamic", "int8",
        "int8 Linear weights, activations quantized at run time; convolutions stay float (no calibration)",
        "size 0.43x, latency 1.5x b1 / 2.1x b64 (convolutions stay float), top-1 -0.02 points", &dynamic_scheme()},
-      {"fp16", "fp16", "float16 weights, float32 compute (this CPU has no AVX512-FP16); halves the file",
+      {"fp16", "fp16", "float16 weights, float32 compute (libtorch 1.13 has no float16 CPU kernels); halves the file",
        "size 0.49x, latency 1.5x b1 / 2.1x b64 (float32 compute on plain aten convolutions), top-1 -0.00 points",
        &fp16_scheme()},
       {"bf16", "bf16", "bfloat16 weights and compute (oneDNN AVX512-BF16), float32 input and output",

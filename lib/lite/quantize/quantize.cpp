@@ -240,6 +240,7 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
 void prepare_references(Context& c, QuantizeResult& r) {
   const auto& o = c.o;
   auto& source = c.source;
+  std::string inferred;  // the note saying which input shape was inferred, when one was
   if (c.eval) {
     c.quality_data = *c.eval;
     c.quality_name = o.eval->string();
@@ -247,7 +248,7 @@ void prepare_references(Context& c, QuantizeResult& r) {
     c.quality_data = *c.calib;
     c.quality_name = o.calib->string() + " (the calibration data; pass {eval} for held-out data)";
   } else {
-    auto inputs = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, 64, 0x5eed});
+    auto inputs = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, 64, 0x5eed}, nullptr, &inferred);
     if (inputs.size() == 1)
       c.quality_data = model::Dataset{inputs[0], std::nullopt, "random inputs"};
     else
@@ -268,8 +269,9 @@ void prepare_references(Context& c, QuantizeResult& r) {
     if (o.inputs.empty() && timing_data)
       c.inputs[b] = {model::fit_batch(timing_data->x, b)};
     else
-      c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed});
+      c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed}, nullptr, &inferred);
   }
+  if (!inferred.empty()) r.notes.push_back(inferred);
   c.timing.warmup = o.warmup;
   c.timing.iterations = o.iterations.value_or(0);
   c.timing.duration_s = o.duration_s;

@@ -234,6 +234,16 @@ void add_notes(const QuantizeResult& r, report::Report& rep) {
     if (!c.built && !c.problem.empty() && r.candidates.size() > 1)
       rep.notes.push_back(fmt::format("{}: not used ({})", c.mode, c.problem));
   rep.notes.insert(rep.notes.end(), r.notes.begin(), r.notes.end());
+  // What fp16 can buy depends on this machine, so the note is decided here, from the detected CPU flags.
+  for (const auto& c : r.candidates)
+    if (c.built && c.mode == "fp16")
+      rep.notes.push_back(has_cpu_feature(rep.environment, "avx512_fp16")
+                              ? "fp16: this machine's CPU has AVX512-FP16, but libtorch 1.13 has no float16 "
+                                "convolution or linear kernels for CPUs, so fp16 computes in float32: it buys size, "
+                                "not speed"
+                              : "fp16: this machine's CPU has no AVX512-FP16 (and libtorch 1.13 no float16 CPU "
+                                "kernels), so fp16 computes in float32: it buys size, not speed; bf16 computes in "
+                                "half precision");
   if (!r.output.empty())
     rep.notes.push_back(fmt::format("wrote {} ({})", r.output, format_bytes(double(r.output_bytes))));
 }

@@ -1,7 +1,7 @@
 // fp16: the planned layers' weights are stored as float16 in the frozen graph and converted back to
-// float32 where they are used; compute stays float32. This CPU (AMD EPYC, Zen 4) has AVX512-BF16 but no
-// AVX512-FP16, and libtorch 1.13 has no fast float16 convolution on CPU, so fp16 buys size, not speed
-// (use bf16 for half-precision compute). Biases stay float32.
+// float32 where they are used; compute stays float32. libtorch 1.13 has no fast float16 convolution on
+// CPU (whatever the CPU: the report's note says whether this machine has AVX512-FP16), so fp16 buys size,
+// not speed (use bf16 for half-precision compute). Biases stay float32.
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
 #include "lite/quantize/quantize_internal.hpp"

@@ -1,0 +1,102 @@
+// Reads every member of a small zip archive (a NumPy .npz) from memory.
+//
+// Algorithm: find the End Of Central Directory record (signature PK\5\6, searched backwards over the last
+// 64 KiB + 22 bytes), walk the central directory for each member's name, method and sizes (the central
+// directory is authoritative: np.savez writes local headers with zip64 placeholders), then skip the local
+// header (30 bytes + name + extra) to the data, which is either stored (method 0) or raw deflate (method 8,
+// inflated with zlib's windowBits -15). Zip64 sizes are read from the member's extra field when the 32-bit
+// fields say 0xFFFFFFFF.
+//
+// Why not libtorch's PyTorchStreamReader (miniz underneath): it accepts only archives whose members share
+// one top folder (torch.save's layout) and rejects an .npz's top-level "x.npy".
+#include "lite/model/zip_members.hpp"
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "lite/core/error.hpp"
+
+namespace lite::model {
+
+namespace {
+
+uint64_t le(const std::string& s, size_t at, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= uint64_t(uint8_t(s[at + i])) << (8 * i);
+  return v;
+}
+
+std::string inflate_raw(const std::string& in, size_t out_size, const std::string& file, const std::string& name) {
+  std::string out(out_size, '\0');
+  z_stream z{};
+  if (inflateInit2(&z, -15) != Z_OK) throw InputError(file, "cannot start zlib", "check the zlib installation");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&z, Z_FINISH);
+  const size_t produced = out_size - z.avail_out;
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END || produced != out_size)
+    throw InputError(file, "member " + name + " has corrupt compressed data", "save the file again");
+  return out;
+}
+
+}  // namespace
+
+std::vector<ZipMember> read_zip_members(const std::string& s, const std::string& file) {
+  const std::string damaged = "is not a readable zip (.npz) archive";
+  size_t eocd = std::string::npos;
+  const size_t lowest = s.size() > 65536 + 22 ? s.size() - 65536 - 22 : 0;
+  for (size_t i = s.size() >= 22 ? s.size() - 22 + 1 : 0; i-- > lowest;)
+    if (std::memcmp(s.data() + i, "PK\x05\x06", 4) == 0) {
+      eocd = i;
+      break;
+    }
+  if (eocd == std::string::npos) throw InputError(file, damaged + " (no end of central directory)", "save it again");
+  uint64_t count = le(s, eocd + 10, 2), dir = le(s, eocd + 16, 4);
+  std::vector<ZipMember> members;
+  size_t at = dir;
+  for (uint64_t k = 0; k < count; ++k) {
+    if (at + 46 > s.size() || std::memcmp(s.data() + at, "PK\x01\x02", 4) != 0)
+      throw InputError(file, damaged + " (bad central directory)", "save it again");
+    const uint64_t flags = le(s, at + 8, 2), method = le(s, at + 10, 2);
+    uint64_t packed = le(s, at + 20, 4), size = le(s, at + 24, 4);
+    const size_t name_len = le(s, at + 28, 2), extra_len = le(s, at + 30, 2), comment_len = le(s, at + 32, 2);
+    uint64_t local = le(s, at + 42, 4);
+    if (at + 46 + name_len + extra_len > s.size()) throw InputError(file, damaged + " (bad central directory)", "save it again");
+    ZipMember m;
+    m.name = s.substr(at + 46, name_len);
+    // Zip64 extra field (id 1): the 64-bit values, in order, of the 32-bit fields that hold 0xFFFFFFFF.
+    for (size_t e = at + 46 + name_len; e + 4 <= at + 46 + name_len + extra_len;) {
+      const uint64_t id = le(s, e, 2), len = le(s, e + 2, 2);
+      size_t v = e + 4;
+      if (id == 1) {
+        if (size == 0xFFFFFFFF && v + 8 <= e + 4 + len) size = le(s, v, 8), v += 8;
+        if (packed == 0xFFFFFFFF && v + 8 <= e + 4 + len) packed = le(s, v, 8), v += 8;
+        if (local == 0xFFFFFFFF && v + 8 <= e + 4 + len) local = le(s, v, 8);
+      }
+      e += 4 + len;
+    }
+    at += 46 + name_len + extra_len + comment_len;
+    if (flags & 1) throw InputError(file, "member " + m.name + " is encrypted", "save it without a password");
+    if (local + 30 > s.size() || std::memcmp(s.data() + local, "PK\x03\x04", 4) != 0)
+      throw InputError(file, damaged + " (bad local header of " + m.name + ")", "save it again");
+    const uint64_t data = local + 30 + le(s, local + 26, 2) + le(s, local + 28, 2);
+    if (data + packed > s.size()) throw InputError(file, damaged + " (" + m.name + " is truncated)", "save it again");
+    const std::string raw = s.substr(data, packed);
+    if (method == 0)
+      m.bytes = raw;
+    else if (method == 8)
+      m.bytes = inflate_raw(raw, size, file, m.name);
+    else
+      throw InputError(file, "member " + m.name + " uses zip compression method " + std::to_string(method),
+                       "save it with numpy.savez or numpy.savez_compressed");
+    members.push_back(std::move(m));
+  }
+  return members;
+}
+
+}  // namespace lite::model

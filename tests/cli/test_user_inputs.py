@@ -1,0 +1,186 @@
+"""What users bring: models saved without lite's declared input shape (the shape is inferred from the first
+layer, or the command stops naming --input), and data files in every form torch.save, numpy and idx give
+(a single-key dict, lists, tuples, .npz, ...). Models and files are made here by /usr/bin/python3."""
+import json
+import subprocess
+import textwrap
+import unittest
+
+from litetest import DATA, PYTHON, LiteTestCase, run_lite, run_lite_json
+
+CNN = DATA / "fmnist_cnn.pt"  # input 1x1x28x28, 10 classes
+FAST = ["--warmup", "1", "--iterations", "2"]
+
+
+def python(code, cwd):
+    r = subprocess.run([PYTHON, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"fixture script failed: {r.stderr}")
+
+
+def script_model(path, body):
+    """Scripts `Model` defined by `body` (torch and nn imported) and saves it to `path` with torch.jit.save. The
+    code goes through a file: torch.jit.script reads the class's source."""
+    maker = path.with_suffix(".make.py")
+    maker.write_text("import torch\nfrom torch import nn\ntorch.manual_seed(0)\n" + textwrap.dedent(body) +
+                     f"\ntorch.jit.script(Model().eval()).save({str(path)!r})\n")
+    r = subprocess.run([PYTHON, str(maker)], cwd=path.parent, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"fixture script failed: {r.stderr}")
+
+
+class InferredInputShape(LiteTestCase):
+    def profile_inputs(self, path):
+        doc = run_lite_json("profile", path, *FAST)
+        notes = doc["result"]["notes"]
+        self.assertTrue(any("inferred from" in n and "--input" in n for n in notes), notes)
+        return doc["result"]["inputs"][0]
+
+    def test_conv2d_gives_224x224_and_quantize_needs_no_flag(self):
+        path = self.tmp / "conv2d.pt"
+        script_model(path, """
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.features = nn.Sequential(nn.Conv2d(3, 4, 3, stride=4), nn.ReLU())
+                    self.head = nn.Linear(4, 5)
+                def forward(self, x):
+                    return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
+            """)
+        self.assertEqual(self.profile_inputs(path), {"shape": [1, 3, 224, 224], "dtype": "float32"})
+        # The command users type first: nothing but the model (dynamic keeps the run short).
+        r = run_lite("quantize", path, "--mode", "dynamic", "--batch", "1", *FAST)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("using 1x3x224x224, inferred from features.0 (Conv2d with 3 input channels)", r.stdout)
+        self.assertIn("pass --input SHAPE to override", r.stdout)
+        self.assertIn("machine: ", r.stdout)
+
+    def test_conv1d_linear_and_embedding(self):
+        conv1d, linear, embedding = self.tmp / "conv1d.pt", self.tmp / "mlp.pt", self.tmp / "emb.pt"
+        script_model(conv1d, """
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv1d(2, 4, 5)
+                def forward(self, x):
+                    return self.conv(x).mean(-1)
+            """)
+        script_model(linear, """
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = nn.Sequential(nn.Flatten(), nn.Linear(20, 16), nn.ReLU(), nn.Linear(16, 4))
+                def forward(self, x):
+                    return self.net(x)
+            """)
+        script_model(embedding, """
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.tokens = nn.Embedding(100, 8)
+                    self.head = nn.Linear(8, 3)
+                def forward(self, ids):
+                    return self.head(self.tokens(ids).mean(1))
+            """)
+        self.assertEqual(self.profile_inputs(conv1d)["shape"], [1, 2, 1024])
+        self.assertEqual(self.profile_inputs(linear)["shape"], [1, 20])
+        self.assertEqual(self.profile_inputs(embedding), {"shape": [1, 128], "dtype": "int64"})
+        # prune resolves its inputs the same way.
+        r = run_lite("prune", linear, "--ratio", "0.25", "--batch", "1", *FAST, "-o", self.tmp / "mlp.pruned.pt")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("using 1x20, inferred from net.1 (Linear with 20 input features)", r.stdout)
+
+    def test_nothing_to_infer_from_keeps_the_error(self):
+        path = self.tmp / "plain.pt"
+        script_model(path, """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return torch.relu(x) * 2.0
+            """)
+        self.assert_rejected("profile", path, *FAST, needles=[str(path), "the model carries no input shape", "--input"])
+        self.assert_rejected("quantize", path, "--mode", "dynamic", needles=[str(path), "no quantizable layers"])
+
+
+class LibtorchLogging(LiteTestCase):
+    def test_warnings_become_notes_unless_verbose(self):
+        path = self.tmp / "resizes.pt"
+        script_model(path, """
+            class Model(nn.Module):
+                def forward(self, x):
+                    out = torch.zeros(3)
+                    torch.add(x, x, out=out)  # a non-empty out= of another shape: Resize.cpp's TORCH_WARN
+                    return out
+            """)
+        args = ["profile", path, "--input", "2x4", *FAST]
+        quiet = run_lite(*args, "--json")  # run_lite fails the test when a libtorch line reaches stderr
+        self.assertEqual(quiet.returncode, 0, quiet.stderr)
+        self.assertEqual(quiet.stderr, "")
+        warnings = json.loads(quiet.stdout)["result"]["libtorch_warnings"]
+        # Each distinct message once, however often it fired (profile also runs the model at batch 3).
+        self.assertGreaterEqual(len(warnings), 1)
+        self.assertEqual(len(set(warnings)), len(warnings), warnings)
+        for w in warnings:
+            self.assertIn("An output with one or more elements was resized", w)
+        self.assertIn("libtorch warned: An output with one or more elements was resized", run_lite(*args).stdout)
+        verbose = run_lite(*args, "--verbose", torch_log_allowed=True)
+        self.assertEqual(verbose.returncode, 0, verbose.stderr)
+        self.assertIn("was resized", verbose.stderr)
+        self.assertNotIn("libtorch warned", verbose.stdout)
+
+
+# Each form holds x (16 samples shaped like the CNN's input) and, where the form allows, 16 labels.
+FORMS = {
+    "tensor.pt": "torch.save(x, p)",
+    "dict_x.pt": "torch.save({'x': x}, p)",                       # one key: SETITEM, which libtorch lacks
+    "dict_input_label.pt": "torch.save({'input': x, 'label': y}, p)",
+    "dict_three_keys.pt": "torch.save({'data': x, 'targets': y, 'index': torch.arange(16)}, p)",
+    "list_x.pt": "torch.save([x], p)",                             # one element: APPEND, which libtorch lacks
+    "tuple_x.pt": "torch.save((x,), p)",
+    "tuple_xy.pt": "torch.save((x, y), p)",
+    "list_of_batches.pt": "torch.save([x[:10], x[10:]], p)",
+    "list_of_pairs.pt": "torch.save([(x[:8], y[:8]), (x[8:], y[8:])], p)",
+    "protocol4.pt": "torch.save({'x': x}, p, pickle_protocol=4)",
+    "x.npy": "numpy.save(p, x.numpy())",
+    "named.npz": "numpy.savez(p, inputs=x.numpy(), targets=y.numpy())",
+    "unnamed.npz": "numpy.savez_compressed(p, x.numpy(), y.numpy())",
+    "images-idx3-ubyte": "open(p, 'wb').write(bytes([0, 0, 8, 3, 0, 0, 0, 16, 0, 0, 0, 28, 0, 0, 0, 28]) + "
+                         "(x * 255).to(torch.uint8).numpy().tobytes())",
+}
+LABELLED = {"dict_input_label.pt", "dict_three_keys.pt", "tuple_xy.pt", "list_of_pairs.pt", "named.npz",
+            "unnamed.npz"}
+
+
+class DataFileForms(LiteTestCase):
+    def setUp(self):
+        super().setUp()
+        lines = ["import numpy, torch", "torch.manual_seed(0)", "x = torch.rand(16, 1, 28, 28)",
+                 "y = torch.randint(0, 10, (16,))", "torch.save(y, 'labels.pt')"]
+        lines += [f"p = {name!r}; {code}" for name, code in FORMS.items()]
+        python("\n".join(lines), self.tmp)
+
+    def test_every_form_reads_as_16_samples_with_their_labels(self):
+        for name in FORMS:
+            with self.subTest(form=name):
+                if name in LABELLED:  # as --eval: the labels count (16 samples scored)
+                    doc = run_lite_json("profile", CNN, "--eval", self.tmp / name, *FAST)
+                    self.assertEqual(doc["result"]["accuracy"]["total"], 16)
+                else:
+                    doc = run_lite_json("profile", CNN, "--input-file", self.tmp / name, *FAST)
+                    self.assertEqual(doc["result"]["inputs"][0]["shape"], [16, 1, 28, 28])
+
+    def test_a_single_key_dict_calibrates_static_int8(self):
+        # issue 13's case: torch.save({"x": tensor}) was rejected with "Unknown opcode for unpickling at 0x73"
+        r = run_lite("quantize", CNN, "--mode", "static", "--calib", self.tmp / "dict_x.pt", "--batch", "1", *FAST,
+                     "-o", self.tmp / "cnn.int8.pt", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["result"]["calibration"]["samples"], 16)
+
+    def test_unknown_names_are_listed(self):
+        python("import torch; torch.save({'pixels': torch.rand(4, 1, 28, 28), 'classes': torch.arange(4)}, 'odd.pt')",
+               self.tmp)
+        self.assert_rejected("profile", CNN, "--input-file", self.tmp / "odd.pt",
+                             needles=["odd.pt", "'pixels'", "'classes'", "name the inputs x"])
+
+
+if __name__ == "__main__":
+    unittest.main()
