@@ -205,3 +205,40 @@ TEST_CASE("every frozen-graph scheme stays close to float and keeps the output s
     CHECK(out.argmax(1).eq(reference.argmax(1)).to(torch::kFloat).mean().item<double>() > 0.95);
   }
 }
+
+TEST_CASE("eval specialization drops training-only branches and keeps the others") {
+  torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Depth")};
+  m.register_parameter("w", torch::randn({8, 8}), /*is_buffer=*/false);
+  m.register_attribute("wide", c10::BoolType::get(), true);
+  m.define(R"JIT(
+def forward(self, x: Tensor) -> Tensor:
+    y = torch.linear(x, self.w)
+    if self.training:
+        y = y * torch.bernoulli(torch.full_like(y, 0.5))
+    if self.wide:
+        y = torch.relu(y)
+    return y
+)JIT");
+  m.eval();
+  auto count = [&](const char* kind) {
+    int n = 0;
+    for (auto* node : m.get_method("forward").graph()->nodes()) n += node->kind().toQualString() == std::string(kind);
+    return n;
+  };
+  REQUIRE(count("prim::If") == 2);
+  CHECK(specialize_for_inference(m) == 1);
+  CHECK(count("prim::If") == 1);  // `if self.wide` depends on an attribute instances may differ in: kept
+  CHECK(count("aten::bernoulli") == 0);
+  CHECK(specialize_for_inference(m) == 0);  // nothing left to do
+  auto x = torch::randn({4, 8});
+  CHECK(torch::allclose(m.forward({x}).toTensor(), torch::relu(torch::linear(x, m.attr("w").toTensor()))));
+}
+
+TEST_CASE("rejected_if_location reads the `if` InsertObservers printed, and nothing else") {
+  const std::string error =
+      "branches for `if` should return values that are observed consistently, if node:%x : Tensor = "
+      "prim::If(%3) # /usr/lib/python3/dist-packages/torchvision/ops/stochastic_depth.py:32:4\n  block0():\n";
+  CHECK(rejected_if_location(error) == "/usr/lib/python3/dist-packages/torchvision/ops/stochastic_depth.py:32");
+  CHECK(rejected_if_location("Expected a value of type 'Tensor'") == "");
+  CHECK(rejected_if_location("branches for `if` should return values that are observed consistently") == "");
+}
