@@ -72,7 +72,7 @@ def jitter(x):
     depth): eval specialization cannot remove it."""
     if bool(x.mean() > 0):
         return x
-    return x * torch.ones_like(x).bernoulli_(0.5)
+    return x * torch.full_like(x, 0.5)
 
 
 class Gate(nn.Module):

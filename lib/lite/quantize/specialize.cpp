@@ -27,9 +27,7 @@
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
-#include <cstdlib>
 #include <functional>
-#include <iostream>
 #include <regex>
 #include <set>
 
@@ -103,26 +101,49 @@ bool specialize_graph(const std::shared_ptr<torch::jit::Graph>& graph) {
 
 // "file.py:32" of a node's source range, or "" when it has none.
 std::string source_line(const torch::jit::Node* n) {
-  auto where = n->sourceRange().file_line_col();  // what the node's printed "# file:line:col" comment says
+  // What the node's printed "# file:line:col" comment says: for a loaded model, the original source that
+  // generated the serialized code (as InsertObservers' error names it).
+  auto range = n->sourceRange();
+  if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+  auto where = range.file_line_col();
   if (!where) return {};
   return std::get<0>(*where) + ":" + std::to_string(std::get<1>(*where));
 }
 
-// Whether `block` holds an `if` at `where`, directly or in a function it calls (InsertObservers sees the
-// functions inlined, so the `if` it names may sit in torchvision's stochastic_depth, for example).
-bool holds_if_at(torch::jit::Block* block, const std::string& where, int depth = 0) {
-  if (depth > 32) return false;  // a recursion TorchScript would reject anyway
+// Whether `block` holds an `if` at `where`.
+bool holds_if_at(torch::jit::Block* block, const std::string& where) {
   for (auto* n : block->nodes()) {
-    if (std::getenv("LITE_DEBUG_ISOLATE") && n->kind() == c10::prim::If) std::cerr << "if at " << source_line(n) << " want " << where << "\n";
     if (n->kind() == c10::prim::If && source_line(n) == where) return true;
     for (auto* b : n->blocks())
-      if (holds_if_at(b, where, depth)) return true;
-    if (n->kind() != c10::prim::CallFunction) continue;
-    auto fn_type = n->input(0)->type()->cast<c10::FunctionType>();
-    auto* fn = fn_type ? torch::jit::tryToGraphFunction(*fn_type->function()) : nullptr;
-    if (fn && holds_if_at(fn->graph()->block(), where, depth + 1)) return true;
+      if (holds_if_at(b, where)) return true;
   }
   return false;
+}
+
+// Inlines every call of a graph function in `block` (and its sub-blocks), and the calls those bring in.
+void inline_all_calls(torch::jit::Block* block) {
+  for (int i = 0; i < 10000; ++i) {  // each round inlines one call; 10000 bounds a pathological graph
+    torch::jit::Node* target = nullptr;
+    std::function<void(torch::jit::Block*)> find = [&](torch::jit::Block* b) {
+      for (auto* n : b->nodes()) {
+        if (target) return;
+        for (auto* sub : n->blocks()) find(sub);
+        if (!target && n->kind() == c10::prim::CallFunction && n->input(0)->type()->cast<c10::FunctionType>())
+          target = n;
+      }
+    };
+    find(block);
+    if (!target || !inline_function_call(target)) return;
+  }
+}
+
+// Whether `graph` holds the `if` at `where` once its function calls are inlined, as InsertObservers sees it.
+// (The `if` is matched on the inlined copy: a loaded function's own graph carries the source ranges of its
+// serialized code, the inlined nodes those of the original file that the error message names.)
+bool holds_if_when_inlined(const std::shared_ptr<torch::jit::Graph>& graph, const std::string& where) {
+  auto copy = graph->copy();
+  inline_all_calls(copy->block());
+  return holds_if_at(copy->block(), where);
 }
 
 }  // namespace
@@ -150,25 +171,6 @@ std::string rejected_if_location(const std::string& error) {
 }
 
 namespace {
-
-// Inlines every function call of `block` (and its sub-blocks) whose body holds the `if` at `where`.
-void inline_calls_holding(torch::jit::Block* block, const std::string& where) {
-  for (int i = 0; i < 1000; ++i) {  // each round inlines one call; its body may hold further calls
-    torch::jit::Node* target = nullptr;
-    std::function<void(torch::jit::Block*)> find = [&](torch::jit::Block* b) {
-      for (auto* n : b->nodes()) {
-        if (target) return;
-        for (auto* sub : n->blocks()) find(sub);
-        if (target || n->kind() != c10::prim::CallFunction) continue;
-        auto fn_type = n->input(0)->type()->cast<c10::FunctionType>();
-        auto* fn = fn_type ? torch::jit::tryToGraphFunction(*fn_type->function()) : nullptr;
-        if (fn && holds_if_at(fn->graph()->block(), where)) target = n;
-      }
-    };
-    find(block);
-    if (!target || !inline_function_call(target)) return;
-  }
-}
 
 // Makes every tensor a branch of the region's `if`s returns a copy made in that branch (aten::clone, an op
 // quantization neither quantizes nor propagates observation through; x * 1.0 would inherit x's): both
@@ -202,13 +204,11 @@ std::vector<FloatRegion> isolate_if(torch::jit::Module& module, const std::strin
     bool holds = false;
     for (const auto& method : named.value.get_methods()) {
       auto graph = method.graph();
-      if (std::getenv("LITE_DEBUG_ISOLATE")) std::cerr << "module " << named.name << " method " << method.name() << "\n" << *graph;
-      if (!holds_if_at(graph->block(), where)) continue;
+      if (!rewritten.count(graph.get()) && !holds_if_when_inlined(graph, where)) continue;
       holds = true;
       if (!rewritten.insert(graph.get()).second) continue;
-      inline_calls_holding(graph->block(), where);
+      inline_all_calls(graph->block());
       fresh_branch_outputs(graph->block());
-      if (std::getenv("LITE_DEBUG_ISOLATE")) std::cerr << "isolate " << named.name << "\n" << *graph << "\n";
     }
     if (holds) regions.push_back({named.name, "an `if` that depends on data (" + where + ")"});
   }
