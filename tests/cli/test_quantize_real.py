@@ -169,7 +169,7 @@ class EvalSpecialization(RealModelsCase):
         self.assertEqual(code, 0, err)
         plan = chosen(doc)["plan"]
         self.assertEqual([r["module"] for r in plan["float_regions"]], ["gate"])
-        self.assertIn("depends on data", plan["float_regions"][0]["construct"])
+        self.assertIn("an `if` on data", plan["float_regions"][0]["construct"])
         self.assertIn("test_quantize_real.py", plan["float_regions"][0]["construct"])
         quantized = [l["layer"]["name"] for l in plan["layers"] if l["quantized"]]
         self.assertEqual(quantized, ["c1", "c2", "fc"])

@@ -210,7 +210,8 @@ std::vector<FloatRegion> isolate_if(torch::jit::Module& module, const std::strin
       inline_all_calls(graph->block());
       fresh_branch_outputs(graph->block());
     }
-    if (holds) regions.push_back({named.name, "an `if` that depends on data (" + where + ")"});
+    if (holds)
+      regions.push_back({named.name, "an `if` on data or on a per-instance attribute (" + where + ")"});
   }
   return regions;
 }
