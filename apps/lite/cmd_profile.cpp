@@ -23,6 +23,7 @@ Runner setup_profile(CLI::App& app) {
   name_flag("inputs", "--input");
   name_flag("input_files", "--input-file");
   name_flag("duration_s", "--duration");
+  name_flag("budget_s", "--budget");
   app.description(
       "Measure a TorchScript model: cold start, steady-state latency percentiles, throughput, memory, per-op cost "
       "(--ops), latency under Poisson load (--qps), accuracy (--eval). With two models, time them interleaved on the "
@@ -40,6 +41,10 @@ Runner setup_profile(CLI::App& app) {
   app.add_option("--duration", o.duration_s, "Seconds of timed iterations when --iterations is not given (default 2)")
       ->group("Timing")
       ->excludes(iters);
+  app.add_option("--budget", o.budget_s,
+                 "Seconds the timed measurement may take (default 60; none with --iterations): a slow model gets "
+                 "fewer warm-up (at least 2) and timed (at least 3) calls, and a note says so")
+      ->group("Timing");
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)")->group("Timing");
   app.add_option("--qengine", o.qengine, "Quantized engine for quantized models: onednn (default) or qnnpack")
       ->group("Timing");

@@ -54,6 +54,7 @@ Runner setup_quantize(CLI::App& app) {
   name_flag("duration_s", "--duration");
   name_flag("write_calib_json", "--no-calib-json");
   name_flag("output", "-o");
+  name_flag("budget_s", "--budget");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
   app.add_option("--mode", o.mode, word_options(mode_help()));
@@ -86,6 +87,12 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and calibration passes (default 64)");
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, scheme per layer, expected size); write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
+  app.add_option("--agreement-floor", o.agreement_floor,
+                 "With an explicit --mode and no --tolerance: exit 1 (artifact still written) when top-1 agreement "
+                 "with the float model falls by more than this many points (default 5)");
+  app.add_option("--budget", o.budget_s,
+                 "Seconds the whole command may take: measurements get fewer calls or skip batch sizes, auto skips "
+                 "modes it has no time for (default: no bound; each measurement keeps within about 10 s)");
   add_output_flags(app, s->output);
   add_verbose_flag(app);
   add_config_flags(app, s->config);

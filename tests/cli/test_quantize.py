@@ -458,8 +458,11 @@ class QuantizeTorchvision(LiteTestCase):
         for mode in CNN_AGREEMENT:
             with self.subTest(model=name, mode=mode):
                 out = self.tmp / f"{name}.{mode}.pt"
+                # Random weights and random inputs: top-1 agreement is noise here (the agreement floor would
+                # fail the gate); the relative output error below is what this test holds each mode to.
                 code, doc, err = lite_json(src, "--mode", mode, "--calib", self.dir / "calib.pt", "--input",
-                                           "1x3x64x64", "-o", out, "--allow-slower", *FAST)
+                                           "1x3x64x64", "-o", out, "--allow-slower", "--agreement-floor", 100,
+                                           *FAST)
                 self.assertEqual(code, 0, err)
                 module, info = provenance(out)
                 with torch.no_grad():

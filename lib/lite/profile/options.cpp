@@ -1,5 +1,7 @@
 // lite profile's options as data: JSON both ways and the value rules (the options pattern of
 // lite/core/options.hpp). Torch-free, so the CLI and recipes check options without loading libtorch.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "lite/core/atomic_file.hpp"
@@ -11,6 +13,8 @@ using namespace option_rules;
 
 void validate(const TimingOptions& o) {
   at_least("warmup", o.warmup, 0);
+  if (!std::isfinite(o.budget_s) || o.budget_s < 0)
+    throw OptionError("budget_s", fmt::format("must be a number of seconds, at least 0, got {}", o.budget_s));
   if (o.iterations == 0) {
     finite("duration_s", o.duration_s);
     if (!(o.duration_s > 0) || o.duration_s > 3600)
@@ -26,6 +30,8 @@ TimingOptions timing_of(const ProfileOptions& o) {
   t.warmup = o.warmup;
   t.iterations = o.iterations.value_or(0);
   t.duration_s = o.duration_s;
+  // Iterations given and no budget: the user asked for exactly that many calls.
+  t.budget_s = o.budget_s.value_or(o.iterations ? 0.0 : kDefaultProfileBudget);
   return t;
 }
 
@@ -50,7 +56,8 @@ void profile_fields(Fields& f, O& o) {
       .field("eval_batch", o.eval_batch)
       .field("qps", o.qps)
       .field("requests", o.requests)
-      .field("seed", o.seed);
+      .field("seed", o.seed)
+      .field("budget_s", o.budget_s);
 }
 
 void to_json(nlohmann::json& j, const ProfileOptions& o) {
@@ -73,6 +80,7 @@ void validate(const ProfileOptions& o) {
     for (const auto& spec : o.inputs) model::check_input_size(spec, o.batch);
   }
   if (o.iterations) in_range("iterations", *o.iterations, 1, 1e8, "omit it to run for a duration");
+  if (o.budget_s) in_range("budget_s", *o.budget_s, 0.1, 1e6, "seconds the timed measurement may take");
   validate(timing_of(o));
   thread_count("threads", o.threads);
   at_least("top", o.top, 1);

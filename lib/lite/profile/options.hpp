@@ -22,7 +22,20 @@ struct TimingOptions {
   int iterations = 0;       // timed iterations; 0 = run for `duration_s`
   double duration_s = 2.0;  // used when iterations == 0
   int min_iterations = 20;  // with a duration, never fewer than this
+  // Seconds one measurement (warm-up + timed calls) may take; 0: no limit. A model whose calls do not fit
+  // gets fewer warm-up calls (never fewer than kMinWarmup) and fewer timed calls (never fewer than
+  // kMinTimed), and the samples say so (LatencySamples::note). With `may_skip`, a measurement whose
+  // minimum (kMinWarmup + kMinTimed calls) cannot fit stops after its first calls and is marked skipped.
+  double budget_s = 0;
+  bool may_skip = false;
 };
+// The profiling executor specializes a graph in its first two calls: never fewer warm-up calls than this
+// under a budget (unless warmup itself asks for fewer).
+inline constexpr int kMinWarmup = 2;
+// Never fewer timed calls than this under a budget (a median and an interval need a few samples).
+inline constexpr int kMinTimed = 3;
+// lite profile's per-measurement budget when {budget_s} is not given.
+inline constexpr double kDefaultProfileBudget = 60.0;
 // The timing loop's value rules, keyed "warmup", "iterations", "duration_s" (profile and quantize share them).
 void validate(const TimingOptions& o);
 
@@ -46,6 +59,8 @@ struct ProfileOptions {
   std::vector<double> qps;                // load mode: offered rates (requests/s), one run each
   int64_t requests = 0;                   // requests per load run
   uint64_t seed = 1;                      // inputs and arrivals are seeded
+  std::optional<double> budget_s;         // seconds the timed measurement may take; unset: kDefaultProfileBudget
+                                          // (no limit when iterations is given)
 };
 void to_json(nlohmann::json& j, const ProfileOptions& o);
 void from_json(const nlohmann::json& j, ProfileOptions& o);

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "lite/core/error.hpp"
 #include "lite/core/memory.hpp"
 #include "lite/core/stats.hpp"
@@ -143,12 +145,15 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     first_inference(loaded[1], inputs);
   }
 
+  std::string budget_note;  // how the measurement budget shortened the timing
   if (loaded.size() == 1) {
     auto samples = time_forward(loaded[0].model.module, inputs, r.timing, loaded[0].model.path, progress);
+    budget_note = samples.note;
     fill_latency(loaded[0].profile, std::move(samples), r.batch);
   } else {
     auto [sa, sb] = time_interleaved(loaded[0].model.module, loaded[0].model.path, loaded[1].model.module,
                                      loaded[1].model.path, inputs, r.timing, progress);
+    budget_note = sa.note;
     fill_latency(loaded[0].profile, std::move(sa), r.batch);
     fill_latency(loaded[1].profile, std::move(sb), r.batch);
   }
@@ -210,6 +215,9 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   host.blas_library = mapped_blas_library();
   auto hf = diagnose_host(host);
   r.findings.insert(r.findings.begin(), hf.begin(), hf.end());
+  if (!budget_note.empty())
+    r.findings.push_back({"info", "latency " + budget_note, fmt::format("{} s per measurement", r.timing.budget_s),
+                          "raise {budget_s} for more samples (or give {iterations})"});
 
   for (auto& l : loaded) r.models.push_back(std::move(l.profile));
   return r;

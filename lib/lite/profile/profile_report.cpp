@@ -37,7 +37,7 @@ std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction)
 
 void to_json(nlohmann::json& j, const TimingOptions& o) {
   j = nlohmann::json{{"warmup", o.warmup}, {"iterations", o.iterations}, {"duration_s", o.duration_s},
-                     {"min_iterations", o.min_iterations}};
+                     {"min_iterations", o.min_iterations}, {"budget_s", o.budget_s}};
 }
 
 void to_json(nlohmann::json& j, const OpStat& o) {

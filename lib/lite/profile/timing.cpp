@@ -1,6 +1,10 @@
 #include "lite/profile/timing.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -25,15 +29,31 @@ inline double timed_forward(torch::jit::Module& m, std::vector<c10::IValue>& arg
   return ms;
 }
 
-// Runs `step` warm-up + timed times; each call of step(timed) returns its latency.
+// Runs `step` warm-up + timed times; each call of step(timed) returns its latency. Under a budget, fills
+// `out`'s note, skipped flag and cost estimate (see timing.hpp).
 template <typename Step>
-void run_loop(const TimingOptions& o, Progress& progress, Step step) {
+void run_loop(const TimingOptions& o, Progress& progress, LatencySamples& out, Step step) {
+  const auto loop_start = Clock::now();
+  const double budget_ms = o.budget_s * 1000;
+  double cheapest = std::numeric_limits<double>::infinity();
+  int warmup = o.warmup, warmed = 0;
+  const int least_warmup = std::min(o.warmup, kMinWarmup);
   {
     ProgressPhase phase(progress, "warm-up", static_cast<uint64_t>(o.warmup));
-    for (int i = 0; i < o.warmup; ++i) {
+    for (; warmed < warmup; ++warmed) {
       throw_if_interrupted();
-      step(false);
+      cheapest = std::min(cheapest, step(false));
       phase.advance();
+      if (budget_ms <= 0) continue;
+      if (o.may_skip && cheapest * (least_warmup + kMinTimed) > budget_ms) {
+        out.skipped = true;
+        out.call_ms = cheapest;
+        out.note = fmt::format("skipped: one call takes {:.0f} ms, so even {} warm-up and {} timed calls overrun the "
+                               "{:.3g} s a measurement may take",
+                               cheapest, least_warmup, kMinTimed, o.budget_s);
+        return;
+      }
+      warmup = std::min(o.warmup, std::max(least_warmup, static_cast<int>(budget_ms / 3 / cheapest)));
     }
   }
   // The bar counts iterations, or elapsed milliseconds in duration mode.
@@ -42,22 +62,34 @@ void run_loop(const TimingOptions& o, Progress& progress, Step step) {
                       by_count ? static_cast<uint64_t>(o.iterations) : static_cast<uint64_t>(o.duration_s * 1000));
   auto start = Clock::now();
   uint64_t reported_ms = 0;
-  for (int64_t i = 0;; ++i) {
+  bool cut = false;
+  int64_t timed = 0;
+  for (;; ++timed) {
     if (by_count) {
-      if (i >= o.iterations) break;
-    } else if (i >= o.min_iterations && ms_since(start) >= o.duration_s * 1000) {
+      if (timed >= o.iterations) break;
+    } else if (timed >= o.min_iterations && ms_since(start) >= o.duration_s * 1000) {
       break;
     }
-    if ((i & 7) == 0) throw_if_interrupted();
-    step(true);
+    if (budget_ms > 0 && timed >= kMinTimed && ms_since(loop_start) + cheapest > budget_ms) {
+      cut = true;
+      break;
+    }
+    if ((timed & 7) == 0) throw_if_interrupted();
+    cheapest = std::min(cheapest, step(true));
     if (by_count) {
       phase.advance();
-    } else if ((i & 7) == 0) {
+    } else if ((timed & 7) == 0) {
       auto elapsed = static_cast<uint64_t>(ms_since(start));
       if (elapsed > reported_ms) phase.advance(elapsed - reported_ms);
       reported_ms = elapsed;
     }
   }
+  out.call_ms = cheapest;
+  if (cut || warmed < o.warmup)
+    out.note = fmt::format("measured with {} warm-up and {} timed calls instead of {} and {}{}: one call takes "
+                           "{:.0f} ms and a measurement may take {:.3g} s",
+                           warmed, timed, o.warmup, by_count ? "" : "at least ",
+                           by_count ? int64_t(o.iterations) : int64_t(o.min_iterations), cheapest, o.budget_s);
 }
 
 std::vector<c10::IValue> as_args(const std::vector<torch::Tensor>& inputs) {
@@ -73,9 +105,10 @@ LatencySamples time_forward(torch::jit::Module& module, const std::vector<torch:
   model::run_forward(module, inputs, model_path);
   auto args = as_args(inputs);
   LatencySamples s;
-  run_loop(o, progress, [&](bool timed) {
+  run_loop(o, progress, s, [&](bool timed) {
     double ms = timed_forward(module, args);
     (timed ? s.ms : s.warmup_ms).push_back(ms);
+    return ms;
   });
   return s;
 }
@@ -89,9 +122,9 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   model::run_forward(a, inputs, a_path);
   model::run_forward(b, inputs, b_path);
   auto args = as_args(inputs);
-  LatencySamples sa, sb;
+  LatencySamples sa, sb, loop;
   int64_t pair = 0;
-  run_loop(o, progress, [&](bool timed) {
+  run_loop(o, progress, loop, [&](bool timed) {
     // Alternate which model goes first so neither always runs on a cache the other warmed.
     bool a_first = (pair++ & 1) == 0;
     double first = timed_forward(a_first ? a : b, args);
@@ -99,7 +132,13 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
     double ta = a_first ? first : second, tb = a_first ? second : first;
     (timed ? sa.ms : sa.warmup_ms).push_back(ta);
     (timed ? sb.ms : sb.warmup_ms).push_back(tb);
+    return ta + tb;
   });
+  for (auto* s : {&sa, &sb}) {
+    s->note = loop.note;
+    s->skipped = loop.skipped;
+    s->call_ms = loop.call_ms;
+  }
   return {sa, sb};
 }
 

@@ -5,6 +5,7 @@
 #include <torch/script.h>
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "lite/core/progress.hpp"
@@ -16,8 +17,15 @@ namespace lite::profile {
 struct LatencySamples {
   std::vector<double> warmup_ms;  // the warm-up iterations, kept for drift diagnosis
   std::vector<double> ms;         // timed iterations
+  std::string note;               // how the budget (TimingOptions::budget_s) shortened it; "" when it did not
+  bool skipped = false;           // TimingOptions::may_skip and even the minimum did not fit (ms is empty)
+  double call_ms = 0;             // the cheapest step seen (one call, or one pair when interleaved)
 };
 
+// Under a budget (TimingOptions::budget_s) the loop adapts to the model's cost: the first warm-up call
+// measures it, then the warm-up shrinks to what fits in about a third of the budget (at least kMinWarmup
+// calls) and the timed calls stop when the next one would overrun it (at least kMinTimed).
+//
 // Times `module.forward(inputs)`. Throws InputError when the forward fails (see run_forward) and
 // lite::Interrupted on Ctrl-C.
 LatencySamples time_forward(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,

@@ -10,6 +10,7 @@
 //   - the weight observer is PyTorch's min-max observer for int8 weights, symmetric, per output channel
 //     (onednn) or per tensor (qnnpack): scale = max|w| / 127.5, zero point 0.
 #include <ATen/core/qualified_name.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -200,6 +201,10 @@ void Calibrator::preload(CalibrationStats stats) { stats_ = std::move(stats); }
 
 void Calibrator::run_data(torch::jit::Module& observed, const char* phase) {
   torch::NoGradGuard no_grad;
+  // An observed module runs a few batches, once per pass: the profiling executor would instrument the first
+  // calls and then optimize the whole graph (every observer call inlined) for nothing. The plain plan runs
+  // the graph as it is: the same ops, so the same statistics.
+  torch::jit::GraphOptimizerEnabledGuard plain(false);
   ProgressPhase bar(progress_, phase, static_cast<uint64_t>(data_->size()));
   for (int64_t begin = 0; begin < data_->size(); begin += batch_) {
     throw_if_interrupted();

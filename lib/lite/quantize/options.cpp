@@ -64,7 +64,9 @@ void quantize_fields(Fields& f, O& o) {
       .field("eval_batch", o.eval_batch)
       .field("dry_run", o.dry_run)
       .field("allow_slower", o.allow_slower)
-      .field("write_calib_json", o.write_calib_json);
+      .field("write_calib_json", o.write_calib_json)
+      .field("agreement_floor", o.agreement_floor)
+      .field("budget_s", o.budget_s);
 }
 
 void to_json(nlohmann::json& j, const QuantizeOptions& o) {
@@ -98,6 +100,8 @@ void validate(const QuantizeOptions& o) {
                       "or give a number of iterations");
   }
   thread_count("threads", o.threads);
+  in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with float");
+  if (o.budget_s) in_range("budget_s", *o.budget_s, 1, 1e6, "seconds the whole command may take");
   if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "add {eval} FILE");
   if (!o.output.empty()) {
     check_outputs(o, o.output);

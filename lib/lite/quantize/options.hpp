@@ -37,7 +37,19 @@ struct QuantizeOptions {
   bool allow_slower = false;
   bool write_calib_json = true;  // MODEL.<tag>.calib.json beside the artifact
   std::string command_line;      // not an option: the caller's command line, recorded in the artifact
+  // An explicit mode given no tolerance still fails the "agreement" gate (exit 1, artifact written) when its
+  // top-1 agreement with the float model falls by more than this many points (and on more than one sample).
+  double agreement_floor = 5.0;
+  // Seconds the whole command may take: measurements shrink (fewer calls, batch sizes skipped), auto skips
+  // the modes it has no time left for, and the tolerance search stops early. Unset: each measurement
+  // still keeps within kMeasurementBudget.
+  std::optional<double> budget_s;
 };
+
+// Seconds one latency measurement (warm-up + timed calls of a candidate and the frozen float model) may
+// take when no {budget_s} is given (or more when {duration_s} asks for more): batch sizes whose minimum
+// measurement does not fit are skipped, slow ones get fewer calls.
+inline constexpr double kMeasurementBudget = 10.0;
 
 void to_json(nlohmann::json& j, const QuantizeOptions& o);
 void from_json(const nlohmann::json& j, QuantizeOptions& o);

@@ -26,6 +26,10 @@ void to_json(nlohmann::json& j, const LayerPlan& l) {
                      {"reason", l.reason}, {"bytes_before", l.bytes_before}, {"bytes_after", l.bytes_after}};
 }
 
+void to_json(nlohmann::json& j, const FloatRegion& r) {
+  j = nlohmann::json{{"module", r.module}, {"construct", r.construct}};
+}
+
 void to_json(nlohmann::json& j, const Plan& p) {
   j = nlohmann::json{{"mode", p.mode},
                      {"engine", p.engine},
@@ -34,7 +38,29 @@ void to_json(nlohmann::json& j, const Plan& p) {
                      {"file_bytes_before", p.file_bytes_before},
                      {"weight_bytes_before", p.weight_bytes_before},
                      {"weight_bytes_after", p.weight_bytes_after},
-                     {"expected_file_bytes", p.expected_file_bytes}};
+                     {"expected_file_bytes", p.expected_file_bytes},
+                     {"float_regions", p.float_regions}};
+}
+
+void apply_float_regions(Plan& plan, const std::vector<FloatRegion>& regions) {
+  for (const auto& region : regions) {
+    if (std::none_of(plan.float_regions.begin(), plan.float_regions.end(),
+                     [&](const FloatRegion& r) { return r.module == region.module; }))
+      plan.float_regions.push_back(region);
+    for (auto& lp : plan.layers) {
+      const auto& name = lp.layer.name;
+      bool inside = region.module.empty() || name == region.module || name.rfind(region.module + ".", 0) == 0;
+      if (!inside || !lp.quantized) continue;
+      lp.quantized = false;
+      lp.scheme = "float";
+      lp.reason = "in " + region.module + ": " + region.construct;
+      plan.weight_bytes_after += lp.bytes_before - lp.bytes_after;
+      lp.bytes_after = lp.bytes_before;
+      uint64_t saved = plan.weight_bytes_before - std::min(plan.weight_bytes_before, plan.weight_bytes_after);
+      plan.expected_file_bytes =
+          plan.file_bytes_before > saved ? plan.file_bytes_before - saved : plan.weight_bytes_after;
+    }
+  }
 }
 
 bool glob_match(const std::string& pattern, const std::string& name) {

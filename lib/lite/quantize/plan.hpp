@@ -20,6 +20,14 @@ struct LayerPlan {
   uint64_t bytes_before = 0, bytes_after = 0;
 };
 
+// A module kept float as a whole because quantization cannot go through a construct in it (an `if` whose
+// condition depends on data); every layer under it stays float.
+struct FloatRegion {
+  std::string module;     // module path ("features.2.0.gate")
+  std::string construct;  // what stopped quantization, with its source location
+};
+void to_json(nlohmann::json& j, const FloatRegion& r);
+
 struct Plan {
   std::string mode;
   std::string engine;
@@ -27,6 +35,7 @@ struct Plan {
   uint64_t file_bytes_before = 0;
   uint64_t weight_bytes_before = 0, weight_bytes_after = 0;
   uint64_t expected_file_bytes = 0;  // file size minus what the quantized layers save
+  std::vector<FloatRegion> float_regions;  // found while building (static/dynamic int8)
 
   size_t quantized_layers() const;
   std::vector<std::string> float_layers() const;  // names of layers kept in float
@@ -34,6 +43,10 @@ struct Plan {
 
 void to_json(nlohmann::json& j, const LayerPlan& l);
 void to_json(nlohmann::json& j, const Plan& p);
+
+// Keeps every layer inside `regions` float (reason names the region) and records the regions; the byte
+// figures follow.
+void apply_float_regions(Plan& plan, const std::vector<FloatRegion>& regions);
 
 // Shell-style glob (*, ?, [...]) over a layer name, e.g. "features.*", "*classifier.4".
 bool glob_match(const std::string& pattern, const std::string& name);

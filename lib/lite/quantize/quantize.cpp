@@ -1,11 +1,15 @@
 // lite quantize: check everything, plan, build each candidate mode, measure it against the frozen float
 // model on this machine, search for float fallbacks when a tolerance is given, keep the best candidate,
 // write it. Nothing is written before every input has been checked and the artifact is final.
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
@@ -60,7 +64,8 @@ Latency to_latency(int64_t batch, const profile::LatencySamples& s) {
 }
 
 struct Context {
-  Context(const QuantizeOptions& options, Progress& p, model::LoadedModel& s) : o(options), progress(p), source(s) {}
+  Context(const QuantizeOptions& options, Progress& p, model::LoadedModel& s, Clock::time_point started)
+      : o(options), progress(p), source(s), start(started) {}
   const QuantizeOptions& o;
   Progress& progress;
   model::LoadedModel& source;
@@ -76,11 +81,56 @@ struct Context {
   std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per batch size
   std::unique_ptr<Calibrator> calibrator;
   profile::TimingOptions timing;
+  Clock::time_point start;
+  std::vector<TimeSpent> time;     // where the time went, merged by (stage, mode)
+  std::vector<std::string> notes;  // how the budget shaped the run
+  int measurements_left = 0;       // latency measurements still to come (for the budget's share)
+  std::vector<FloatRegion> float_regions;  // modules an earlier build kept float (reused by later builds)
+
+  void spend(const std::string& stage, const std::string& mode, double seconds) {
+    for (auto& t : time)
+      if (t.stage == stage && t.mode == mode) {
+        t.seconds += seconds;
+        return;
+      }
+    time.push_back({stage, mode, seconds});
+  }
+  double remaining_s() const {
+    return o.budget_s ? *o.budget_s - seconds_since(start) : std::numeric_limits<double>::infinity();
+  }
+  bool budget_spent() const { return remaining_s() <= 0; }
+  // Seconds the next latency measurement may take: kMeasurementBudget (more when {duration_s} asks for
+  // more), and under {budget_s} its share of what is left, half of it kept for building and evaluating.
+  double measurement_budget() const {
+    double b = std::max(kMeasurementBudget, 2 * (o.duration_s + 1));
+    if (o.budget_s) b = std::min(b, std::max(0.1, remaining_s() / (2.0 * std::max(1, measurements_left))));
+    return b;
+  }
+  void note(std::string text) {
+    if (std::find(notes.begin(), notes.end(), text) == notes.end()) notes.push_back(std::move(text));
+  }
 };
+
+// Runs f() and books its seconds to (stage, mode).
+template <class F>
+auto timed(Context& c, const std::string& stage, const std::string& mode, F&& f) {
+  auto t = Clock::now();
+  struct Book {
+    Context& c;
+    const std::string& stage;
+    const std::string& mode;
+    Clock::time_point t;
+    ~Book() { c.spend(stage, mode, seconds_since(t)); }
+  } book{c, stage, mode, t};
+  return f();
+}
 
 // The outputs quality is judged by: predictions over the quality data, or one forward on the random
 // inputs of a model with several inputs. Float reference and candidates go through here alike.
 torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, Progress& progress) {
+  // A few calls per model: the profiling executor's instrumented first calls and graph optimization would
+  // cost more than they save (timing, which runs many calls, keeps the deployment executor).
+  torch::jit::GraphOptimizerEnabledGuard plain(false);
   if (!c.quality_inputs.empty()) return profile::forward_float(m, c.quality_inputs, c.source.path);
   return profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
 }
@@ -111,23 +161,41 @@ struct Built {
   torch::jit::Module module;  // loaded back from it (evaluation)
   uint64_t bytes = 0;
   nlohmann::json details;
+  std::vector<FloatRegion> float_regions;  // modules the build kept float (see specialize.cpp)
+  double build_s = 0, calib_s = 0;         // seconds building (calibration excluded) and calibrating
 };
 
+// Builds a plan (scheme build, then serialized and loaded back, as a consumer gets it). Regions that a
+// build keeps float are remembered, so later builds need not rediscover them.
 Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
-  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object()};
+  auto t = Clock::now();
+  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}};
   mode.scheme->build(b);
   Built out;
   out.file = serialize(b.result);
   out.module = deserialize(out.file);
   out.bytes = out.file.size();
   out.details = b.details;
+  out.float_regions = b.float_regions;
+  c.float_regions = b.float_regions;
+  nlohmann::json steps = nlohmann::json::object();
+  for (const auto& [name, seconds] : b.steps) {
+    steps[name] = steps.value(name, 0.0) + seconds;
+    if (name == "calibrate") out.calib_s += seconds;
+  }
+  if (!b.steps.empty()) out.details["build_steps_s"] = steps;
+  out.build_s = seconds_since(t) - out.calib_s;
   return out;
 }
 
-Speed measure_speed(Context& c, torch::jit::Module& m) {
+Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode) {
   Speed s;
   for (auto& [batch, inputs] : c.inputs) {
-    auto [a, f] = profile::time_interleaved(m, c.source.path, c.frozen, c.source.path, inputs, c.timing, c.progress);
+    profile::TimingOptions timing = c.timing;
+    timing.budget_s = c.measurement_budget();
+    auto [a, f] = profile::time_interleaved(m, c.source.path, c.frozen, c.source.path, inputs, timing, c.progress);
+    --c.measurements_left;
+    if (!a.note.empty()) c.note(fmt::format("{} at batch {}: {}", mode, batch, a.note));
     s.candidate.push_back(to_latency(batch, a));
     s.frozen_float.push_back(to_latency(batch, f));
     auto ci = stats::bootstrap_median_ratio(a.ms, f.ms);
@@ -153,7 +221,12 @@ std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, con
     all.insert(l.layer.name);
   }
   ProgressPhase phase(c.progress, "sensitivity", quantized.size());
+  std::vector<std::string> unranked;
   for (const auto& name : quantized) {
+    if (c.budget_spent()) {  // rank what was measured; the rest follow in model order
+      unranked.push_back(name);
+      continue;
+    }
     std::set<std::string> keep = all;  // every other layer in float
     keep.erase(name);
     Plan p = make_plan(layers, mode, plan.engine, {}, {}, keep, plan.file_bytes_before);
@@ -166,6 +239,10 @@ std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, con
   std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> order;
   for (const auto& s : scored) order.push_back(s.second);
+  if (!unranked.empty())
+    c.note(fmt::format("{}: {} of {} layers were not ranked by sensitivity: the {{budget_s}} was spent", mode.name,
+                       unranked.size(), quantized.size()));
+  order.insert(order.end(), unranked.begin(), unranked.end());
   return order;
 }
 
@@ -235,6 +312,32 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
   return out;
 }
 
+// The float model as given at each batch size. It also decides which batch sizes fit the measurement
+// budget: one whose minimum measurement does not fit is dropped (a note says so), except the smallest.
+// A single model's step is half a candidate's (two models, interleaved), so it gets half the budget.
+void time_float_as_given(Context& c, torch::jit::Module& as_given, QuantizeResult& r) {
+  const int candidates = c.measurements_left;  // run() sets it to the number of candidates to build
+  c.measurements_left = static_cast<int>(c.inputs.size()) * (1 + candidates);
+  for (auto it = c.inputs.begin(); it != c.inputs.end();) {
+    const auto& [b, inputs] = *it;
+    profile::TimingOptions timing = c.timing;
+    timing.budget_s = c.measurement_budget() / 2;
+    timing.may_skip = it != c.inputs.begin();
+    auto samples = profile::time_forward(as_given, inputs, timing, c.source.path, c.progress);
+    --c.measurements_left;
+    if (samples.skipped) {
+      c.measurements_left -= candidates;  // nor will any candidate be
+      c.note(fmt::format("batch {} was not measured: {}; raise {{budget_s}} or pick smaller {{batches}}", b,
+                         samples.note));
+      it = c.inputs.erase(it);
+      continue;
+    }
+    if (!samples.note.empty()) c.note(fmt::format("float at batch {}: {}", b, samples.note));
+    r.float_latency.push_back(to_latency(b, samples));
+    ++it;
+  }
+}
+
 // What quality is judged on (eval, else calib, else random inputs), the float model's outputs and metric on
 // it, the frozen float baseline, the timing inputs per batch size, and the as-given float latency.
 void prepare_references(Context& c, QuantizeResult& r) {
@@ -256,14 +359,16 @@ void prepare_references(Context& c, QuantizeResult& r) {
     c.quality_name = "64 random inputs (pass {eval} for a real estimate)";
   }
   c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
-  c.float_outputs = quality_outputs(c, source.module, c.progress);
+  c.float_outputs = timed(c, "evaluation", "float", [&] { return quality_outputs(c, source.module, c.progress); });
   if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
-  try {
-    c.frozen = frozen_float(source.module);
-  } catch (const std::exception& e) {
-    throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
-                     "lite quantize needs a model that freezes (no training-only code in forward)");
-  }
+  timed(c, "freeze", "float", [&] {
+    try {
+      c.frozen = frozen_float(source.module);
+    } catch (const std::exception& e) {
+      throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
+                       "lite quantize needs a model that freezes (no training-only code in forward)");
+    }
+  });
   const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;
   for (int64_t b : o.batches) {
     if (o.inputs.empty() && timing_data)
@@ -280,8 +385,7 @@ void prepare_references(Context& c, QuantizeResult& r) {
   // source module has already run the quality data's batch sizes.
   torch::jit::Module as_given = source.module.clone();
   as_given.eval();
-  for (auto& [b, inputs] : c.inputs)
-    r.float_latency.push_back(to_latency(b, profile::time_forward(as_given, inputs, c.timing, source.path, c.progress)));
+  timed(c, "timing", "float", [&] { time_float_as_given(c, as_given, r); });
 }
 
 // Keeps the most sensitive layers in float until the drop fits the tolerance (tolerance.hpp's search) and
@@ -315,6 +419,7 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
     if (keep.empty()) return cand.quality.drop;
     Trial trial{keep, make(keep), {}, {}};
     trial.built = build(c, mode, trial.plan);
+    apply_float_regions(trial.plan, trial.built.float_regions);
     trial.quality = measure_quality(c, trial.built.module, no_progress());
     double drop = trial.quality.drop;
     if (!best || better(trial, *best)) best = std::move(trial);
@@ -325,6 +430,7 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
     if (!best || best->keep != search.float_layers) {  // not expected: build the choice again
       best = Trial{search.float_layers, make(search.float_layers), {}, {}};
       best->built = build(c, mode, best->plan);
+      apply_float_regions(best->plan, best->built.float_regions);
       best->quality = measure_quality(c, best->built.module, c.progress);
     }
     cand.plan = std::move(best->plan);
@@ -342,19 +448,28 @@ Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, c
   cand.mode = mode.name;
   cand.plan = plan;
   auto t = Clock::now();
+  const std::string name = mode.name;
   try {
     Built b = build(c, mode, cand.plan);
-    cand.quality = measure_quality(c, b.module, c.progress);
+    c.spend("build", name, b.build_s);
+    if (b.calib_s > 0) c.spend("calibration", name, b.calib_s);
+    apply_float_regions(cand.plan, b.float_regions);
+    cand.quality = timed(c, "evaluation", name, [&] { return measure_quality(c, b.module, c.progress); });
     if (r.tolerance_given || !requested.scheme) {
-      if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1)
-        search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b);
+      if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
+        if (c.budget_spent())
+          c.note(name + ": no tolerance search: the {budget_s} was spent");
+        else
+          timed(c, "tolerance search", name,
+                [&] { search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b); });
+      }
       cand.meets_tolerance = cand.quality.drop <= r.tolerance;
     }
     cand.file_bytes = b.bytes;
     // A fresh copy for timing: the one evaluated above has run other batch sizes, and the profiling
     // executor's specializations for them would be timed too.
-    torch::jit::Module timed = deserialize(b.file);
-    cand.speed = measure_speed(c, timed);
+    torch::jit::Module fresh = deserialize(b.file);
+    cand.speed = timed(c, "timing", name, [&] { return measure_speed(c, fresh, name); });
     cand.built = true;
     built.emplace(cand.mode, std::move(b));
   } catch (const Interrupted&) {
@@ -413,6 +528,29 @@ model::ArtifactInfo describe_artifact(const Context& c, const ModeEntry& mode, c
   return info;
 }
 
+// An explicit mode given no tolerance: the "agreement" gate fails when top-1 agreement with the float model
+// fell by more than {agreement_floor} points and on more than one sample (auto and {tolerance} have their
+// own gate).
+void check_agreement_floor(const Candidate& chosen, const ModeEntry& requested, const QuantizeOptions& o,
+                           QuantizeResult& r) {
+  r.agreement_floor = o.agreement_floor;
+  r.agreement_floor_applied = requested.scheme && !o.tolerance;
+  if (!r.agreement_floor_applied) return;
+  const auto& agreement = chosen.quality.agreement;
+  const double lost = 100.0 * (1.0 - agreement.top1_agreement);
+  // One flipped sample of a small set can be more than the floor by itself: noise, not a collapse.
+  const auto disagreeing = std::llround((1.0 - agreement.top1_agreement) * double(agreement.samples));
+  if (lost <= o.agreement_floor || disagreeing < 2) return;
+  r.gates.fail("agreement");
+  r.findings.push_back(
+      {"warning",
+       fmt::format("{} mode agrees with the float model's top-1 on {:.2f}% of {} ({:.2f} points lost)", r.mode,
+                   100.0 - lost, chosen.quality.data, lost),
+       fmt::format("{{agreement_floor}} {:.2f} points", o.agreement_floor),
+       "give {tolerance} POINTS to keep the most sensitive layers float, keep layers float with {skip}, try another "
+       "{mode} (auto, fp16, bf16), or raise {agreement_floor}"});
+}
+
 }  // namespace
 
 QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
@@ -431,6 +569,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   r.allow_slower = o.allow_slower;
   r.tolerance_given = o.tolerance.has_value();
   r.tolerance = o.tolerance.value_or(kAutoTolerance);
+  r.budget_s = o.budget_s;
 
   // ---- inputs: model, layers, data -------------------------------------------------------------
   model::LoadedModel source = model::load_model(o.model);
@@ -445,7 +584,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   const bool wants_static =
       std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
 
-  Context c{o, progress, source};
+  Context c{o, progress, source, start};
   if (o.calib) {
     c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
     check_fits(source.module, *c.calib, source.path, "{calib}");
@@ -475,6 +614,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   }
   const model::Dataset* calib_data = c.calib ? &*c.calib : calib_from_eval ? &*calib_from_eval : nullptr;
 
+  c.spend("load", "", seconds_since(start));
+
   // ---- plans -----------------------------------------------------------------------------------
   Planned planned = plan_modes(todo, requested, o, r, source, calib_problem);
   for (const auto& [m, p] : planned.plans) r.plans.push_back(p);
@@ -491,6 +632,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   }
 
   // ---- references, calibration, candidates -----------------------------------------------------
+  c.measurements_left = static_cast<int>(planned.plans.size());
   prepare_references(c, r);
   if (calib_data || reused) {
     c.calibrator = std::make_unique<Calibrator>(calib_data, o.eval_batch, method, source.path, progress);
@@ -498,7 +640,17 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     c.calibrator->stats().model_sha256 = source.sha256;
   }
   std::map<std::string, Built> built;
-  for (auto& [mode, plan] : planned.plans) r.candidates.push_back(build_candidate(c, *mode, plan, requested, r, built));
+  for (auto& [mode, plan] : planned.plans) {
+    if (c.budget_spent() && !built.empty()) {  // auto: the modes left are not tried
+      Candidate skipped;
+      skipped.mode = mode->name;
+      skipped.problem = fmt::format("not tried: the {{budget_s}} of {} s was spent", *o.budget_s);
+      r.candidates.push_back(skipped);
+      c.measurements_left -= static_cast<int>(c.inputs.size());
+      continue;
+    }
+    r.candidates.push_back(build_candidate(c, *mode, plan, requested, r, built));
+  }
 
   // ---- choice and artifact ---------------------------------------------------------------------
   const Choice choice = choose_candidate(r.candidates);
@@ -517,7 +669,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   const fs::path out = output_path(o, mode.tag);
   model::ArtifactInfo info = describe_artifact(c, mode, chosen, artifact, method, reused, out, r);
   throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
-  model::save_artifact(deserialize(artifact.file), out, source, info);
+  timed(c, "write", "", [&] { model::save_artifact(deserialize(artifact.file), out, source, info); });
   r.output = out.string();
   r.output_bytes = fs::file_size(out);
   if (r.calibration && !r.calibration->stats_file.empty())
@@ -527,6 +679,9 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   // ---- gates -----------------------------------------------------------------------------------
   if (!r.tolerance_met) r.gates.fail("tolerance");
   if (r.slower && !o.allow_slower) r.gates.fail("speed");
+  check_agreement_floor(chosen, requested, o, r);
+  r.notes.insert(r.notes.end(), c.notes.begin(), c.notes.end());
+  r.time = c.time;
   r.wall_s = seconds_since(start);
   return r;
 }

@@ -73,6 +73,14 @@ struct CalibrationInfo {
   int64_t observed_values = 0;
 };
 
+// Where the command's time went: stage ("load", "build", "calibration", "evaluation", "timing", ...) and the
+// mode it was spent on ("float" for the reference model, "" for shared work: loading, writing).
+struct TimeSpent {
+  std::string stage;
+  std::string mode;
+  double seconds = 0;
+};
+
 struct QuantizeResult {
   std::string model;
   uint64_t model_bytes = 0;
@@ -97,6 +105,10 @@ struct QuantizeResult {
   std::vector<std::string> notes;
   std::vector<report::Finding> findings;
   double wall_s = 0;
+  std::vector<TimeSpent> time;       // where wall_s went
+  std::optional<double> budget_s;    // the {budget_s} given
+  double agreement_floor = 0;        // points; applied to an explicit mode given no tolerance
+  bool agreement_floor_applied = false;
 };
 
 void to_json(nlohmann::json& j, const Latency& l);
@@ -104,6 +116,7 @@ void to_json(nlohmann::json& j, const Speed& s);
 void to_json(nlohmann::json& j, const Quality& q);
 void to_json(nlohmann::json& j, const Candidate& c);
 void to_json(nlohmann::json& j, const CalibrationInfo& c);
+void to_json(nlohmann::json& j, const TimeSpent& t);
 void to_json(nlohmann::json& j, const QuantizeResult& r);
 
 QuantizeResult run(const QuantizeOptions& options, Progress& progress);

@@ -78,7 +78,24 @@ struct BuildContext {
   Calibrator* calibrator = nullptr;  // static mode
   torch::jit::Module result;
   nlohmann::json details = nlohmann::json::object();  // what the scheme did (recorded in the artifact)
+  // In: regions known to stay float (an earlier build found them); out: every region this build kept float.
+  std::vector<FloatRegion> float_regions;
+  // Out: seconds this build spent per step ("specialize", "fold-bn", "insert-observers", "calibrate", ...).
+  std::vector<std::pair<std::string, double>> steps;
 };
+
+// ---- eval specialization (specialize.cpp) --------------------------------------------------------
+
+// Specializes every method graph of every module type of `module` (an eval-mode clone) for inference:
+// self.training -> false, functions called with it inlined, constants propagated, dead branches dropped.
+// Returns the number of graphs changed.
+int specialize_for_inference(torch::jit::Module& module);
+// "file.py:32" when `error` is InsertObservers' rejection of an `if` whose branches are observed
+// differently, else "".
+std::string rejected_if_location(const std::string& error);
+// The modules whose methods hold the `if` at `where` ("file.py:32"), directly or in a function they call,
+// rewritten so that InsertObservers accepts that `if` once they have no qconfig (see specialize.cpp).
+std::vector<FloatRegion> isolate_if(torch::jit::Module& module, const std::string& where);
 
 // The torch::jit qconfig dict for a plan: everything quantized with (activation, weight) observers
 // except the plan's float layers.

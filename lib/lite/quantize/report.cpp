@@ -45,6 +45,10 @@ void to_json(nlohmann::json& j, const CalibrationInfo& c) {
                      {"reused", c.reused}, {"stats_file", c.stats_file}, {"observed_values", c.observed_values}};
 }
 
+void to_json(nlohmann::json& j, const TimeSpent& t) {
+  j = nlohmann::json{{"stage", t.stage}, {"mode", t.mode}, {"seconds", t.seconds}};
+}
+
 void to_json(nlohmann::json& j, const QuantizeResult& r) {
   j = nlohmann::json{{"model", r.model},
                      {"model_bytes", r.model_bytes},
@@ -69,7 +73,11 @@ void to_json(nlohmann::json& j, const QuantizeResult& r) {
                      {"exit_status", r.gates.passed() ? 0 : 1},
                      {"gates", r.gates},
                      {"notes", r.notes},
-                     {"wall_s", r.wall_s}};
+                     {"wall_s", r.wall_s},
+                     {"time", r.time},
+                     {"budget_s", r.budget_s ? nlohmann::json(*r.budget_s) : nlohmann::json(nullptr)},
+                     {"agreement_floor_points", r.agreement_floor},
+                     {"agreement_floor_applied", r.agreement_floor_applied}};
 }
 
 namespace {
@@ -165,6 +173,19 @@ report::Table candidates_table(const QuantizeResult& r) {
     }
     t.rows.push_back(row);
   }
+  return t;
+}
+
+// Where the time went: one row per stage and mode, with its share of the wall time.
+report::Table time_table(const QuantizeResult& r) {
+  report::Table t;
+  t.title = r.budget_s ? fmt::format("time: {:.1f} s of a {:.0f} s budget", r.wall_s, *r.budget_s)
+                       : fmt::format("time: {:.1f} s", r.wall_s);
+  t.columns = {"stage", "mode", "seconds", "share"};
+  t.left_aligned_columns = 2;
+  for (const auto& s : r.time)
+    t.rows.push_back({s.stage, s.mode.empty() ? "-" : s.mode, fmt::format("{:.2f}", s.seconds),
+                      fmt::format("{:.0f}%", r.wall_s > 0 ? 100 * s.seconds / r.wall_s : 0)});
   return t;
 }
 
@@ -272,6 +293,7 @@ report::Report to_report(const QuantizeResult& r) {
     rep.tables.push_back(layer_table(chosen->plan, fmt::format("layers ({})", r.mode)));
     if (chosen->search) rep.tables.push_back(search_table(*chosen->search));
   }
+  if (!r.time.empty()) rep.tables.push_back(time_table(r));
   add_findings(r, chosen, rep);
   add_notes(r, rep);
   return rep;

@@ -1,6 +1,8 @@
 // Static int8: PyTorch's graph-mode post-training quantization (the C++ passes behind Python's
 // torch.ao.quantization.quantize_jit), driven from C++ with lite's observers, then lite's own passes.
-//   1. FoldConvBatchNorm: BN folded into the preceding convolution's weight and bias;
+//   1. FoldConvBatchNorm: BN folded into the preceding convolution's weight and bias; when InsertObservers
+//      rejects an `if` of the model as given, the model is first specialized for inference (specialize.cpp:
+//      training-only branches dropped, modules with branches on data kept float);
 //   2. InsertObservers: an activation observer on every value a quantized op reads or writes, a weight
 //      observer on every weight (int8, symmetric, per output channel on onednn, per tensor on qnnpack);
 //   3. calibration: the --calib batches run through the observed float model; the chosen method turns
@@ -15,6 +17,11 @@
 #include <torch/csrc/jit/passes/quantization/finalize.h>
 #include <torch/csrc/jit/passes/quantization/insert_observers.h>
 #include <torch/csrc/jit/passes/quantization/insert_quant_dequant.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <type_traits>
 
 #include "lite/core/error.hpp"
 #include "lite/quantize/quantize_internal.hpp"
@@ -34,19 +41,113 @@ std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(co
   return dict;
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Times one step of a build into ctx.steps.
+template <class F>
+auto timed_step(BuildContext& ctx, const char* name, F&& f) {
+  auto start = Clock::now();
+  auto record = [&] { ctx.steps.emplace_back(name, std::chrono::duration<double>(Clock::now() - start).count()); };
+  if constexpr (std::is_void_v<decltype(f())>) {
+    f();
+    record();
+  } else {
+    auto out = f();
+    record();
+    return out;
+  }
+}
+
+// InsertObservers, keeping float every module that holds an `if` it cannot observe consistently (a branch
+// on data that eval specialization could not remove), retried until it passes. Throws InputError naming
+// the construct when the `if` sits in the model's own forward (nothing would be left to quantize).
+torch::jit::Module insert_observers(BuildContext& ctx, torch::jit::Module& m, torch::jit::QuantType type,
+                                    const QConfigPair& qconfig) {
+  for (;;) {
+    auto dict = make_qconfig_dict(ctx.plan, qconfig);
+    for (const auto& r : ctx.float_regions) dict[r.module] = c10::nullopt;
+    try {
+      return torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false,
+                                         type);
+    } catch (const c10::Error& e) {
+      const std::string where = rejected_if_location(e.what());
+      if (where.empty()) throw;
+      size_t added = 0;
+      for (auto& region : isolate_if(m, where)) {
+        if (region.module.empty())
+          throw InputError(ctx.source.path.string(),
+                           "int8 quantization cannot go through the `if` at " + where +
+                               " in the model's own forward: its branches depend on data",
+                           "move the branch into a submodule, or try another {mode} (dynamic, fp16, bf16)");
+        bool known = std::any_of(ctx.float_regions.begin(), ctx.float_regions.end(),
+                                 [&](const FloatRegion& r) { return r.module == region.module; });
+        if (!known) {
+          ctx.float_regions.push_back(region);
+          ++added;
+        }
+      }
+      if (added == 0)
+        throw InputError(ctx.source.path.string(),
+                         "int8 quantization cannot go through the `if` at " + where + ": its branches depend on data",
+                         "try another {mode} (dynamic, fp16, bf16), or move the branch into a submodule of its own");
+    }
+  }
+}
+
+// InsertObservers on the model as it is (the graph PyTorch's quantize_jit would see, so its result is the
+// same), or nullopt when the pass rejects an `if` (a training-only branch, or one on data).
+std::optional<torch::jit::Module> try_insert_observers(BuildContext& ctx, torch::jit::Module& m,
+                                                       torch::jit::QuantType type, const QConfigPair& qconfig) {
+  try {
+    return torch::jit::InsertObservers(m, "forward", make_qconfig_dict(ctx.plan, qconfig), /*inplace=*/false, type);
+  } catch (const c10::Error& e) {
+    if (rejected_if_location(e.what()).empty()) throw;
+    return std::nullopt;
+  }
+}
+
+// The observed module: the model as given when InsertObservers takes it; otherwise the model specialized
+// for inference (specialize.cpp), with float regions for the branches that still depend on data.
+torch::jit::Module observed_module(BuildContext& ctx, torch::jit::QuantType type, const QConfigPair& qconfig) {
+  auto fresh_clone = [&] {
+    return timed_step(ctx, "clone", [&] {
+      torch::jit::Module clone = ctx.source.module.clone();
+      clone.eval();
+      return clone;
+    });
+  };
+  if (ctx.float_regions.empty()) {  // an earlier build that needed regions needed specialization too
+    torch::jit::Module plain = fresh_clone();
+    plain = timed_step(ctx, "fold-bn", [&] { return torch::jit::FoldConvBatchNorm(plain); });
+    auto observed = timed_step(ctx, "insert-observers", [&] { return try_insert_observers(ctx, plain, type, qconfig); });
+    if (observed) {
+      ctx.details["specialized_graphs"] = 0;
+      return *observed;
+    }
+  }
+  torch::jit::Module m = fresh_clone();
+  ctx.details["specialized_graphs"] = timed_step(ctx, "specialize", [&] { return specialize_for_inference(m); });
+  m = timed_step(ctx, "fold-bn", [&] { return torch::jit::FoldConvBatchNorm(m); });
+  return timed_step(ctx, "insert-observers", [&] { return insert_observers(ctx, m, type, qconfig); });
+}
+
+}  // namespace
+
 torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type,
                                    const std::function<void(torch::jit::Module& observed)>& calibrate) {
   torch::NoGradGuard no_grad;
   const bool per_channel = ctx.plan.engine != "qnnpack";
-  torch::jit::Module m = ctx.source.module.clone();
-  m.eval();
-  m = torch::jit::FoldConvBatchNorm(m);
-  auto dict = make_qconfig_dict(ctx.plan, {make_activation_observer(), make_weight_observer(per_channel)});
-  torch::jit::Module observed = torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false, type);
-  if (calibrate) calibrate(observed);
-  observed = torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false, type);
+  QConfigPair qconfig{make_activation_observer(), make_weight_observer(per_channel)};
+  torch::jit::Module observed = observed_module(ctx, type, qconfig);
+  if (calibrate) timed_step(ctx, "calibrate", [&] { calibrate(observed); });
+  observed = timed_step(ctx, "insert-quant-dequant", [&] {
+    return torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false, type);
+  });
   ctx.details["weights"] = per_channel ? "int8 symmetric, per output channel" : "int8 symmetric, per tensor";
-  return torch::jit::Finalize(observed, type, {});
+  if (!ctx.float_regions.empty()) ctx.details["float_regions"] = ctx.float_regions;
+  return timed_step(ctx, "finalize", [&] { return torch::jit::Finalize(observed, type, {}); });
 }
 
 uint64_t int8_layer_bytes(const LayerInfo& l) {
@@ -91,10 +192,12 @@ class StaticScheme final : public Scheme {
     torch::NoGradGuard no_grad;
     torch::jit::Module q = graph_mode_int8(ctx, torch::jit::QuantType::STATIC,
                                            [&](torch::jit::Module& observed) { ctx.calibrator->calibrate(observed); });
-    auto graph = q.get_method("forward").graph();
-    torch::jit::ConstantPropagation(graph);
-    torch::jit::EliminateDeadCode(graph);
-    auto passes = optimize_int8_graph(q);
+    auto passes = timed_step(ctx, "lite-passes", [&] {
+      auto graph = q.get_method("forward").graph();
+      torch::jit::ConstantPropagation(graph);
+      torch::jit::EliminateDeadCode(graph);
+      return optimize_int8_graph(q);
+    });
     ctx.details["activations"] = "uint8 affine, per tensor";
     ctx.details["quantized_ops"] = count_quantized_ops(q);
     ctx.details["lite_passes"] = passes;

@@ -60,6 +60,8 @@ TEST_CASE("profile options: unknown keys, wrong types and rules are reported by 
   CHECK(with([](auto& c) { c.trace = "t.json"; }) == "trace");
   CHECK(with([](auto& c) { c.qps = {10}; }) == "qps");
   CHECK(with([](auto& c) { c.labels = "l.idx"; }) == "labels");
+  CHECK(with([](auto& c) { c.budget_s = 0.0; }) == "budget_s");
+  CHECK(with([](auto& c) { c.budget_s = std::nan(""); }) == "budget_s");
   CHECK(with([](auto& c) {
           c.inputs = {model::parse_input_spec("1x3x224x224")};
           c.batch = int64_t(1) << 40;
@@ -93,6 +95,11 @@ TEST_CASE("quantize options round-trip and validate by key") {
   CHECK(with([](auto& c) { c.output = "c.pt"; }) == "output");
   CHECK(with([](auto& c) { c.output = "m.pt"; }) == "output");
   CHECK(with([](auto& c) { c.labels = "l.idx"; }) == "labels");
+  CHECK(with([](auto& c) { c.agreement_floor = -1; }) == "agreement_floor");
+  CHECK(with([](auto& c) { c.agreement_floor = 100.5; }) == "agreement_floor");
+  CHECK(with([](auto& c) { c.budget_s = 0.5; }) == "budget_s");
+  CHECK(with([](auto& c) { c.budget_s = std::nan(""); }) == "budget_s");
+  CHECK(with([](auto& c) { c.budget_s = 30.0; }) == "(nothing thrown)");
   CHECK(rejected_key([] { nlohmann::json{{"model", "m.pt"}, {"tolerence", 1}}.get<quantize::QuantizeOptions>(); }) ==
         "tolerence");
 }

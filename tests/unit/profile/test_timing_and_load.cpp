@@ -96,3 +96,37 @@ TEST_CASE("a queue that keeps growing is saturated") {
   }
   CHECK(profile::summarize_load(1000, arrivals, start, finish).saturated);
 }
+
+TEST_CASE("under a budget a slow model gets the minimum calls and a note; with may_skip it is skipped") {
+  auto m = model::load_model(test::bundled_model());
+  profile::TimingOptions o;
+  o.warmup = 50;
+  o.duration_s = 100;  // far more than the budget allows
+  o.min_iterations = 50;
+  o.budget_s = 1e-6;   // every call overruns it
+  auto s = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  CHECK(s.warmup_ms.size() == size_t(profile::kMinWarmup));
+  CHECK(s.ms.size() == size_t(profile::kMinTimed));
+  CHECK_FALSE(s.skipped);
+  CHECK(s.note.find("measured with 2 warm-up and 3 timed calls instead of 50 and at least 50") == 0);
+  CHECK(s.call_ms > 0);
+  o.may_skip = true;
+  auto skipped = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  CHECK(skipped.skipped);
+  CHECK(skipped.ms.empty());
+  CHECK(skipped.warmup_ms.size() == 1);
+  CHECK(skipped.note.rfind("skipped: one call takes", 0) == 0);
+}
+
+TEST_CASE("a budget the model fits in changes nothing") {
+  auto m = model::load_model(test::bundled_model());
+  profile::TimingOptions o;
+  o.warmup = 3;
+  o.iterations = 7;
+  o.budget_s = 1000;
+  o.may_skip = true;
+  auto s = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  CHECK(s.warmup_ms.size() == 3);
+  CHECK(s.ms.size() == 7);
+  CHECK(s.note.empty());
+}

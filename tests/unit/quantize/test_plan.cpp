@@ -153,3 +153,22 @@ TEST_CASE("tolerance search reports the best effort when only the float model wo
   CHECK_FALSE(single.met);
   CHECK(single.steps.size() == 1);
 }
+
+TEST_CASE("a float region keeps every layer under its module path float, and only those") {
+  Plan p = make_plan(cnn_layers(), find_mode("static"), "onednn", {}, {}, {}, 2'000'000);
+  const uint64_t expected = p.expected_file_bytes;
+  apply_float_regions(p, {{"features", "an `if` that depends on data (model.py:12)"}});
+  REQUIRE(p.float_regions.size() == 1);
+  CHECK(p.float_regions[0].module == "features");
+  CHECK_FALSE(p.layers[0].quantized);
+  CHECK_FALSE(p.layers[1].quantized);
+  CHECK(p.layers[0].reason == "in features: an `if` that depends on data (model.py:12)");
+  CHECK(p.layers[0].bytes_after == p.layers[0].bytes_before);
+  CHECK(p.layers[2].quantized);  // "classifier.1" is not under "features"
+  CHECK(p.expected_file_bytes > expected);
+  // Applying the same region again changes nothing; a prefix that is not a whole path segment matches nothing.
+  apply_float_regions(p, {{"features", "again"}, {"classifier.", "no layer is named under it"}});
+  CHECK(p.float_regions.size() == 2);
+  CHECK(p.layers[0].reason == "in features: an `if` that depends on data (model.py:12)");
+  CHECK(p.layers[2].quantized);
+}

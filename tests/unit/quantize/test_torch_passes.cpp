@@ -102,7 +102,7 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   auto layers = find_layers(model.module);
   Calibrator calibrator(&data, 32, find_calib_method("mse"), model.path, lite::no_progress());
   Plan all = make_plan(layers, find_mode("static"), "onednn", {}, {}, {}, model.file_bytes);
-  BuildContext ctx{model, all, &calibrator, {}, nlohmann::json::object()};
+  BuildContext ctx{model, all, &calibrator, {}, nlohmann::json::object(), {}, {}};
   static_scheme().build(ctx);
   CHECK(calibrator.passes() == 2);           // ranges, then histograms
   CHECK(ctx.details["quantized_ops"] == 4);  // 3 convs + classifier.1; classifier.4 is too small
@@ -117,15 +117,15 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   // before): one more calibration (two passes); building that configuration again needs none.
   size_t observed = calibrator.stats().values.size();
   Plan skip = make_plan(layers, find_mode("static"), "onednn", {"features.0"}, {}, {}, model.file_bytes);
-  BuildContext ctx2{model, skip, &calibrator, {}, nlohmann::json::object()};
+  BuildContext ctx2{model, skip, &calibrator, {}, nlohmann::json::object(), {}, {}};
   static_scheme().build(ctx2);
   CHECK(calibrator.passes() == 4);
   CHECK(calibrator.stats().values.size() == observed + 1);
   CHECK(ctx2.details["quantized_ops"] == 3);
-  BuildContext ctx3{model, skip, &calibrator, {}, nlohmann::json::object()};
+  BuildContext ctx3{model, skip, &calibrator, {}, nlohmann::json::object(), {}, {}};
   static_scheme().build(ctx3);
   CHECK(calibrator.passes() == 4);
-  BuildContext ctx4{model, all, &calibrator, {}, nlohmann::json::object()};
+  BuildContext ctx4{model, all, &calibrator, {}, nlohmann::json::object(), {}, {}};
   static_scheme().build(ctx4);
   CHECK(calibrator.passes() == 4);
   CHECK(torch::equal(run(ctx4.result, x), out));  // same statistics, same model
@@ -164,7 +164,7 @@ def forward(self, x: Tensor) -> Tensor:
   const auto& method = find_calib_method("minmax");
 
   Calibrator calibrated(&data, 16, method, source.path, lite::no_progress());
-  BuildContext first{source, plan, &calibrated, {}, nlohmann::json::object()};
+  BuildContext first{source, plan, &calibrated, {}, nlohmann::json::object(), {}, {}};
   static_scheme().build(first);
   CHECK(calibrated.passes() == 1);
   bool keyed_by_position = false;  // the branch's y, e.g. ":y@4:13"
@@ -174,7 +174,7 @@ def forward(self, x: Tensor) -> Tensor:
   // No data: every value is covered by the statistics, so only the weight observers run.
   Calibrator reused(nullptr, 16, method, source.path, lite::no_progress());
   reused.preload(calibrated.stats());
-  BuildContext second{source, plan, &reused, {}, nlohmann::json::object()};
+  BuildContext second{source, plan, &reused, {}, nlohmann::json::object(), {}, {}};
   static_scheme().build(second);
   CHECK(reused.passes() == 0);
   CHECK(second.details["quantized_ops"] == first.details["quantized_ops"]);
@@ -193,7 +193,7 @@ TEST_CASE("every frozen-graph scheme stays close to float and keeps the output s
   for (auto c : {Case{"fp16", 0.05}, Case{"bf16", 0.5}, Case{"weight-int8", 0.5}, Case{"weight-int4", 3.0}}) {
     CAPTURE(c.mode);
     Plan plan = make_plan(layers, find_mode(c.mode), "onednn", {}, {}, {}, model.file_bytes);
-    BuildContext ctx{model, plan, nullptr, {}, nlohmann::json::object()};
+    BuildContext ctx{model, plan, nullptr, {}, nlohmann::json::object(), {}, {}};
     find_mode(c.mode).scheme->build(ctx);
     auto loaded = deserialize(serialize(ctx.result));
     auto out = run(loaded, x);
@@ -204,4 +204,42 @@ TEST_CASE("every frozen-graph scheme stays close to float and keeps the output s
     CHECK(err > 0);  // something was really changed
     CHECK(out.argmax(1).eq(reference.argmax(1)).to(torch::kFloat).mean().item<double>() > 0.95);
   }
+}
+
+TEST_CASE("eval specialization drops training-only branches and keeps the others") {
+  torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Depth")};
+  m.register_attribute("training", c10::BoolType::get(), true);  // what nn.Module gives every scripted module
+  m.register_parameter("w", torch::randn({8, 8}), /*is_buffer=*/false);
+  m.register_attribute("wide", c10::BoolType::get(), true);
+  m.define(R"JIT(
+def forward(self, x: Tensor) -> Tensor:
+    y = torch.linear(x, self.w)
+    if self.training:
+        y = y * torch.bernoulli(torch.full_like(y, 0.5))
+    if self.wide:
+        y = torch.relu(y)
+    return y
+)JIT");
+  m.eval();
+  auto count = [&](const char* kind) {
+    int n = 0;
+    for (auto* node : m.get_method("forward").graph()->nodes()) n += node->kind().toQualString() == std::string(kind);
+    return n;
+  };
+  REQUIRE(count("prim::If") == 2);
+  CHECK(specialize_for_inference(m) == 1);
+  CHECK(count("prim::If") == 1);  // `if self.wide` depends on an attribute instances may differ in: kept
+  CHECK(count("aten::bernoulli") == 0);
+  CHECK(specialize_for_inference(m) == 0);  // nothing left to do
+  auto x = torch::randn({4, 8});
+  CHECK(torch::allclose(m.forward({x}).toTensor(), torch::relu(torch::linear(x, m.attr("w").toTensor()))));
+}
+
+TEST_CASE("rejected_if_location reads the `if` InsertObservers printed, and nothing else") {
+  const std::string error =
+      "branches for `if` should return values that are observed consistently, if node:%x : Tensor = "
+      "prim::If(%3) # /usr/lib/python3/dist-packages/torchvision/ops/stochastic_depth.py:32:4\n  block0():\n";
+  CHECK(rejected_if_location(error) == "/usr/lib/python3/dist-packages/torchvision/ops/stochastic_depth.py:32");
+  CHECK(rejected_if_location("Expected a value of type 'Tensor'") == "");
+  CHECK(rejected_if_location("branches for `if` should return values that are observed consistently") == "");
 }
