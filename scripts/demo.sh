@@ -28,9 +28,13 @@ step "3. lite profile float vs int8"
 step "4. lite cache-sim: which cache size, with which model, meets p99 <= 0.3 ms?"
 "$LITE" profile data/fmnist_cnn.pt --threads 1 --duration 1 --json > "$OUT/float.profile.json"
 "$LITE" profile "$OUT/fmnist_cnn.int8.pt" --threads 1 --duration 1 --json > "$OUT/int8.profile.json"
+# Exit 1 here is an answer, not a failure: no simulated size meets the target with the latencies measured on
+# this machine (a loaded machine measures slower forwards), and the report says what would.
+status=0
 "$LITE" cache-sim data/inference_requests.csv --bytes --policy lru,arc,s3fifo,sieve,belady \
   --sizes 1%,3%,10%,30%,50%,100% --hit-latency 0.01 \
   --miss-latency-from "$OUT/float.profile.json,$OUT/int8.profile.json" --target-p99 0.3 --mrc \
-  --plot "$OUT/cache-sim.svg"
+  --plot "$OUT/cache-sim.svg" || status=$?
+[ "$status" -le 1 ] || exit "$status"
 echo
 echo "artifacts and plots are in $OUT/"

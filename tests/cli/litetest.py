@@ -22,9 +22,10 @@ PYTHON = "/usr/bin/python3"  # Debian's python with torch; the python3 first on 
 
 # The documented error line (README "Exit codes"): `lite SUB: error: SUBJECT: PROBLEM; FIX`, where SUBJECT
 # names what to change: a flag (or flags: "--json, --csv"), an argument placeholder (MODEL, TRACE), or a file
-# or word the user typed (a path, optionally path:LINE). No control characters: lite prints values escaped.
+# or word the user typed (a path, optionally path:LINE), or, in a data-parallel job, the rank that reports
+# (`rank 1`). No control characters: lite prints values escaped.
 _FLAG = r"--?[A-Za-z0-9][A-Za-z0-9-]*"
-_SUBJECT = rf"(?:{_FLAG}(?:, {_FLAG})*|[A-Z][A-Z_]*|[^\s:;]+(?::\d+)?)"
+_SUBJECT = rf"(?:{_FLAG}(?:, {_FLAG})*|[A-Z][A-Z_]*|rank \d+|[^\s:;]+(?::\d+)?)"
 ERROR_LINE = re.compile(rf"^lite(?: [a-z-]+)?: error: (?P<subject>{_SUBJECT}): (?P<problem>.+?); (?P<fix>\S.*)$")
 
 

@@ -163,6 +163,7 @@ struct Built {
   nlohmann::json details;
   std::vector<FloatRegion> float_regions;  // modules the build kept float (see specialize.cpp)
   double build_s = 0, calib_s = 0;         // seconds building (calibration excluded) and calibrating
+  nlohmann::json steps;                     // seconds per build step (clone, specialize, calibrate, ...)
 };
 
 // Builds a plan (scheme build, then serialized and loaded back, as a consumer gets it). Regions that a
@@ -183,7 +184,7 @@ Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
     steps[name] = steps.value(name, 0.0) + seconds;
     if (name == "calibrate") out.calib_s += seconds;
   }
-  if (!b.steps.empty()) out.details["build_steps_s"] = steps;
+  out.steps = steps;  // report only: timings would make the artifact differ from run to run
   out.build_s = seconds_since(t) - out.calib_s;
   return out;
 }
@@ -451,6 +452,7 @@ Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, c
   const std::string name = mode.name;
   try {
     Built b = build(c, mode, cand.plan);
+    cand.build_steps_s = b.steps;
     c.spend("build", name, b.build_s);
     if (b.calib_s > 0) c.spend("calibration", name, b.calib_s);
     apply_float_regions(cand.plan, b.float_regions);
@@ -549,6 +551,37 @@ void check_agreement_floor(const Candidate& chosen, const ModeEntry& requested, 
        fmt::format("{{agreement_floor}} {:.2f} points", o.agreement_floor),
        "give {tolerance} POINTS to keep the most sensitive layers float, keep layers float with {skip}, try another "
        "{mode} (auto, fp16, bf16), or raise {agreement_floor}"});
+}
+
+// Picks the candidate (choice.cpp), writes its artifact (and the calibration sidecar) after the last
+// interruption point; returns the chosen candidate.
+const Candidate& write_chosen(Context& c, QuantizeResult& r, const std::map<std::string, Built>& built,
+                              const CalibMethodEntry& method, const std::optional<CalibrationStats>& reused) {
+  const QuantizeOptions& o = c.o;
+  const model::LoadedModel& source = c.source;
+  const Choice choice = choose_candidate(r.candidates);
+  if (choice.index < 0) {
+    std::vector<std::string> why;
+    for (const auto& cand : r.candidates) why.push_back(cand.mode + ": " + cand.problem);
+    throw InternalError("no candidate could be built (" + join(why, "; ") + ")");
+  }
+  Candidate& chosen = r.candidates[size_t(choice.index)];
+  chosen.chosen = true;
+  r.tolerance_met = choice.tolerance_met;
+  r.mode = chosen.mode;
+  r.slower = chosen.speed.slower;
+  const ModeEntry& mode = find_mode(r.mode);
+  const Built& artifact = built.at(r.mode);
+  const fs::path out = output_path(o, mode.tag);
+  model::ArtifactInfo info = describe_artifact(c, mode, chosen, artifact, method, reused, out, r);
+  throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
+  timed(c, "write", "", [&] { model::save_artifact(deserialize(artifact.file), out, source, info); });
+  r.output = out.string();
+  r.output_bytes = fs::file_size(out);
+  if (r.calibration && !r.calibration->stats_file.empty())
+    write_file_atomically(r.calibration->stats_file,
+                          calibration_document(c.calibrator->stats(), method).dump(1) + "\n");
+  return chosen;
 }
 
 }  // namespace
@@ -653,28 +686,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   }
 
   // ---- choice and artifact ---------------------------------------------------------------------
-  const Choice choice = choose_candidate(r.candidates);
-  if (choice.index < 0) {
-    std::vector<std::string> why;
-    for (const auto& cand : r.candidates) why.push_back(cand.mode + ": " + cand.problem);
-    throw InternalError("no candidate could be built (" + join(why, "; ") + ")");
-  }
-  Candidate& chosen = r.candidates[size_t(choice.index)];
-  chosen.chosen = true;
-  r.tolerance_met = choice.tolerance_met;
-  r.mode = chosen.mode;
-  r.slower = chosen.speed.slower;
-  const ModeEntry& mode = find_mode(r.mode);
-  const Built& artifact = built.at(r.mode);
-  const fs::path out = output_path(o, mode.tag);
-  model::ArtifactInfo info = describe_artifact(c, mode, chosen, artifact, method, reused, out, r);
-  throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
-  timed(c, "write", "", [&] { model::save_artifact(deserialize(artifact.file), out, source, info); });
-  r.output = out.string();
-  r.output_bytes = fs::file_size(out);
-  if (r.calibration && !r.calibration->stats_file.empty())
-    write_file_atomically(r.calibration->stats_file,
-                          calibration_document(c.calibrator->stats(), method).dump(1) + "\n");
+  const Candidate& chosen = write_chosen(c, r, built, method, reused);
 
   // ---- gates -----------------------------------------------------------------------------------
   if (!r.tolerance_met) r.gates.fail("tolerance");

@@ -62,6 +62,7 @@ struct Candidate {
   std::optional<SearchResult> search;  // the tolerance search, when one ran
   bool chosen = false;
   double build_s = 0;
+  nlohmann::json build_steps_s;  // seconds per build step; in the report, never in the artifact
 };
 
 struct CalibrationInfo {

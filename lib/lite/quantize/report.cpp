@@ -37,6 +37,7 @@ void to_json(nlohmann::json& j, const Candidate& c) {
     j["speed"] = c.speed;
     j["meets_tolerance"] = c.meets_tolerance;
     if (c.search) j["tolerance_search"] = *c.search;
+    j["build_steps_s"] = c.build_steps_s;
   }
 }
 
