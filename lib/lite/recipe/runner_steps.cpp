@@ -37,49 +37,35 @@ StepOutcome run_profile(const nlohmann::json& j, const StepContext& c) {
   return out;
 }
 
-StepOutcome run_quantize(const nlohmann::json& j, const StepContext& c) {
-  auto o = read_options<quantize::QuantizeOptions>(j, c.prefix);
-  o.output = c.artifact_path;
+// The verbs that write a model artifact (quantize, prune, distill) share one shape: options whose output and
+// command line the runner sets, the verb's validate() under the step's key path, run(), to_report(), gates.
+// validate/run/to_report are found by argument-dependent lookup in the verb's namespace.
+template <class Options>
+StepOutcome run_model_step(const nlohmann::json& j, const StepContext& c) {
+  auto o = read_options<Options>(j, c.prefix);
+  o.output = decltype(o.output)(c.artifact_path.string());
   o.command_line = c.command_line;
-  under_prefix(c.prefix, [&] { quantize::validate(o); });
+  under_prefix(c.prefix, [&] { validate(o); });
   StepOutcome out;
   out.options = o;
   if (c.check_only) return out;
-  quantize::QuantizeResult r = quantize::run(o, *c.progress);
-  out.report = quantize::to_report(r);
+  const auto r = run(o, *c.progress);
+  out.report = to_report(r);
   out.gates = r.gates;
   out.artifact = r.output;
   return out;
+}
+
+StepOutcome run_quantize(const nlohmann::json& j, const StepContext& c) {
+  return run_model_step<quantize::QuantizeOptions>(j, c);
 }
 
 StepOutcome run_prune(const nlohmann::json& j, const StepContext& c) {
-  auto o = read_options<prune::PruneOptions>(j, c.prefix);
-  o.output = c.artifact_path.string();
-  o.command_line = c.command_line;
-  under_prefix(c.prefix, [&] { prune::validate(o); });
-  StepOutcome out;
-  out.options = o;
-  if (c.check_only) return out;
-  prune::PruneResult r = prune::run(o, *c.progress);
-  out.report = prune::to_report(r);
-  out.gates = r.gates;
-  out.artifact = r.output;
-  return out;
+  return run_model_step<prune::PruneOptions>(j, c);
 }
 
 StepOutcome run_distill(const nlohmann::json& j, const StepContext& c) {
-  auto o = read_options<distill::DistillOptions>(j, c.prefix);
-  o.output = c.artifact_path.string();
-  o.command_line = c.command_line;
-  under_prefix(c.prefix, [&] { distill::validate(o); });
-  StepOutcome out;
-  out.options = o;
-  if (c.check_only) return out;
-  distill::DistillResult r = distill::run(o, *c.progress);
-  out.report = distill::to_report(r);
-  out.gates = r.gates;
-  out.artifact = r.output;
-  return out;
+  return run_model_step<distill::DistillOptions>(j, c);
 }
 
 StepOutcome run_cache_sim(const nlohmann::json& j, const StepContext& c) {
