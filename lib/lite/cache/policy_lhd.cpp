@@ -11,7 +11,14 @@
 // with its float arithmetic (rank_t = float) and its random numbers (the seeded MMIX generator shared
 // with LeCaR), so the counts are libCacheSim's: candidates are drawn from the tag array, whose order
 // follows insertions and swap-with-last removals exactly.
-#include <cmath>
+//
+// Why this layout: an eviction reads 8 (later 32) tags at random, so the tag is what the time goes
+// to. The fields ranking reads (timestamp, size, class, explorer, and the last hit age a hit needs)
+// are one 16-byte record in a flat array, 100,000 objects = 1.6 MB that stays in cache; the class is
+// stored (it changes only on a hit) rather than recomputed from the two last hit ages; the candidates'
+// indices are drawn first and their tags prefetched together, so their misses overlap. Only app
+// class 1 is ever used (libCacheSim passes DEFAULT_APP_ID), so only its 16 hit-age classes are kept:
+// the other 240 would stay all-zero (61 MB of histograms in libCacheSim, 3.8 MB here).
 #include <limits>
 #include <vector>
 
@@ -21,9 +28,10 @@ namespace lite::cache::detail {
 namespace {
 
 // key -> index in the tag array (libCacheSim: an unordered_map; here the flat object table).
+// index is kNil once the object is evicted, so a stale node is told from a live one.
 struct IndexNode {
   uint64_t key = 0;
-  uint64_t index = 0;
+  uint32_t index = kNil;
 };
 
 class Lhd {
@@ -34,45 +42,38 @@ class Lhd {
 
   explicit Lhd(const PolicyConfig& c) : capacity_(c.capacity), indices_(expected_objects(c)) {
     explorer_budget_ = static_cast<int64_t>(static_cast<int64_t>(c.capacity) * kExplorerBudgetFraction);
-    classes_.resize(kNumClasses);
-    for (uint32_t cl = 0; cl < kNumClasses; cl++) {
+    classes_.resize(kHitAgeClasses);
+    for (uint32_t cl = 0; cl < kHitAgeClasses; cl++) {
+      const uint32_t global = kApp * kHitAgeClasses + cl;  // libCacheSim's class index seeds the prior
       classes_[cl].hits.assign(kMaxAge, 0);
       classes_[cl].evictions.assign(kMaxAge, 0);
       classes_[cl].hit_densities.resize(kMaxAge);
-      for (age_t a = 0; a < kMaxAge; a++) classes_[cl].hit_densities[a] = 1. * (cl + 1) / (a + 1);
+      for (age_t a = 0; a < kMaxAge; a++) classes_[cl].hit_densities[a] = 1. * (global + 1) / (a + 1);
     }
   }
 
   bool find(const Access& a) {
-    ++n_req_;
     const uint32_t n = indices_.find(a.key, a.hash);
     if (n == kNil) return false;
-    Tag& tag = tags_[indices_[n].index];
-    if (tag.bytes != a.size) {
-      occupied_ -= tag.bytes;
-      occupied_ += a.size;
-      tag.bytes = a.size;
-    }
-    update(a.key, a.size);
+    touch(indices_[n].index, a.size);
     return true;
   }
   bool can_insert(const Access& a) const { return a.size <= capacity_; }
   void insert(const Access& a) {
-    update(a.key, a.size);
-    tags_.back().bytes = a.size;  // update() appended its tag
+    admit(a.key, a.hash, a.size);
     occupied_ += a.size;
   }
   void evict(const Access&) {
-    const uint64_t victim = rank();
-    const uint32_t n = indices_.find(victim, hash_key(victim));
-    occupied_ -= tags_[indices_[n].index].bytes;
-    replaced(n);
+    const uint32_t victim = rank();
+    occupied_ -= tags_[victim].bytes;
+    replaced(victim);
   }
   uint64_t occupied() const { return occupied_ > 0 ? uint64_t(occupied_) : 0; }
   uint64_t capacity() const { return capacity_; }
   void prefetch(uint64_t hash) const { indices_.prefetch(hash); }
   size_t memory_bytes() const {
-    return tags_.capacity() * sizeof(Tag) + indices_.memory_bytes() + classes_.size() * kMaxAge * 3 * sizeof(rank_t);
+    return tags_.capacity() * sizeof(Tag) + node_of_.capacity() * sizeof(uint32_t) + indices_.memory_bytes() +
+           classes_.size() * kMaxAge * 3 * sizeof(rank_t);
   }
 
  private:
@@ -80,7 +81,6 @@ class Lhd {
   static constexpr uint32_t kExploreInverseProbability = 32;
   static constexpr uint32_t kHitAgeClasses = 16;
   static constexpr uint32_t kAppClasses = 16;
-  static constexpr uint32_t kNumClasses = kHitAgeClasses * kAppClasses;
   static constexpr rank_t kAgeCoarseningErrorTolerance = 0.01;
   static constexpr age_t kMaxAge = 20000;
   static constexpr timestamp_t kAccessesPerReconfiguration = (1 << 20);
@@ -88,13 +88,17 @@ class Lhd {
   static constexpr uint32_t kAssociativity = 32, kAdmissions = 8;
   static constexpr uint32_t kApp = 1 % kAppClasses;  // libCacheSim's DEFAULT_APP_ID
 
+  // What ranking and a hit read, in one 16-byte record. libCacheSim's tag also holds the last-but-one
+  // hit age, but only through the class (a function of the two last hit ages), which is kept instead;
+  // its float size is always float(bytes) when read.
   struct Tag {
-    age_t timestamp = 0, last_hit_age = 0, last_last_hit_age = 0;
-    uint64_t id = 0;
-    rank_t size = 0;
+    timestamp_t timestamp = 0;
+    uint32_t bytes = 0;
+    uint16_t last_hit_age = 0;  // < kMaxAge
+    uint8_t hit_class = 0;      // hit_age_class(last_hit_age + last_last_hit_age)
     bool explorer = false;
-    uint32_t bytes = 0;  // the cached size (libCacheSim's sizeMap)
   };
+  static_assert(kMaxAge <= 0xffff, "last_hit_age is 16-bit");
   struct Class {
     std::vector<rank_t> hits, evictions, hit_densities;
     rank_t total_hits = 0, total_evictions = 0;
@@ -104,7 +108,7 @@ class Lhd {
     rand_ = 6364136223846793005ULL * rand_ + 1442695040888963407ULL;
     return rand_;
   }
-  uint32_t hit_age_class(age_t age) const {
+  static uint32_t hit_age_class(age_t age) {
     if (age == 0) return kHitAgeClasses - 1;
     uint32_t log = 0;
     while (age < kMaxAge && log < kHitAgeClasses - 1) {
@@ -113,36 +117,49 @@ class Lhd {
     }
     return log;
   }
-  Class& class_of(const Tag& tag) {
-    return classes_[kApp * kHitAgeClasses + hit_age_class(tag.last_hit_age + tag.last_last_hit_age)];
-  }
   age_t age_of(const Tag& tag) const {
     const timestamp_t age = (timestamp_ - tag.timestamp) >> coarsening_shift_;
     return age >= kMaxAge ? kMaxAge - 1 : age;
   }
-  rank_t hit_density(const Tag& tag) {
+  rank_t hit_density(const Tag& tag) const {
     const age_t age = age_of(tag);
     if (age == kMaxAge - 1) return std::numeric_limits<rank_t>::lowest();
-    rank_t density = class_of(tag).hit_densities[age] / tag.size;
+    rank_t density = classes_[tag.hit_class].hit_densities[age] / rank_t(tag.bytes);
     if (tag.explorer) density += 1.;
     return density;
   }
 
-  uint64_t rank() {
-    uint64_t victim = uint64_t(-1);
+  // The node of a recent admission if its key is still cached: the remembered node when it still holds
+  // the key (one read), else a lookup (the key may have been evicted and admitted again).
+  uint32_t recent_node(uint32_t i) const {
+    const uint32_t hint = recent_node_[i];
+    if (indices_[hint].key == recent_[i] && indices_[hint].index != kNil) return hint;
+    return indices_.find(recent_[i], hash_key(recent_[i]));
+  }
+
+  // libCacheSim's rank(): the lowest density among random candidates and the recent admissions.
+  uint32_t rank() {
+    uint32_t victim = kNil;
     rank_t victim_rank = std::numeric_limits<rank_t>::max();
     const uint32_t candidates = reconfigurations_ > 50 ? kAssociativity : 8;
+    uint32_t drawn[kAssociativity];
+    const uint64_t n_tags = tags_.size();
     for (uint32_t i = 0; i < candidates; i++) {
-      const uint64_t idx = next_rand() % tags_.size();
-      const rank_t r = hit_density(tags_[idx]);
+      drawn[i] = static_cast<uint32_t>(next_rand() % n_tags);
+      __builtin_prefetch(&tags_[drawn[i]]);
+    }
+    for (uint32_t i = 0; i < kAdmissions; i++)
+      if (recent_valid_[i]) __builtin_prefetch(&indices_[recent_node_[i]]);
+    for (uint32_t i = 0; i < candidates; i++) {
+      const rank_t r = hit_density(tags_[drawn[i]]);
       if (r < victim_rank) {
-        victim = idx;
+        victim = drawn[i];
         victim_rank = r;
       }
     }
     for (uint32_t i = 0; i < kAdmissions; i++) {
       if (!recent_valid_[i]) continue;
-      const uint32_t n = indices_.find(recent_[i], hash_key(recent_[i]));
+      const uint32_t n = recent_node(i);
       if (n == kNil) continue;
       const rank_t r = hit_density(tags_[indices_[n].index]);
       if (r < victim_rank) {
@@ -151,41 +168,52 @@ class Lhd {
       }
     }
     ewma_victim_density_ = kEwmaDecay * ewma_victim_density_ + (1 - kEwmaDecay) * victim_rank;
-    return tags_[victim].id;
+    return victim == kNil ? drawn[0] : victim;  // kNil only if every density were NaN or +inf
   }
 
-  void update(uint64_t id, uint32_t size) {
-    const uint64_t h = hash_key(id);
-    const uint32_t n = indices_.find(id, h);
-    const bool inserted = n == kNil;
-    Tag* tag;
-    if (inserted) {
-      tags_.push_back(Tag{});
-      tag = &tags_.back();
-      indices_[indices_.insert(id, h)].index = tags_.size() - 1;
-      tag->last_last_hit_age = kMaxAge;
-      tag->last_hit_age = 0;
-      tag->id = id;
-    } else {
-      tag = &tags_[indices_[n].index];
-      const age_t age = age_of(*tag);
-      class_of(*tag).hits[age] += 1;
-      if (tag->explorer) explorer_budget_ += tag->size;
-      tag->last_last_hit_age = tag->last_hit_age;
-      tag->last_hit_age = age;
+  // libCacheSim's update() for a cached object (a hit).
+  void touch(uint32_t index, uint32_t size) {
+    Tag& tag = tags_[index];
+    const uint32_t old_bytes = tag.bytes;
+    if (old_bytes != size) {
+      occupied_ -= old_bytes;
+      occupied_ += size;
     }
-    tag->timestamp = timestamp_;
-    tag->size = size;
+    const age_t age = age_of(tag);
+    classes_[tag.hit_class].hits[age] += 1;
+    if (tag.explorer) explorer_budget_ += rank_t(old_bytes);
+    tag.hit_class = static_cast<uint8_t>(hit_age_class(tag.last_hit_age + age));
+    tag.last_hit_age = static_cast<uint16_t>(age);
+    tag.bytes = size;
+    stamp(tag, false, 0);
+  }
+  // libCacheSim's update() for a new object: a tag at the end of the array.
+  void admit(uint64_t id, uint64_t hash, uint32_t size) {
+    const uint32_t index = static_cast<uint32_t>(tags_.size());
+    const uint32_t n = indices_.insert(id, hash);
+    indices_[n].index = index;
+    tags_.push_back(Tag{});
+    node_of_.push_back(n);
+    Tag& tag = tags_.back();
+    tag.last_hit_age = 0;
+    tag.hit_class = static_cast<uint8_t>(hit_age_class(0 + kMaxAge));  // last_last_hit_age = kMaxAge
+    tag.bytes = size;
+    stamp(tag, true, n);
+  }
+  // The rest of update(), common to hits and new objects.
+  void stamp(Tag& tag, bool inserted, uint32_t node) {
+    tag.timestamp = timestamp_;
     const bool explore = (next_rand() % kExploreInverseProbability) == 0;
     if (explore && explorer_budget_ > 0 && reconfigurations_ < 50) {
-      tag->explorer = true;
-      explorer_budget_ -= tag->size;
+      tag.explorer = true;
+      explorer_budget_ -= rank_t(tag.bytes);
     } else {
-      tag->explorer = false;
+      tag.explorer = false;
     }
-    if (inserted && !explore && hit_density(*tag) < ewma_victim_density_) {
+    if (inserted && !explore && hit_density(tag) < ewma_victim_density_) {
       const int slot = recent_head_++ % int(kAdmissions);
-      recent_[slot] = id;
+      recent_[slot] = indices_[node].key;
+      recent_node_[slot] = node;
       recent_valid_[slot] = true;
     }
     ++timestamp_;
@@ -196,19 +224,20 @@ class Lhd {
     }
   }
 
-  void replaced(uint32_t n) {
-    const uint64_t index = indices_[n].index;
+  // Evicts the tag at `index`: the last tag moves into its place, as in libCacheSim.
+  void replaced(uint32_t index) {
     Tag& tag = tags_[index];
     const age_t age = age_of(tag);
-    class_of(tag).evictions[age] += 1;
-    if (tag.explorer) explorer_budget_ += tag.size;
+    classes_[tag.hit_class].evictions[age] += 1;
+    if (tag.explorer) explorer_budget_ += rank_t(tag.bytes);
+    const uint32_t n = node_of_[index];
+    indices_[n].index = kNil;
     indices_.erase(n);
     tags_[index] = tags_.back();
+    node_of_[index] = node_of_.back();
     tags_.pop_back();
-    if (index < tags_.size()) {
-      const uint64_t moved = tags_[index].id;
-      indices_[indices_.find(moved, hash_key(moved))].index = index;
-    }
+    node_of_.pop_back();
+    if (index < tags_.size()) indices_[node_of_[index]].index = index;
   }
 
   void reconfigure() {
@@ -285,17 +314,18 @@ class Lhd {
 
   uint64_t capacity_;
   int64_t occupied_ = 0;
-  int64_t n_req_ = 0;
   uint64_t rand_ = 0;
-  std::vector<Tag> tags_;
+  BigVector<Tag> tags_;
+  std::vector<uint32_t> node_of_;  // tag index -> its node in indices_
   ObjectTable<IndexNode> indices_;
-  std::vector<Class> classes_;
+  std::vector<Class> classes_;  // app class kApp's hit-age classes
   timestamp_t timestamp_ = 0;
   timestamp_t next_reconfiguration_ = kAccessesPerReconfiguration;
   int reconfigurations_ = 0;
   timestamp_t coarsening_shift_ = 10;
   rank_t ewma_objects_ = 0, ewma_objects_mass_ = 0.;
   uint64_t recent_[kAdmissions] = {};
+  uint32_t recent_node_[kAdmissions] = {};
   bool recent_valid_[kAdmissions] = {};
   int recent_head_ = 0;
   rank_t ewma_victim_density_ = 0;
