@@ -12,11 +12,13 @@
 // with LeCaR), so the counts are libCacheSim's: candidates are drawn from the tag array, whose order
 // follows insertions and swap-with-last removals exactly.
 //
-// Why this layout: an eviction reads 8 (later 32) tags at random, so the tag is what the time goes
-// to. The fields ranking reads (timestamp, size, class, explorer, and the last hit age a hit needs)
-// are one 16-byte record in a flat array, 100,000 objects = 1.6 MB that stays in cache; the class is
-// stored (it changes only on a hit) rather than recomputed from the two last hit ages; the candidates'
-// indices are drawn first and their tags prefetched together, so their misses overlap. Only app
+// Why this layout: the time goes to cache misses (an eviction reads 8, later 32, tags at random), so
+// the tag is the object table's node itself (key, timestamp, size, class, explorer, last hit age and
+// its position in the sampling order, 32 bytes): a hit is one slot probe and one tag read, and
+// libCacheSim's tag array becomes `order_`, a dense array of node indices kept in libCacheSim's order
+// (appends, swap-with-last removals) that candidates are drawn from. The class is stored (it changes
+// only on a hit) rather than recomputed from the two last hit ages; the candidates are drawn first and
+// their tags prefetched together, so their misses overlap. Only app
 // class 1 is ever used (libCacheSim passes DEFAULT_APP_ID), so only its 16 hit-age classes are kept:
 // the other 240 would stay all-zero (61 MB of histograms in libCacheSim, 3.8 MB here).
 #include <limits>
@@ -27,20 +29,13 @@
 namespace lite::cache::detail {
 namespace {
 
-// key -> index in the tag array (libCacheSim: an unordered_map; here the flat object table).
-// index is kNil once the object is evicted, so a stale node is told from a live one.
-struct IndexNode {
-  uint64_t key = 0;
-  uint32_t index = kNil;
-};
-
 class Lhd {
  public:
   using age_t = uint64_t;
   using timestamp_t = uint64_t;
   using rank_t = float;
 
-  explicit Lhd(const PolicyConfig& c) : capacity_(c.capacity), indices_(expected_objects(c)) {
+  explicit Lhd(const PolicyConfig& c) : capacity_(c.capacity), tags_(expected_objects(c)) {
     explorer_budget_ = static_cast<int64_t>(static_cast<int64_t>(c.capacity) * kExplorerBudgetFraction);
     classes_.resize(kHitAgeClasses);
     for (uint32_t cl = 0; cl < kHitAgeClasses; cl++) {
@@ -53,9 +48,9 @@ class Lhd {
   }
 
   bool find(const Access& a) {
-    const uint32_t n = indices_.find(a.key, a.hash);
+    const uint32_t n = tags_.find(a.key, a.hash);
     if (n == kNil) return false;
-    touch(indices_[n].index, a.size);
+    touch(tags_[n], a.size);
     return true;
   }
   bool can_insert(const Access& a) const { return a.size <= capacity_; }
@@ -70,10 +65,9 @@ class Lhd {
   }
   uint64_t occupied() const { return occupied_ > 0 ? uint64_t(occupied_) : 0; }
   uint64_t capacity() const { return capacity_; }
-  void prefetch(uint64_t hash) const { indices_.prefetch(hash); }
+  void prefetch(uint64_t hash) const { tags_.prefetch(hash); }
   size_t memory_bytes() const {
-    return tags_.capacity() * sizeof(Tag) + node_of_.capacity() * sizeof(uint32_t) + indices_.memory_bytes() +
-           classes_.size() * kMaxAge * 3 * sizeof(rank_t);
+    return tags_.memory_bytes() + order_.capacity() * sizeof(uint32_t) + classes_.size() * kMaxAge * 3 * sizeof(rank_t);
   }
 
  private:
@@ -88,12 +82,14 @@ class Lhd {
   static constexpr uint32_t kAssociativity = 32, kAdmissions = 8;
   static constexpr uint32_t kApp = 1 % kAppClasses;  // libCacheSim's DEFAULT_APP_ID
 
-  // What ranking and a hit read, in one 16-byte record. libCacheSim's tag also holds the last-but-one
-  // hit age, but only through the class (a function of the two last hit ages), which is kept instead;
-  // its float size is always float(bytes) when read.
+  // libCacheSim's tag, as the object table's node. libCacheSim's tag also holds the last-but-one hit
+  // age, but reads it only through the class (a function of the two last hit ages), which is kept
+  // instead; its float size is always float(bytes) when read.
   struct Tag {
+    uint64_t key = 0;
     timestamp_t timestamp = 0;
     uint32_t bytes = 0;
+    uint32_t pos = kNil;        // index in order_; kNil once evicted (tells a stale node from a live one)
     uint16_t last_hit_age = 0;  // < kMaxAge
     uint8_t hit_class = 0;      // hit_age_class(last_hit_age + last_last_hit_age)
     bool explorer = false;
@@ -133,8 +129,8 @@ class Lhd {
   // the key (one read), else a lookup (the key may have been evicted and admitted again).
   uint32_t recent_node(uint32_t i) const {
     const uint32_t hint = recent_node_[i];
-    if (indices_[hint].key == recent_[i] && indices_[hint].index != kNil) return hint;
-    return indices_.find(recent_[i], hash_key(recent_[i]));
+    if (tags_[hint].key == recent_[i] && tags_[hint].pos != kNil) return hint;
+    return tags_.find(recent_[i], hash_key(recent_[i]));
   }
 
   // libCacheSim's rank(): the lowest density among random candidates and the recent admissions.
@@ -142,14 +138,14 @@ class Lhd {
     uint32_t victim = kNil;
     rank_t victim_rank = std::numeric_limits<rank_t>::max();
     const uint32_t candidates = reconfigurations_ > 50 ? kAssociativity : 8;
-    uint32_t drawn[kAssociativity];
-    const uint64_t n_tags = tags_.size();
+    uint32_t drawn[kAssociativity];  // nodes
+    const uint64_t n_tags = order_.size();
     for (uint32_t i = 0; i < candidates; i++) {
-      drawn[i] = static_cast<uint32_t>(next_rand() % n_tags);
+      drawn[i] = order_[next_rand() % n_tags];
       __builtin_prefetch(&tags_[drawn[i]]);
     }
     for (uint32_t i = 0; i < kAdmissions; i++)
-      if (recent_valid_[i]) __builtin_prefetch(&indices_[recent_node_[i]]);
+      if (recent_valid_[i]) __builtin_prefetch(&tags_[recent_node_[i]]);
     for (uint32_t i = 0; i < candidates; i++) {
       const rank_t r = hit_density(tags_[drawn[i]]);
       if (r < victim_rank) {
@@ -161,9 +157,9 @@ class Lhd {
       if (!recent_valid_[i]) continue;
       const uint32_t n = recent_node(i);
       if (n == kNil) continue;
-      const rank_t r = hit_density(tags_[indices_[n].index]);
+      const rank_t r = hit_density(tags_[n]);
       if (r < victim_rank) {
-        victim = indices_[n].index;
+        victim = n;
         victim_rank = r;
       }
     }
@@ -172,8 +168,7 @@ class Lhd {
   }
 
   // libCacheSim's update() for a cached object (a hit).
-  void touch(uint32_t index, uint32_t size) {
-    Tag& tag = tags_[index];
+  void touch(Tag& tag, uint32_t size) {
     const uint32_t old_bytes = tag.bytes;
     if (old_bytes != size) {
       occupied_ -= old_bytes;
@@ -185,23 +180,22 @@ class Lhd {
     tag.hit_class = static_cast<uint8_t>(hit_age_class(tag.last_hit_age + age));
     tag.last_hit_age = static_cast<uint16_t>(age);
     tag.bytes = size;
-    stamp(tag, false, 0);
+    stamp(tag, kNil);
   }
   // libCacheSim's update() for a new object: a tag at the end of the array.
   void admit(uint64_t id, uint64_t hash, uint32_t size) {
-    const uint32_t index = static_cast<uint32_t>(tags_.size());
-    const uint32_t n = indices_.insert(id, hash);
-    indices_[n].index = index;
-    tags_.push_back(Tag{});
-    node_of_.push_back(n);
-    Tag& tag = tags_.back();
+    const uint32_t n = tags_.insert(id, hash);
+    Tag& tag = tags_[n];
+    tag.pos = static_cast<uint32_t>(order_.size());
+    order_.push_back(n);
     tag.last_hit_age = 0;
     tag.hit_class = static_cast<uint8_t>(hit_age_class(0 + kMaxAge));  // last_last_hit_age = kMaxAge
     tag.bytes = size;
-    stamp(tag, true, n);
+    stamp(tag, n);
   }
-  // The rest of update(), common to hits and new objects.
-  void stamp(Tag& tag, bool inserted, uint32_t node) {
+  // The rest of update(), common to hits and new objects (`node` is kNil for a hit).
+  void stamp(Tag& tag, uint32_t node) {
+    const bool inserted = node != kNil;
     tag.timestamp = timestamp_;
     const bool explore = (next_rand() % kExploreInverseProbability) == 0;
     if (explore && explorer_budget_ > 0 && reconfigurations_ < 50) {
@@ -212,7 +206,7 @@ class Lhd {
     }
     if (inserted && !explore && hit_density(tag) < ewma_victim_density_) {
       const int slot = recent_head_++ % int(kAdmissions);
-      recent_[slot] = indices_[node].key;
+      recent_[slot] = tag.key;
       recent_node_[slot] = node;
       recent_valid_[slot] = true;
     }
@@ -224,20 +218,21 @@ class Lhd {
     }
   }
 
-  // Evicts the tag at `index`: the last tag moves into its place, as in libCacheSim.
-  void replaced(uint32_t index) {
-    Tag& tag = tags_[index];
+  // Evicts node n: the last tag in the order moves into its place, as in libCacheSim's tag array.
+  void replaced(uint32_t n) {
+    Tag& tag = tags_[n];
     const age_t age = age_of(tag);
     classes_[tag.hit_class].evictions[age] += 1;
     if (tag.explorer) explorer_budget_ += rank_t(tag.bytes);
-    const uint32_t n = node_of_[index];
-    indices_[n].index = kNil;
-    indices_.erase(n);
-    tags_[index] = tags_.back();
-    node_of_[index] = node_of_.back();
-    tags_.pop_back();
-    node_of_.pop_back();
-    if (index < tags_.size()) indices_[node_of_[index]].index = index;
+    const uint32_t pos = tag.pos;
+    tag.pos = kNil;
+    tags_.erase(n);
+    const uint32_t moved = order_.back();
+    order_.pop_back();
+    if (pos < order_.size()) {
+      order_[pos] = moved;
+      tags_[moved].pos = pos;
+    }
   }
 
   void reconfigure() {
@@ -258,7 +253,7 @@ class Lhd {
   void adapt_age_coarsening() {
     ewma_objects_ *= kEwmaDecay;
     ewma_objects_mass_ *= kEwmaDecay;
-    ewma_objects_ += indices_.size();  // libCacheSim: sizeMap.size(), the same objects
+    ewma_objects_ += tags_.size();  // libCacheSim: sizeMap.size(), the same objects
     ewma_objects_mass_ += 1.;
     const rank_t objects = ewma_objects_ / ewma_objects_mass_;
     const rank_t optimal = 1. * objects / (kAgeCoarseningErrorTolerance * kMaxAge);
@@ -315,9 +310,8 @@ class Lhd {
   uint64_t capacity_;
   int64_t occupied_ = 0;
   uint64_t rand_ = 0;
-  BigVector<Tag> tags_;
-  std::vector<uint32_t> node_of_;  // tag index -> its node in indices_
-  ObjectTable<IndexNode> indices_;
+  ObjectTable<Tag> tags_;
+  std::vector<uint32_t> order_;  // libCacheSim's tag array, as node indices
   std::vector<Class> classes_;  // app class kApp's hit-age classes
   timestamp_t timestamp_ = 0;
   timestamp_t next_reconfiguration_ = kAccessesPerReconfiguration;
