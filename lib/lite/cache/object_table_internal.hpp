@@ -138,6 +138,18 @@ class ObjectTable {
     --live_;
   }
 
+  // Moves live node `from` into node `to`, the node erased last (so still on top of the free list);
+  // the key's slot follows it and `from` is freed instead. A policy that erases a node and moves its
+  // last one into the gap keeps its live nodes at 0..size()-1, an array it can sample from directly.
+  void move(uint32_t from, uint32_t to) {
+    const uint32_t h32 = static_cast<uint32_t>(hash_key(nodes_[from].key));
+    size_t i = h32 & mask_;
+    while (static_cast<uint32_t>(slots_[i]) != from + 1) i = (i + 1) & mask_;
+    slots_[i] = (static_cast<uint64_t>(h32) << 32) | (static_cast<uint64_t>(to) + 1);
+    nodes_[to] = nodes_[from];
+    free_.back() = from;
+  }
+
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[static_cast<uint32_t>(hash) & mask_]); }
 
   Node& operator[](uint32_t n) { return nodes_[n]; }

@@ -13,12 +13,12 @@
 // follows insertions and swap-with-last removals exactly.
 //
 // Why this layout: the time goes to cache misses (an eviction reads 8, later 32, tags at random), so
-// the tag is the object table's node itself (key, timestamp, size, class, explorer, last hit age and
-// its position in the sampling order, 32 bytes): a hit is one slot probe and one tag read, and
-// libCacheSim's tag array becomes `order_`, a dense array of node indices kept in libCacheSim's order
-// (appends, swap-with-last removals) that candidates are drawn from. The class is stored (it changes
-// only on a hit) rather than recomputed from the two last hit ages; the candidates are drawn first and
-// their tags prefetched together, so their misses overlap. Only app
+// the tag is the object table's node itself (key, timestamp, size, class, explorer, last hit age: 24
+// bytes), and the nodes are kept dense in libCacheSim's tag-array order (a new tag is the next node;
+// an evicted node's place is taken by the last node, ObjectTable::move): a hit is one slot probe and
+// one tag read, and a candidate is tags_[random % size] with no indirection. The class is stored (it
+// changes only on a hit) rather than recomputed from the two last hit ages; the candidates are drawn
+// first and their tags prefetched together, so their misses overlap. Only app
 // class 1 is ever used (libCacheSim passes DEFAULT_APP_ID), so only its 16 hit-age classes are kept:
 // the other 240 would stay all-zero (61 MB of histograms in libCacheSim, 3.8 MB here).
 #include <limits>
@@ -67,7 +67,7 @@ class Lhd {
   uint64_t capacity() const { return capacity_; }
   void prefetch(uint64_t hash) const { tags_.prefetch(hash); }
   size_t memory_bytes() const {
-    return tags_.memory_bytes() + order_.capacity() * sizeof(uint32_t) + classes_.size() * kMaxAge * 3 * sizeof(rank_t);
+    return tags_.memory_bytes() + classes_.size() * kMaxAge * 3 * sizeof(rank_t);
   }
 
  private:
@@ -89,7 +89,6 @@ class Lhd {
     uint64_t key = 0;
     timestamp_t timestamp = 0;
     uint32_t bytes = 0;
-    uint32_t pos = kNil;        // index in order_; kNil once evicted (tells a stale node from a live one)
     uint16_t last_hit_age = 0;  // < kMaxAge
     uint8_t hit_class = 0;      // hit_age_class(last_hit_age + last_last_hit_age)
     bool explorer = false;
@@ -100,9 +99,24 @@ class Lhd {
     rank_t total_hits = 0, total_evictions = 0;
   };
 
+  static uint64_t lcg(uint64_t x) { return 6364136223846793005ULL * x + 1442695040888963407ULL; }
   uint64_t next_rand() {
-    rand_ = 6364136223846793005ULL * rand_ + 1442695040888963407ULL;
+    rand_ = lcg(rand_);
+    --window_;
     return rand_;
+  }
+  uint32_t candidates() const { return reconfigurations_ > 50 ? kAssociativity : 8; }
+  // The generator is deterministic, so the next eviction's candidates are known before it happens
+  // whenever no hit comes first: the tags of the next candidates() draws are prefetched as soon as a
+  // draw is consumed (each hit consumes one and shifts the window by one), usually several requests
+  // before they are read. ahead_ is the generator state window_ draws after rand_.
+  void refill_window() {
+    const uint64_t n = tags_.size();
+    while (window_ < int64_t(candidates())) {
+      ahead_ = lcg(ahead_);
+      ++window_;
+      if (n != 0) __builtin_prefetch(&tags_[static_cast<uint32_t>(ahead_ % n)]);
+    }
   }
   static uint32_t hit_age_class(age_t age) {
     if (age == 0) return kHitAgeClasses - 1;
@@ -129,7 +143,7 @@ class Lhd {
   // the key (one read), else a lookup (the key may have been evicted and admitted again).
   uint32_t recent_node(uint32_t i) const {
     const uint32_t hint = recent_node_[i];
-    if (tags_[hint].key == recent_[i] && tags_[hint].pos != kNil) return hint;
+    if (hint < tags_.size() && tags_[hint].key == recent_[i]) return hint;  // nodes 0..size()-1 are live
     return tags_.find(recent_[i], hash_key(recent_[i]));
   }
 
@@ -137,13 +151,10 @@ class Lhd {
   uint32_t rank() {
     uint32_t victim = kNil;
     rank_t victim_rank = std::numeric_limits<rank_t>::max();
-    const uint32_t candidates = reconfigurations_ > 50 ? kAssociativity : 8;
+    const uint32_t candidates = this->candidates();
     uint32_t drawn[kAssociativity];  // nodes
-    const uint64_t n_tags = order_.size();
-    for (uint32_t i = 0; i < candidates; i++) {
-      drawn[i] = order_[next_rand() % n_tags];
-      __builtin_prefetch(&tags_[drawn[i]]);
-    }
+    const uint64_t n_tags = tags_.size();
+    for (uint32_t i = 0; i < candidates; i++) drawn[i] = static_cast<uint32_t>(next_rand() % n_tags);
     for (uint32_t i = 0; i < kAdmissions; i++)
       if (recent_valid_[i]) __builtin_prefetch(&tags_[recent_node_[i]]);
     for (uint32_t i = 0; i < candidates; i++) {
@@ -164,6 +175,7 @@ class Lhd {
       }
     }
     ewma_victim_density_ = kEwmaDecay * ewma_victim_density_ + (1 - kEwmaDecay) * victim_rank;
+    refill_window();
     return victim == kNil ? drawn[0] : victim;  // kNil only if every density were NaN or +inf
   }
 
@@ -184,10 +196,8 @@ class Lhd {
   }
   // libCacheSim's update() for a new object: a tag at the end of the array.
   void admit(uint64_t id, uint64_t hash, uint32_t size) {
-    const uint32_t n = tags_.insert(id, hash);
+    const uint32_t n = tags_.insert(id, hash);  // == the old size(): the free list holds only the top nodes
     Tag& tag = tags_[n];
-    tag.pos = static_cast<uint32_t>(order_.size());
-    order_.push_back(n);
     tag.last_hit_age = 0;
     tag.hit_class = static_cast<uint8_t>(hit_age_class(0 + kMaxAge));  // last_last_hit_age = kMaxAge
     tag.bytes = size;
@@ -216,23 +226,18 @@ class Lhd {
       next_reconfiguration_ = kAccessesPerReconfiguration;
       ++reconfigurations_;
     }
+    refill_window();
   }
 
-  // Evicts node n: the last tag in the order moves into its place, as in libCacheSim's tag array.
+  // Evicts node n: the last node moves into its place, as in libCacheSim's tag array.
   void replaced(uint32_t n) {
     Tag& tag = tags_[n];
     const age_t age = age_of(tag);
     classes_[tag.hit_class].evictions[age] += 1;
     if (tag.explorer) explorer_budget_ += rank_t(tag.bytes);
-    const uint32_t pos = tag.pos;
-    tag.pos = kNil;
     tags_.erase(n);
-    const uint32_t moved = order_.back();
-    order_.pop_back();
-    if (pos < order_.size()) {
-      order_[pos] = moved;
-      tags_[moved].pos = pos;
-    }
+    const uint32_t last = static_cast<uint32_t>(tags_.size());
+    if (n < last) tags_.move(last, n);
   }
 
   void reconfigure() {
@@ -310,8 +315,9 @@ class Lhd {
   uint64_t capacity_;
   int64_t occupied_ = 0;
   uint64_t rand_ = 0;
+  uint64_t ahead_ = 0;  // the candidate window (refill_window)
+  int64_t window_ = 0;
   ObjectTable<Tag> tags_;
-  std::vector<uint32_t> order_;  // libCacheSim's tag array, as node indices
   std::vector<Class> classes_;  // app class kApp's hit-age classes
   timestamp_t timestamp_ = 0;
   timestamp_t next_reconfiguration_ = kAccessesPerReconfiguration;
