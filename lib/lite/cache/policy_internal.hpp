@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "lite/cache/cache_sim.hpp"
@@ -96,6 +98,14 @@ inline bool cache_get(P& p, const Access& a) {
   return false;
 }
 
+// A policy whose request reads more than its table slot (W-TinyLFU's sketch counters) has
+// prefetch_request(key, hash), which the replay loop calls instead of prefetch(hash).
+template <class P, class = void>
+struct HasPrefetchRequest : std::false_type {};
+template <class P>
+struct HasPrefetchRequest<P, std::void_t<decltype(std::declval<const P&>().prefetch_request(uint64_t(), uint64_t()))>>
+    : std::true_type {};
+
 template <class P>
 class PolicySimulator final : public Simulator {
  public:
@@ -125,7 +135,10 @@ class PolicySimulator final : public Simulator {
     const int64_t* next = b.has_next ? b.next.data() : nullptr;
     constexpr size_t kAhead = 8;
     for (size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) policy_.prefetch(hashes[i + kAhead]);
+      if (i + kAhead < n) {
+        if constexpr (HasPrefetchRequest<P>::value) policy_.prefetch_request(keys[i + kAhead], hashes[i + kAhead]);
+        else policy_.prefetch(hashes[i + kAhead]);
+      }
       if constexpr (kSampled) {
         if (hashes[i] >= sample_threshold) continue;
       }

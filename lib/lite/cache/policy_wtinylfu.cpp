@@ -83,6 +83,12 @@ class WTinyLfu : public PolicyBase<WtNode> {
     main_evict();
   }
   uint64_t occupied() const { return window_.bytes + main_occupied(); }
+  // Nearly every request adds its key to the sketch (a miss on insertion, a main hit), so its k
+  // counters are fetched with its table slot, a few requests ahead.
+  void prefetch_request(uint64_t key, uint64_t hash) const {
+    table_.prefetch(hash);
+    sketch_.prefetch(key);
+  }
   size_t memory_bytes() const { return PolicyBase::memory_bytes() + sketch_.memory_bytes(); }
 
  private:
