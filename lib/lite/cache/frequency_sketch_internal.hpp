@@ -12,8 +12,8 @@
 // increments all k counters (libCacheSim's "minimal increment" check only guards a debug print).
 // libCacheSim has no doorkeeper; it is off by default.
 //
-// Storage: counters are dense when there are at most 2^24 of them, else a hash map of the non-zero
-// ones. libCacheSim sizes by bytes in byte mode (entries = main cache bytes: up to 2^31 counters,
+// Storage: counters are dense when there are at most 2^24 of them, else an open-addressing map of
+// the non-zero ones (SparseCounters: flat, no node per counter). libCacheSim sizes by bytes in byte mode (entries = main cache bytes: up to 2^31 counters,
 // 8 GiB it leaves to lazy zero pages); the map holds only what k positions per seen key touch.
 // Counters stay 32-bit (libCacheSim's are unbounded ints, and the counts depend on them), so speed
 // comes from elsewhere: positions reduce by a multiply instead of k divisions (Lemire's fastmod, exact
@@ -22,11 +22,58 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 namespace lite::cache::detail {
+
+// position -> counter for the non-zero counters of a large sketch: linear probing over one flat
+// array of (position, count) pairs, doubled at 1/2 load; halve() rebuilds it without the zeros.
+class SparseCounters {
+ public:
+  SparseCounters() : slots_(16, Slot{kEmpty, 0}), mask_(15) {}
+  void increment(uint32_t p) {
+    Slot& s = slots_[probe(p)];
+    if (s.pos == kEmpty) {
+      s = Slot{p, 1};
+      if (++live_ * 2 > slots_.size()) rebuild(slots_.size() * 2, false);
+      return;
+    }
+    ++s.count;
+  }
+  uint32_t get(uint32_t p) const { return slots_[probe(p)].count; }  // an empty slot counts 0
+  void halve() { rebuild(slots_.size(), true); }
+  size_t size() const { return live_; }
+  size_t memory_bytes() const { return slots_.capacity() * sizeof(Slot); }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;  // positions are < INT_MAX
+  struct Slot {
+    uint32_t pos, count;
+  };
+  size_t probe(uint32_t p) const {
+    size_t i = (p * 0x9E3779B1u) & mask_;
+    while (slots_[i].pos != kEmpty && slots_[i].pos != p) i = (i + 1) & mask_;
+    return i;
+  }
+  void rebuild(size_t n_slots, bool halve) {
+    std::vector<Slot> old(n_slots, Slot{kEmpty, 0});
+    old.swap(slots_);
+    mask_ = n_slots - 1;
+    live_ = 0;
+    for (const Slot& s : old) {
+      if (s.pos == kEmpty) continue;
+      const uint32_t c = halve ? s.count >> 1 : s.count;
+      if (c == 0) continue;
+      slots_[probe(s.pos)] = Slot{s.pos, c};
+      ++live_;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_;
+  size_t live_ = 0;
+};
 
 // XXH64 of one 8-byte little-endian value (the xxHash specification, input length 8).
 inline uint64_t xxh64_u64(uint64_t v, uint64_t seed) {
@@ -79,7 +126,7 @@ class FrequencySketch {
     }
     for (int i = 0; i < hashes_; ++i) {
       if (!dense_.empty()) ++dense_[pos[i]];
-      else ++sparse_[pos[i]];
+      else sparse_.increment(pos[i]);
     }
   }
   // Minimum of the key's counters (+1 when the doorkeeper holds it).
@@ -94,17 +141,13 @@ class FrequencySketch {
   // Aging: every counter halves; the doorkeeper forgets.
   void decay() {
     for (auto& c : dense_) c >>= 1;
-    for (auto it = sparse_.begin(); it != sparse_.end();) {
-      it->second >>= 1;
-      if (it->second == 0) it = sparse_.erase(it);
-      else ++it;
-    }
+    if (sparse_.size() != 0) sparse_.halve();
     door_.clear();
   }
   int hashes() const { return hashes_; }
   uint32_t counters() const { return counters_; }
   size_t memory_bytes() const {
-    return dense_.capacity() * sizeof(uint32_t) + sparse_.size() * 24 + door_.size() * 16;
+    return dense_.capacity() * sizeof(uint32_t) + sparse_.memory_bytes() + door_.size() * 16;
   }
 
  private:
@@ -121,8 +164,7 @@ class FrequencySketch {
   }
   uint32_t counter(uint32_t p) const {
     if (!dense_.empty()) return dense_[p];
-    auto it = sparse_.find(p);
-    return it == sparse_.end() ? 0 : it->second;
+    return sparse_.get(p);
   }
   bool door_contains(const uint32_t* pos) const {
     for (int i = 0; i < hashes_; ++i)
@@ -135,7 +177,7 @@ class FrequencySketch {
   uint32_t counters_ = 1;
   uint64_t mod_magic_ = 0;  // ceil(2^64 / counters_), mod()'s multiplier
   std::vector<uint32_t> dense_;
-  std::unordered_map<uint32_t, uint32_t> sparse_;
+  SparseCounters sparse_;
   std::unordered_set<uint32_t> door_;
 };
 
