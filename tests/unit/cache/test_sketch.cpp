@@ -1,8 +1,12 @@
 // W-TinyLFU's frequency sketch alone: sizing as libCacheSim's minimalIncrementCBF, counts, aging,
-// the doorkeeper; and the policy's admission on a small hand-checked sequence.
+// the doorkeeper, its sparse counter map; the policy's admission on a small hand-checked sequence; and
+// the object table's move, which keeps LHD's tags in libCacheSim's order.
+#include <map>
+
 #include "cache_test_util.hpp"
 
 #include "lite/cache/frequency_sketch_internal.hpp"
+#include "lite/cache/object_table_internal.hpp"
 
 using lite::cache::detail::FrequencySketch;
 using lite::cache::detail::xxh64_u64;
@@ -82,4 +86,55 @@ TEST_CASE("wtinylfu: a frequent set survives a scan that flushes LRU") {
   };
   CHECK(final_hits("wtinylfu") >= 45);  // the hot set stays in main through the scan
   CHECK(final_hits("lru") == 0);        // LRU loses it
+}
+
+TEST_CASE("frequency sketch: the sparse counter map agrees with a std::map through growth and halving") {
+  lite::cache::detail::SparseCounters sparse;
+  std::map<uint32_t, uint32_t> ref;
+  uint64_t x = 12345;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 20000; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const uint32_t p = static_cast<uint32_t>(x >> 33) % 5000u;  // repeats, so counts exceed 1
+      sparse.increment(p);
+      ++ref[p];
+    }
+    sparse.halve();
+    for (auto it = ref.begin(); it != ref.end();) {
+      it->second >>= 1;
+      if (it->second == 0) it = ref.erase(it);
+      else ++it;
+    }
+    CHECK(sparse.size() == ref.size());
+    for (uint32_t p = 0; p < 5000; ++p) {
+      const auto it = ref.find(p);
+      CHECK(sparse.get(p) == (it == ref.end() ? 0u : it->second));
+    }
+  }
+}
+
+TEST_CASE("object table: move keeps the live nodes dense and the keys found (LHD's tag order)") {
+  struct Node {
+    uint64_t key = 0;
+  };
+  using lite::cache::detail::hash_key;
+  lite::cache::detail::ObjectTable<Node> t(8);
+  for (uint64_t k = 0; k < 100; ++k) CHECK(t.insert(k, hash_key(k)) == k);
+  // erase node 10, move the last node (key 99) into it: libCacheSim's swap-with-last
+  t.erase(10);
+  t.move(99, 10);
+  CHECK(t.find(10, hash_key(10)) == lite::cache::detail::kNil);
+  CHECK(t.find(99, hash_key(99)) == 10u);
+  CHECK(t[10].key == 99u);
+  CHECK(t.insert(1000, hash_key(1000)) == 99u);  // the next new object takes the freed top node
+  // two erases before an insert (byte mode): the free list stays the top nodes, in order
+  t.erase(3);
+  t.move(99, 3);
+  t.erase(5);
+  t.move(98, 5);
+  CHECK(t.find(1000, hash_key(1000)) == 3u);
+  CHECK(t.find(98, hash_key(98)) == 5u);
+  CHECK(t.insert(2000, hash_key(2000)) == 98u);
+  CHECK(t.insert(2001, hash_key(2001)) == 99u);
+  for (uint32_t n = 0; n < t.size(); ++n) CHECK(t.find(t[n].key, hash_key(t[n].key)) == n);
 }
