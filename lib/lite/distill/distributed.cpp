@@ -80,14 +80,27 @@ class GlooDataParallel final : public DataParallel {
   int world_size() const override { return world_.size; }
   bool writes_files() const override { return world_.rank == 0; }
 
-  void start(torch::jit::Module& student, const nlohmann::json& fingerprint) override {
-    check_fingerprints(fingerprint);
+  void agree(const nlohmann::json& fingerprint) override { check_fingerprints(fingerprint); }
+
+  void start(torch::jit::Module& student) override {
     torch::NoGradGuard no_grad;
     std::vector<std::vector<torch::Tensor>> tensors;
     for (const auto& [name, t] : named_state(student)) tensors.push_back({t.detach()});
     std::vector<c10::intrusive_ptr<c10d::Work>> works;
     for (auto& t : tensors) works.push_back(group_->broadcast(t, c10d::BroadcastOptions()));
     wait_all(works, "the start broadcast of rank 0's weights");
+  }
+
+  BatchSlice shard(int64_t n) const override { return shard_of(world_.rank, n); }
+
+  torch::Tensor gather_shards(const torch::Tensor& part, int64_t n) override;
+
+  std::vector<double> sum(std::vector<double> values) override {
+    std::vector<torch::Tensor> t{torch::tensor(values, torch::TensorOptions().dtype(torch::kFloat64))};
+    std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allreduce(t)};
+    wait_all(works, "the sum of every rank's validation counts");
+    const auto* sums = t[0].data_ptr<double>();
+    return std::vector<double>(sums, sums + values.size());
   }
 
   void throw_if_interrupted() override {
@@ -168,6 +181,11 @@ class GlooDataParallel final : public DataParallel {
     }
   }
 
+  BatchSlice shard_of(int rank, int64_t n) const {
+    const int64_t lo = n * rank / world_.size, hi = n * (rank + 1) / world_.size;
+    return {lo, hi - lo};
+  }
+
   World world_;
   uint64_t seed_;
   double bucket_mb_;
@@ -179,6 +197,22 @@ class GlooDataParallel final : public DataParallel {
   double share_ = 1, allreduce_s_ = 0;
   bool agreed_interrupt_ = false;
 };
+
+// Gloo's all-gather takes equal shapes: each part is padded to the longest shard's rows, then trimmed.
+torch::Tensor GlooDataParallel::gather_shards(const torch::Tensor& part, int64_t n) {
+  const int64_t longest = shard_of(world_.size - 1, n).length;  // the last shard is never shorter
+  auto shape = part.sizes().vec();
+  shape[0] = longest;
+  std::vector<torch::Tensor> input{torch::zeros(shape, part.options())};
+  input[0].narrow(0, 0, part.size(0)).copy_(part);
+  std::vector<std::vector<torch::Tensor>> output(1);
+  for (int r = 0; r < world_.size; ++r) output[0].push_back(torch::empty(shape, part.options()));
+  std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(output, input)};
+  wait_all(works, "the all-gather of the teacher's logits");
+  std::vector<torch::Tensor> parts;
+  for (int r = 0; r < world_.size; ++r) parts.push_back(output[0][size_t(r)].narrow(0, 0, shard_of(r, n).length));
+  return torch::cat(parts);
+}
 
 void GlooDataParallel::lost(const std::string& during, const std::exception& e) {
   if (interrupt_requested()) throw Interrupted();  // the peer went away because the job was interrupted
