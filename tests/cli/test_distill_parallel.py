@@ -120,11 +120,16 @@ class DistillParallel(LiteTestCase):
         one = self.tmp / "one.pt"
         one_result = self.distill_json(*self.args(one, self.mlp), "--threads", "1")
         self.assertFalse(all(torch.equal(a, b) for a, b in zip(weights(one), weights(self.mlp))), "it trained")
-        for processes in (2, 3):  # 3 splits each global batch of 64 unevenly (21, 21, 22): weighted gradients
-            with self.subTest(processes=processes):
-                many = self.tmp / f"many{processes}.pt"
-                result = self.distill_json(*self.args(many, self.mlp), "--launch-local", processes)
+        # 3 splits each global batch of 64 unevenly (21, 21, 22): weighted gradients. --bucket-mb 0.0001 (105
+        # bytes) cuts the MLP's gradients into 3 buckets (reverse order: 10 + 320 floats, 32, 25,088) that
+        # backward's hooks start one by one, in order.
+        for processes, bucket_mb, buckets in ((2, 1, 1), (3, 1, 1), (2, 0.0001, 3)):
+            with self.subTest(processes=processes, bucket_mb=bucket_mb):
+                many = self.tmp / f"many{processes}_{bucket_mb}.pt"
+                result = self.distill_json(*self.args(many, self.mlp), "--launch-local", processes,
+                                           "--bucket-mb", bucket_mb)
                 self.assertEqual(result["distributed"]["world_size"], processes)
+                self.assertEqual(result["distributed"]["buckets"], buckets)
                 self.assert_same_training((one, one_result), (many, result))
 
     def test_streamed_data_two_processes_equal_one(self):
