@@ -101,19 +101,56 @@ class DistillParallel(LiteTestCase):
             self.assertIn(needle, r.stdout)
         self.assertEqual(r.stderr.count("epoch 1/1"), 1, "only rank 0 reports progress")
 
+    def assert_same_training(self, one, many):
+        """Weights within float reduction tolerance; the sharded validations (each rank scores its part of the
+        300 samples, the counts are summed) give the metrics of one process, within one sample's flip."""
+        for a, b in zip(weights(one[0]), weights(many[0])):
+            self.assertTrue(torch.allclose(a, b, atol=1e-5, rtol=1e-4), (a - b).abs().max())
+        self.assertEqual(many[1]["teacher"]["metric_percent"], one[1]["teacher"]["metric_percent"])
+        self.assertEqual(many[1]["student_before"]["metric_percent"], one[1]["student_before"]["metric_percent"])
+        for e1, e2 in zip(one[1]["epochs"], many[1]["epochs"], strict=True):
+            self.assertLessEqual(abs(e1["metric_percent"] - e2["metric_percent"]), 100 / 300 + 1e-9)
+
+    def distill_json(self, *args):
+        r = run_lite("distill", *args, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)["result"]
+
     def test_without_batch_norm_two_and_three_processes_equal_one_on_the_same_global_batch(self):
         one = self.tmp / "one.pt"
-        r1 = run_lite("distill", *self.args(one, self.mlp), "--threads", "1")
-        self.assertEqual(r1.returncode, 0, r1.stderr)
+        one_result = self.distill_json(*self.args(one, self.mlp), "--threads", "1")
         self.assertFalse(all(torch.equal(a, b) for a, b in zip(weights(one), weights(self.mlp))), "it trained")
-        for processes in (2, 3):  # 3 splits each global batch of 64 unevenly (21, 21, 22): weighted gradients
-            with self.subTest(processes=processes):
-                many = self.tmp / f"many{processes}.pt"
-                r = run_lite("distill", *self.args(many, self.mlp), "--launch-local", processes, "--json")
-                self.assertEqual(r.returncode, 0, r.stderr)
-                self.assertEqual(json.loads(r.stdout)["result"]["distributed"]["world_size"], processes)
-                for a, b in zip(weights(one), weights(many)):
-                    self.assertTrue(torch.allclose(a, b, atol=1e-5, rtol=1e-4), (a - b).abs().max())
+        # 3 splits each global batch of 64 unevenly (21, 21, 22): weighted gradients. --bucket-mb 0.0001 (105
+        # bytes) cuts the MLP's gradients into 3 buckets (reverse order: 10 + 320 floats, 32, 25,088) that
+        # backward's hooks start one by one, in order.
+        for processes, bucket_mb, buckets in ((2, 1, 1), (3, 1, 1), (2, 0.0001, 3)):
+            with self.subTest(processes=processes, bucket_mb=bucket_mb):
+                many = self.tmp / f"many{processes}_{bucket_mb}.pt"
+                result = self.distill_json(*self.args(many, self.mlp), "--launch-local", processes,
+                                           "--bucket-mb", bucket_mb)
+                self.assertEqual(result["distributed"]["world_size"], processes)
+                self.assertEqual(result["distributed"]["buckets"], buckets)
+                self.assert_same_training((one, one_result), (many, result))
+
+    def test_streamed_data_two_processes_equal_one(self):
+        # 384 samples of 3 KB over a 1 MB budget: streamed in chunks of 83; each rank computes the teacher's
+        # logits of its half in chunk-sized reads, then the halves are gathered.
+        import numpy
+        x, y = self.tmp / "x.npy", self.tmp / "y.npy"
+        data = torch.load(str(EVAL))
+        numpy.save(str(x), data["x"][:SAMPLES].numpy())
+        numpy.save(str(y), data["y"][:SAMPLES].numpy())
+        def args(out):
+            a = self.args(out, self.mlp, epochs=1)
+            a[a.index("--data") + 1], a[a.index("--labels") + 1] = x, y
+            return [*a, "--data-memory-mb", 1]
+        one, many = self.tmp / "one.pt", self.tmp / "many.pt"
+        one_result = self.distill_json(*args(one), "--threads", "1")
+        self.assertEqual(one_result["data_chunk_samples"], 83)
+        self.assertEqual(one_result["teacher_logits"], "cached")
+        result = self.distill_json(*args(many), "--launch-local", 2)
+        self.assertEqual(result["data_chunk_samples"], 83)
+        self.assert_same_training((one, one_result), (many, result))
 
     def test_torchrun_variables_start_a_job(self):
         out = self.tmp / "s.pt"

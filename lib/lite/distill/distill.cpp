@@ -166,6 +166,7 @@ void check_models(Session& s) {
   if (t.dim() < 2)
     throw InputError(s.teacher.path.string(), "returns shape " + c10::str(t.sizes()) + ", not logits [N, classes]",
                      "distill a classifier (or a model returning per-class scores)");
+  s.teacher_values_per_sample = t.numel() / std::max<int64_t>(1, t.size(0));
   if (t.sizes() != st.sizes())
     throw InputError(s.student.path.string(),
                      fmt::format("outputs shape {} but the teacher outputs {} for the same input",
@@ -184,26 +185,36 @@ void check_models(Session& s) {
     throw InputError(s.student.path.string(), "has no parameters to train", "pass a student with weights");
 }
 
-// The teacher's logits of every training sample, chunk by chunk when the data is streamed.
+// The teacher's logits of every training sample: each rank computes its shard (chunk-sized reads when the
+// data is streamed) and the ranks gather the whole.
 torch::Tensor all_teacher_logits(Session& s) {
-  if (!s.stream) return profile::predict(s.teacher.module, s.train, s.o.eval_batch, s.teacher.path, s.progress);
-  ProgressPhase phase(s.progress, "teacher logits", uint64_t(s.stream->chunks()));
+  const int64_t n = train_size(s);
+  const BatchSlice part = s.sync->shard(n);
+  if (!s.stream)
+    return s.sync->gather_shards(profile::predict(s.teacher.module, rows_of(s.train, part), s.o.eval_batch,
+                                                  s.teacher.path, s.progress), n);
+  const int64_t step = s.stream->chunk_samples();
+  ProgressPhase phase(s.progress, "teacher logits", uint64_t((part.length + step - 1) / step));
   std::vector<torch::Tensor> parts;
-  for (int64_t c = 0; c < s.stream->chunks(); ++c) {
-    parts.push_back(profile::predict(s.teacher.module, s.stream->chunk(c), s.o.eval_batch, s.teacher.path, no_progress()));
+  for (int64_t begin = part.begin; begin < part.begin + part.length; begin += step) {
+    model::Dataset piece;
+    piece.x = s.stream->read(begin, std::min(step, part.begin + part.length - begin));
+    piece.source = s.stream->source();
+    parts.push_back(profile::predict(s.teacher.module, piece, s.o.eval_batch, s.teacher.path, no_progress()));
     phase.advance();
   }
-  return torch::cat(parts);
+  return s.sync->gather_shards(torch::cat(parts), n);
 }
 
-// Cached when the logits fit both teacher_cache_mb and what the memory budget leaves beside the data.
-void prepare_teacher(Session& s, DistillResult& r) {
+// Whether to cache the teacher's logits: when they fit both teacher_cache_mb and what the memory budget
+// leaves beside the data. Decided before the ranks compare fingerprints; filled after (all_teacher_logits).
+void decide_teacher_cache(Session& s, DistillResult& r) {
   const int64_t n = train_size(s);
-  const int64_t per_sample = s.teacher_validation.numel() / std::max<int64_t>(1, s.teacher_validation.size(0));
-  const uint64_t bytes = uint64_t(n) * uint64_t(per_sample) * 4;
+  const uint64_t bytes = uint64_t(n) * uint64_t(s.teacher_values_per_sample) * 4;
   const double mb = double(bytes) / (1024.0 * 1024.0);
   const uint64_t budget = memory_budget(s.o), data = data_bytes_in_memory(s);
   const uint64_t left = budget > data ? budget - data : 0;
+  s.cache_teacher = false;
   if (mb > double(s.o.teacher_cache_mb)) {
     r.teacher_logits = "recomputed every step";
     r.teacher_logits_reason = fmt::format("{:.1f} MB for {} samples exceeds teacher_cache_mb {}", mb, n, s.o.teacher_cache_mb);
@@ -212,7 +223,7 @@ void prepare_teacher(Session& s, DistillResult& r) {
     r.teacher_logits_reason = fmt::format("{:.1f} MB for {} samples exceeds the {} the memory budget leaves beside the "
                                           "data (raise data_memory_mb)", mb, n, megabytes(left));
   } else {
-    s.cached_teacher = all_teacher_logits(s);
+    s.cache_teacher = true;
     r.teacher_logits = "cached";
     r.teacher_logits_reason = fmt::format("{:.1f} MB for {} samples, within teacher_cache_mb {}; no augmentation, so "
                                           "every epoch reuses them", mb, n, s.o.teacher_cache_mb);
@@ -236,7 +247,7 @@ nlohmann::json fingerprint(const Session& s) {
           {"momentum", o.momentum},             {"weight_decay", o.weight_decay},
           {"warmup_fraction", o.warmup_fraction}, {"temperature", o.temperature},
           {"alpha", s.weights.alpha},           {"seed", o.seed},
-          {"teacher_cached", s.cached_teacher.has_value()},
+          {"teacher_cached", s.cache_teacher},
           {"eval_batch", o.eval_batch},         {"threads", o.threads},
           {"validation_samples", s.validation.size()},
           {"validation_checksum", s.validation.x.sum().item<double>()}};
@@ -308,8 +319,6 @@ void train_student(Session& s, DistillResult& r) {
   auto optimizer = find_optimizer(o.optimizer).make(parameters, o);
   const int64_t steps = steps_per_epoch(train_size(s), o.batch, 2 * s.sync->world_size());
   const auto schedule = make_schedule(o.lr, steps * o.epochs, o.warmup_fraction);
-  s.fingerprint = fingerprint(s);
-  if (s.sync->world_size() > 1) s.fingerprint["world_size"] = s.sync->world_size();
   TrainState state;
   if (!o.resume.empty()) {
     load_checkpoint(o.resume, s.student.module, *optimizer, state, s.fingerprint);
@@ -320,7 +329,7 @@ void train_student(Session& s, DistillResult& r) {
     state.best_metric = r.student_before.metric;
     state.best_weights = copy_state(s.student.module);
   }
-  s.sync->start(s.student.module, s.fingerprint);  // rank 0's weights everywhere (data parallel)
+  s.sync->start(s.student.module);  // rank 0's weights everywhere (data parallel)
   TrainOutcome outcome = train(s, *optimizer, schedule, std::move(state));
   r.epochs = outcome.state.history;
   r.best_epoch = outcome.state.best_epoch;
@@ -375,10 +384,12 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   r.train_samples = train_size(s);
   r.validation_samples = s.validation.size();
 
-  s.teacher_validation = profile::predict(s.teacher.module, s.validation, o.eval_batch, s.teacher.path, progress);
-  const double teacher_metric =
-      s.validation.has_labels() ? profile::top1_accuracy(s.teacher_validation, *s.validation.y).percent() : 100.0;
-  prepare_teacher(s, r);
+  decide_teacher_cache(s, r);
+  s.fingerprint = fingerprint(s);
+  if (s.sync->world_size() > 1) s.fingerprint["world_size"] = s.sync->world_size();
+  s.sync->agree(s.fingerprint);  // before the first collective: a rank with other options or inputs refuses
+  const double teacher_metric = teacher_validation_metric(s);
+  if (s.cache_teacher) s.cached_teacher = all_teacher_logits(s);
   const torch::Tensor sample = s.train.x.narrow(0, 0, 1);
   r.student_before = summarize(s.student, sample, validation_metric(s, s.student.module));
   train_student(s, r);

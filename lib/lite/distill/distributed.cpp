@@ -1,5 +1,6 @@
 // DataParallel over ProcessGroupGloo (see distributed.hpp): the start broadcast, the bucketed gradient
-// all-reduce, the epoch-end buffer average, and the per-rank figures gathered through the store.
+// all-reduce started from parameter hooks during backward, the shard gather and count sums of the no-grad
+// passes, the epoch-end buffer average, and the per-rank figures gathered through the store.
 #include "lite/distill/distributed.hpp"
 
 #include <fmt/format.h>
@@ -31,12 +32,21 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A flat buffer over consecutive parameters of one dtype: gradients are copied in, all-reduced, copied out.
+// A flat buffer over consecutive parameters of one dtype: gradients are copied in as backward produces them,
+// all-reduced, copied out.
 struct Bucket {
   std::vector<torch::Tensor> parameters;
-  std::vector<torch::Tensor> flat;  // one tensor: the argument c10d's allreduce takes by reference
+  std::vector<int64_t> offsets;           // of each parameter in flat
+  std::vector<torch::Tensor> flat;        // one tensor: the argument c10d's allreduce takes by reference
+  std::vector<bool> filled;               // this step's gradient copied in
+  size_t ready = 0;                       // count of filled
+  c10::intrusive_ptr<c10d::Work> work;    // the all-reduce in flight; null before launch
+
+  torch::Tensor slot(size_t i) { return flat[0].narrow(0, offsets[i], parameters[i].numel()); }
 };
 
+// Buckets over the parameters in reverse order (backward produces the last layers' gradients first, so the
+// first bucket fills first), cut at about bucket_mb and at a change of dtype.
 std::vector<Bucket> make_buckets(const std::vector<torch::Tensor>& parameters, double bucket_mb) {
   const double cap = bucket_mb * 1024 * 1024;
   std::vector<Bucket> buckets;
@@ -44,9 +54,12 @@ std::vector<Bucket> make_buckets(const std::vector<torch::Tensor>& parameters, d
   int64_t numel = 0;
   auto close = [&] {
     if (buckets.empty() || buckets.back().parameters.empty()) return;
-    buckets.back().flat = {torch::zeros({numel}, buckets.back().parameters.front().options().requires_grad(false))};
+    auto& b = buckets.back();
+    b.flat = {torch::zeros({numel}, b.parameters.front().options().requires_grad(false))};
+    b.filled.assign(b.parameters.size(), false);
   };
-  for (const auto& p : parameters) {
+  for (auto it = parameters.rbegin(); it != parameters.rend(); ++it) {
+    const auto& p = *it;
     if (buckets.empty() || bytes >= cap || p.scalar_type() != buckets.back().parameters.front().scalar_type()) {
       close();
       buckets.emplace_back();
@@ -54,6 +67,7 @@ std::vector<Bucket> make_buckets(const std::vector<torch::Tensor>& parameters, d
       numel = 0;
     }
     buckets.back().parameters.push_back(p);
+    buckets.back().offsets.push_back(numel);
     bytes += double(p.numel() * int64_t(p.element_size()));
     numel += p.numel();
   }
@@ -80,14 +94,32 @@ class GlooDataParallel final : public DataParallel {
   int world_size() const override { return world_.size; }
   bool writes_files() const override { return world_.rank == 0; }
 
-  void start(torch::jit::Module& student, const nlohmann::json& fingerprint) override {
-    check_fingerprints(fingerprint);
+  void agree(const nlohmann::json& fingerprint) override { check_fingerprints(fingerprint); }
+
+  ~GlooDataParallel() override {
+    for (auto& [parameter, handle] : hooks_) parameter.remove_hook(handle);
+  }
+
+  void start(torch::jit::Module& student) override {
     torch::NoGradGuard no_grad;
     std::vector<std::vector<torch::Tensor>> tensors;
     for (const auto& [name, t] : named_state(student)) tensors.push_back({t.detach()});
     std::vector<c10::intrusive_ptr<c10d::Work>> works;
     for (auto& t : tensors) works.push_back(group_->broadcast(t, c10d::BroadcastOptions()));
     wait_all(works, "the start broadcast of rank 0's weights");
+    if (buckets_.empty()) watch_gradients(student);
+  }
+
+  BatchSlice shard(int64_t n) const override { return shard_of(world_.rank, n); }
+
+  torch::Tensor gather_shards(const torch::Tensor& part, int64_t n) override;
+
+  std::vector<double> sum(std::vector<double> values) override {
+    std::vector<torch::Tensor> t{torch::tensor(values, torch::TensorOptions().dtype(torch::kFloat64))};
+    std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allreduce(t)};
+    wait_all(works, "the sum of every rank's validation counts");
+    const auto* sums = t[0].data_ptr<double>();
+    return std::vector<double>(sums, sums + values.size());
   }
 
   void throw_if_interrupted() override {
@@ -101,43 +133,45 @@ class GlooDataParallel final : public DataParallel {
     const int64_t lo = begin + length * world_.rank / world_.size;
     const int64_t hi = begin + length * (world_.rank + 1) / world_.size;
     share_ = double(hi - lo) / double(length);
+    in_backward_ = true;  // the next gradients the hooks see are this step's
     samples_ += hi - lo;
     return {lo, hi - lo};
   }
 
+  // Launches, in bucket order, what backward has not (buckets with a parameter that got no gradient hook
+  // this step: its .grad, or zeros), then waits for every bucket and copies the sums into the gradients.
   double after_backward(torch::jit::Module& student, double local_loss) override {
     torch::NoGradGuard no_grad;
-    if (buckets_.empty()) {
-      std::vector<torch::Tensor> parameters;
-      for (const auto& p : student.parameters()) parameters.push_back(p);
-      buckets_ = make_buckets(parameters, bucket_mb_);
-    }
+    in_backward_ = false;
     const auto t0 = Clock::now();
-    std::vector<c10::intrusive_ptr<c10d::Work>> works;
     for (auto& b : buckets_) {
-      int64_t offset = 0;
-      for (auto& p : b.parameters) {
-        auto slot = b.flat[0].narrow(0, offset, p.numel());
-        if (p.grad().defined()) slot.copy_(p.grad().reshape({-1}));
-        else slot.zero_();
-        offset += p.numel();
+      for (size_t i = 0; i < b.parameters.size(); ++i) {
+        if (b.filled[i]) continue;
+        const auto& g = b.parameters[i].grad();
+        if (g.defined()) b.slot(i).copy_(g.reshape({-1})).mul_(share_);
+        else b.slot(i).zero_();
+        b.filled[i] = true;
+        ++b.ready;
       }
-      b.flat[0].mul_(share_);
-      works.push_back(group_->allreduce(b.flat));
     }
+    launch_ready_buckets();
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    for (auto& b : buckets_) works.push_back(std::move(b.work));
     std::vector<torch::Tensor> meta{torch::tensor({local_loss * share_, interrupt_requested() ? 1.0 : 0.0},
                                                   torch::TensorOptions().dtype(torch::kFloat64))};
     works.push_back(group_->allreduce(meta));
     wait_all(works, fmt::format("the gradient all-reduce of global step {}", step_ + 1));
     for (auto& b : buckets_) {
-      int64_t offset = 0;
-      for (auto& p : b.parameters) {
-        auto slot = b.flat[0].narrow(0, offset, p.numel()).view(p.sizes());
-        if (p.grad().defined()) p.mutable_grad().copy_(slot);
-        else p.mutable_grad() = slot.clone();
-        offset += p.numel();
+      for (size_t i = 0; i < b.parameters.size(); ++i) {
+        auto& p = b.parameters[i];
+        auto sum = b.slot(i).view(p.sizes());
+        if (p.grad().defined()) p.mutable_grad().copy_(sum);
+        else p.mutable_grad() = sum.clone();
       }
+      std::fill(b.filled.begin(), b.filled.end(), false);
+      b.ready = 0;
     }
+    next_launch_ = 0;
     allreduce_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
     agreed_interrupt_ = meta[0][1].item<double>() > 0;
     return meta[0][0].item<double>();
@@ -168,6 +202,45 @@ class GlooDataParallel final : public DataParallel {
     }
   }
 
+  // A hook per parameter copies its gradient (weighted by this rank's share) into its bucket as backward
+  // computes it; a full bucket is all-reduced at once (asynchronously, on Gloo's threads) while backward goes
+  // on with the earlier layers: DDP's overlap of communication with backward.
+  void watch_gradients(torch::jit::Module& student) {
+    std::vector<torch::Tensor> parameters;
+    for (const auto& p : student.parameters()) parameters.push_back(p);
+    buckets_ = make_buckets(parameters, bucket_mb_);
+    for (size_t b = 0; b < buckets_.size(); ++b)
+      for (size_t i = 0; i < buckets_[b].parameters.size(); ++i) {
+        auto& p = buckets_[b].parameters[i];
+        if (!p.requires_grad()) continue;
+        hooks_.emplace_back(p, p.register_hook([this, b, i](torch::Tensor grad) { gradient_ready(b, i, grad); }));
+      }
+  }
+
+  void gradient_ready(size_t b, size_t i, const torch::Tensor& grad) {
+    auto& bucket = buckets_[b];
+    if (!in_backward_ || bucket.filled[i]) return;
+    torch::NoGradGuard no_grad;
+    bucket.slot(i).copy_(grad.reshape({-1})).mul_(share_);
+    bucket.filled[i] = true;
+    ++bucket.ready;
+    launch_ready_buckets();
+  }
+
+  // Every rank launches its buckets in the same order (Gloo matches collectives by order): bucket k only
+  // after buckets 0..k-1, each once full.
+  void launch_ready_buckets() {
+    while (next_launch_ < buckets_.size() && buckets_[next_launch_].ready == buckets_[next_launch_].parameters.size()) {
+      buckets_[next_launch_].work = group_->allreduce(buckets_[next_launch_].flat);
+      ++next_launch_;
+    }
+  }
+
+  BatchSlice shard_of(int rank, int64_t n) const {
+    const int64_t lo = n * rank / world_.size, hi = n * (rank + 1) / world_.size;
+    return {lo, hi - lo};
+  }
+
   World world_;
   uint64_t seed_;
   double bucket_mb_;
@@ -175,10 +248,29 @@ class GlooDataParallel final : public DataParallel {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   std::pair<int, int64_t> crash_;
   std::vector<Bucket> buckets_;
+  std::vector<std::pair<torch::Tensor, unsigned>> hooks_;  // (parameter, hook handle), removed at the end
+  size_t next_launch_ = 0;   // the next bucket to all-reduce this step
+  bool in_backward_ = false;  // between begin_step and after_backward
   int64_t step_ = 0, samples_ = 0;
   double share_ = 1, allreduce_s_ = 0;
   bool agreed_interrupt_ = false;
 };
+
+// Gloo's all-gather takes equal shapes: each part is padded to the longest shard's rows, then trimmed.
+torch::Tensor GlooDataParallel::gather_shards(const torch::Tensor& part, int64_t n) {
+  const int64_t longest = shard_of(world_.size - 1, n).length;  // the last shard is never shorter
+  auto shape = part.sizes().vec();
+  shape[0] = longest;
+  std::vector<torch::Tensor> input{torch::zeros(shape, part.options())};
+  input[0].narrow(0, 0, part.size(0)).copy_(part);
+  std::vector<std::vector<torch::Tensor>> output(1);
+  for (int r = 0; r < world_.size; ++r) output[0].push_back(torch::empty(shape, part.options()));
+  std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(output, input)};
+  wait_all(works, "the all-gather of the teacher's logits");
+  std::vector<torch::Tensor> parts;
+  for (int r = 0; r < world_.size; ++r) parts.push_back(output[0][size_t(r)].narrow(0, 0, shard_of(r, n).length));
+  return torch::cat(parts);
+}
 
 void GlooDataParallel::lost(const std::string& during, const std::exception& e) {
   if (interrupt_requested()) throw Interrupted();  // the peer went away because the job was interrupted

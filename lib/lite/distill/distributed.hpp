@@ -4,9 +4,13 @@
 // seeded permutation is the same on every rank, so each epoch's slices form a disjoint shard per rank, and
 // the global batch is exactly the one a single process would take). Then:
 //   - parameters and buffers are broadcast from rank 0 before the first step (and after a resume);
-//   - gradients, each weighted by its slice's share of the global batch, are flattened into ~bucket_mb
-//     buckets and summed with one all-reduce per bucket (all in flight at once), so every rank steps with
+//   - gradients, each weighted by its slice's share of the global batch, are copied into ~bucket_mb flat
+//     buckets (parameters in reverse order) by hooks on the parameters as backward produces them; a full
+//     bucket's all-reduce starts at once, overlapping the rest of backward (as DDP does), buckets in the same
+//     order on every rank; after backward the rest start and all are waited for, so every rank steps with
 //     the global batch's gradient and the weights stay identical (Gloo hands every rank the same sum);
+//   - the teacher's logits of the training data and each validation are split into one contiguous shard per
+//     rank: logits are all-gathered, validation counts summed;
 //   - the loss and an "interrupted" flag ride along, so NaN stops and Ctrl-C stops happen after the same
 //     step on every rank;
 //   - batch norm normalises each rank's slice with its own batch statistics; at each epoch's end the

@@ -154,11 +154,39 @@ torch::Tensor teacher_logits(Session& s, const torch::Tensor& x) {
   return profile::forward_float(s.teacher.module, {x}, s.teacher.path);
 }
 
+model::Dataset rows_of(const model::Dataset& d, BatchSlice part) {
+  model::Dataset rows;
+  rows.x = d.x.narrow(0, part.begin, part.length);
+  if (d.y) rows.y = d.y->narrow(0, part.begin, part.length);
+  rows.source = d.source;
+  return rows;
+}
+
 double validation_metric(Session& s, torch::jit::Module& student) {
   student.eval();
-  auto out = profile::predict(student, s.validation, s.o.eval_batch, s.student.path, no_progress());
-  if (s.validation.y) return profile::top1_accuracy(out, *s.validation.y).percent();
-  return 100.0 * profile::compare_outputs(s.teacher_validation, out).top1_agreement;
+  const int64_t n = s.validation.size();
+  const BatchSlice part = s.sync->shard(n);
+  double hits = 0;  // this shard's correct (or teacher-agreeing) samples
+  if (part.length > 0) {
+    const model::Dataset mine = rows_of(s.validation, part);
+    auto out = profile::predict(student, mine, s.o.eval_batch, s.student.path, no_progress());
+    hits = mine.y ? double(profile::top1_accuracy(out, *mine.y).correct)
+                  : profile::compare_outputs(s.teacher_validation, out).top1_agreement * double(part.length);
+  }
+  return 100.0 * s.sync->sum({hits})[0] / double(n);
+}
+
+double teacher_validation_metric(Session& s) {
+  const int64_t n = s.validation.size();
+  const BatchSlice part = s.sync->shard(n);
+  double hits = 0;
+  if (part.length > 0) {
+    const model::Dataset mine = rows_of(s.validation, part);
+    s.teacher_validation = profile::predict(s.teacher.module, mine, s.o.eval_batch, s.teacher.path, s.progress);
+    if (mine.y) hits = double(profile::top1_accuracy(s.teacher_validation, *mine.y).correct);
+  }
+  const double total = s.sync->sum({hits})[0];  // every rank takes part, labels or not
+  return s.validation.has_labels() ? 100.0 * total / double(n) : 100.0;
 }
 
 TrainOutcome train(Session& s, torch::optim::Optimizer& optimizer, const CosineSchedule& schedule, TrainState state) {

@@ -30,7 +30,9 @@ struct Session {
   model::Dataset train, validation;
   std::optional<torch::Tensor> train_labels;       // used by the loss (absent: soft term only)
   std::optional<torch::Tensor> cached_teacher;     // teacher logits of every training sample
-  torch::Tensor teacher_validation;                // teacher logits of the validation data
+  bool cache_teacher = false;                      // decided before the fingerprint, filled after it
+  int64_t teacher_values_per_sample = 0;           // numel of the teacher's output for one sample
+  torch::Tensor teacher_validation;                // teacher logits of this rank's shard of the validation data
   LossWeights weights;
   nlohmann::json fingerprint;                      // what a checkpoint must match to be resumed
   // Training data larger than the memory budget, streamed in chunks (train then holds its first chunk,
@@ -43,9 +45,17 @@ struct Session {
 // Samples in the training data, streamed or loaded whole.
 int64_t train_size(const Session& s);
 
+// Rows `part` of `d` (views).
+model::Dataset rows_of(const model::Dataset& d, BatchSlice part);
+
 // The student's metric on the validation data in eval mode (percent): top-1 accuracy with labels, top-1
-// agreement with the teacher without. Leaves the student in eval mode.
+// agreement with the teacher without. Each rank scores its shard (s.sync->shard) and the counts are summed,
+// so the ranks split the work and agree on the result. Leaves the student in eval mode.
 double validation_metric(Session& s, torch::jit::Module& student);
+
+// Fills s.teacher_validation (this rank's shard) and returns the teacher's metric on the validation data
+// (top-1 accuracy; 100 without labels), sharded like validation_metric.
+double teacher_validation_metric(Session& s);
 
 // Optimizer steps per epoch: ceil(samples / batch), except that a last batch of fewer than `min_last`
 // samples joins the batch before it (batch norm cannot train on a single sample; with W ranks, min_last is
