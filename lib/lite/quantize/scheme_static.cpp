@@ -147,7 +147,10 @@ torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type
   });
   ctx.details["weights"] = per_channel ? "int8 symmetric, per output channel" : "int8 symmetric, per tensor";
   if (!ctx.float_regions.empty()) ctx.details["float_regions"] = ctx.float_regions;
-  return timed_step(ctx, "finalize", [&] { return torch::jit::Finalize(observed, type, {}); });
+  torch::jit::Module q = timed_step(ctx, "finalize", [&] { return torch::jit::Finalize(observed, type, {}); });
+  // The forward keeps its declared return type (a named tuple stays one when the file is loaded back).
+  if (int n = dequantize_tuple_elements(*q.get_method("forward").graph())) ctx.details["tuple_outputs_dequantized"] = n;
+  return q;
 }
 
 uint64_t int8_layer_bytes(const LayerInfo& l) {
