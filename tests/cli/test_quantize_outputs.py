@@ -1,7 +1,8 @@
 """End-to-end tests of `lite quantize` on what torchvision's googlenet and inception_v3 are made of (issue 13):
 a forward returning a named tuple (with an Optional element left None) or a dict whose tensors come out of
 quantized layers keeps its declared return type in the int8 artifact; an `if` on a flag of the root module
-(inception's `if self.transform_input`) is folded instead of refused; and the frozen float baseline falls
+(inception's `if self.transform_input`) is folded instead of refused, while an `if` on data there is refused
+naming the line and the layers it would keep float; and the frozen float baseline falls
 back to freezing alone where torch.jit.optimize_for_inference miscomputes the model (PyTorch 1.13: a
 convolution with 24 output channels followed by hardswish, as in mobilenet_v3_small).
 
@@ -73,6 +74,16 @@ class RootFlag(Trunk):
     def forward(self, x):
         if self.transform_input:
             x = torch.cat([x[:, :1] * 0.5, x[:, 1:]], 1)
+        return self.fc(self.stem(x).flatten(1))
+
+
+class RootDataIf(Trunk):
+    """An `if` on the data in the model's own forward: no flag to fold, and keeping the root float would keep
+    everything float."""
+
+    def forward(self, x):
+        if bool(x.mean() > 0):
+            x = x * 0.5
         return self.fc(self.stem(x).flatten(1))
 
 
@@ -157,6 +168,14 @@ class RootFlags(OutputsCase):
                 with torch.no_grad():
                     got, ref = torch.jit.load(str(out))(x), torch.jit.load(str(model)).eval()(x)
                 self.assertLess(((got - ref).norm() / ref.norm()).item(), 0.2)
+
+
+    def test_an_if_on_data_in_the_root_forward_is_refused_naming_it_and_the_layers_kept_float(self):
+        model = self.script(RootDataIf(), "root_data.pt")
+        calib = self.calib()
+        self.assert_rejected("quantize", model, "--mode", "static", "--calib", calib, "-o", self.tmp / "r.pt",
+                             *QUICK, needles=("test_quantize_outputs.py:", "model's own forward",
+                                              "depend on data", "all 2 layers float", "submodule", "--mode"))
 
 
 class FrozenFloatBaseline(OutputsCase):

@@ -76,11 +76,14 @@ torch::jit::Module insert_observers(BuildContext& ctx, torch::jit::Module& m, to
       if (where.empty()) throw;
       size_t added = 0;
       for (auto& region : isolate_if(m, where)) {
-        if (region.module.empty())
+        if (region.module.empty())  // the root would be the float region: every layer kept float
           throw InputError(ctx.source.path.string(),
                            "int8 quantization cannot go through the `if` at " + where +
-                               " in the model's own forward: its branches depend on data",
-                           "move the branch into a submodule, or try another {mode} (dynamic, fp16, bf16)");
+                               " in the model's own forward (its branches depend on data): keeping the "
+                               "module that holds it float would keep all " +
+                               std::to_string(ctx.plan.layers.size()) + " layers float",
+                           "move the branch into a submodule (only its layers then stay float), or try another "
+                           "{mode} (dynamic, fp16, bf16)");
         bool known = std::any_of(ctx.float_regions.begin(), ctx.float_regions.end(),
                                  [&](const FloatRegion& r) { return r.module == region.module; });
         if (!known) {
