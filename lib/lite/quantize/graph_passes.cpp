@@ -8,8 +8,12 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "lite/core/error.hpp"
 #include "lite/quantize/quantize_internal.hpp"
@@ -164,6 +168,53 @@ std::vector<std::string> optimize_int8_graph(torch::jit::Module& module) {
 }
 
 namespace {
+
+// A tensor element of a returned tuple may come out of a float layer, or be an integer index (argmax):
+// only quantized ones are dequantized.
+const char* kDequantizeIfQuantizedSource = R"JIT(
+def lite_dequantize_if_quantized(x: Tensor) -> Tensor:
+    if x.is_quantized:
+        return x.dequantize()
+    return x
+)JIT";
+
+void collect_tuple_dequantizes(torch::jit::Block* block, std::vector<torch::jit::Node*>& out) {
+  for (auto* n : block->nodes()) {
+    for (auto* b : n->blocks()) collect_tuple_dequantizes(b, out);
+    if (n->kind() == c10::Symbol::fromQualString("aten::dequantize") && n->inputs().size() == 1 &&
+        n->input(0)->type()->cast<c10::TupleType>())
+      out.push_back(n);
+  }
+}
+
+}  // namespace
+
+int dequantize_tuple_elements(torch::jit::Graph& graph) {
+  std::vector<torch::jit::Node*> targets;
+  collect_tuple_dequantizes(graph.block(), targets);
+  for (auto* n : targets) {
+    auto tuple_type = n->input(0)->type()->expect<c10::TupleType>();
+    torch::jit::WithInsertPoint guard(n);
+    std::vector<torch::jit::Value*> elements;
+    auto* producer = n->input(0)->node();
+    if (producer->kind() == c10::prim::TupleConstruct) {
+      elements.assign(producer->inputs().begin(), producer->inputs().end());
+    } else {
+      auto* unpack = graph.insertNode(graph.createTupleUnpack(n->input(0)));
+      elements.assign(unpack->outputs().begin(), unpack->outputs().end());
+    }
+    for (auto& e : elements)
+      if (e->type()->cast<c10::TensorType>())
+        e = insert_function(graph, n, kDequantizeIfQuantizedSource, "lite_dequantize_if_quantized", {e}).at(0);
+    auto* rebuilt = graph.insertNode(graph.createTuple(elements, tuple_type->schema() ? tuple_type : nullptr));
+    rebuilt->output()->setType(tuple_type);
+    n->output()->replaceAllUsesWith(rebuilt->output());
+    n->destroy();
+  }
+  return static_cast<int>(targets.size());
+}
+
+namespace {
 void collect_layer_nodes(torch::jit::Block* block, std::vector<torch::jit::Node*>& out) {
   for (auto* n : block->nodes()) {
     if (layer_ops().count(n->kind().toQualString()) && n->input(1)->node()->kind() == c10::prim::Constant) out.push_back(n);
@@ -197,12 +248,88 @@ FrozenModel freeze_with_layers(const model::LoadedModel& source, const Plan& pla
   return f;
 }
 
-torch::jit::Module frozen_float(const torch::jit::Module& module) {
+double output_discrepancy(const c10::IValue& reference, const c10::IValue& other) {
+  constexpr double kDiffers = std::numeric_limits<double>::infinity();
+  if (reference.isTensor() && other.isTensor()) {
+    torch::Tensor a = reference.toTensor(), b = other.toTensor();
+    if (a.is_quantized()) a = a.dequantize();
+    if (b.is_quantized()) b = b.dequantize();
+    if (a.sizes() != b.sizes()) return kDiffers;
+    if (a.numel() == 0) return 0;
+    a = a.to(torch::kDouble);
+    b = b.to(torch::kDouble);
+    torch::Tensor diff = (a - b).abs();
+    diff = torch::where(a.isnan() & b.isnan(), torch::zeros_like(diff), diff);  // NaN where both are NaN: same
+    if (diff.isnan().any().item<bool>()) return kDiffers;
+    const double scale = a.abs().nan_to_num(0, 0, 0).max().item<double>();
+    return diff.max().item<double>() / (scale > 0 ? scale : 1.0);
+  }
+  auto elements = [](const c10::IValue& v) -> std::optional<std::vector<c10::IValue>> {
+    if (v.isTuple()) return v.toTupleRef().elements().vec();
+    if (v.isList()) return v.toList().vec();
+    if (v.isGenericDict()) {
+      std::vector<c10::IValue> values;
+      for (const auto& entry : v.toGenericDict()) values.push_back(entry.value());
+      return values;
+    }
+    return std::nullopt;
+  };
+  auto x = elements(reference), y = elements(other);
+  if (x && y) {
+    if (x->size() != y->size()) return kDiffers;
+    double worst = 0;
+    for (size_t i = 0; i < x->size(); ++i) worst = std::max(worst, output_discrepancy((*x)[i], (*y)[i]));
+    return worst;
+  }
+  if (x || y || reference.tagKind() != other.tagKind()) return kDiffers;
+  return 0;  // None, scalars, strings: not what the baseline's speed depends on
+}
+
+namespace {
+c10::IValue forward_once(torch::jit::Module& m, const std::vector<torch::Tensor>& inputs) {
+  return m.forward(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
+}
+}  // namespace
+
+FrozenFloat frozen_float(const torch::jit::Module& module, const std::vector<torch::Tensor>& sample) {
   torch::NoGradGuard no_grad;
   torch::jit::Module m = module.clone();
   m.eval();
-  torch::jit::Module frozen = torch::jit::freeze(m);
-  return torch::jit::optimize_for_inference(frozen);
+  FrozenFloat out;
+  out.module = torch::jit::freeze(m);
+  torch::jit::Module to_optimize = out.module.clone();
+  torch::jit::Module optimized = torch::jit::optimize_for_inference(to_optimize);
+  if (sample.empty()) {
+    out.module = optimized;
+    return out;
+  }
+  torch::jit::Module original = module.clone();
+  original.eval();
+  const c10::IValue reference = forward_once(original, sample);
+  try {
+    out.optimized_error = output_discrepancy(reference, forward_once(optimized, sample));
+  } catch (const c10::Error&) {  // a miscompiled graph may throw as well: the same fallback
+    out.optimized_error = std::numeric_limits<double>::infinity();
+  }
+  if (out.optimized_error <= kOptimizeForInferenceTolerance) {
+    out.module = optimized;
+    return out;
+  }
+  const double frozen_error = output_discrepancy(reference, forward_once(out.module, sample));
+  out.note = fmt::format(
+      "the frozen float baseline is torch::jit::freeze alone: torch::jit::optimize_for_inference changed this "
+      "model's outputs (largest difference {:.3g} of the largest output on the timing input, tolerance {:g}), a "
+      "known PyTorch 1.13 miscompilation",
+      out.optimized_error, kOptimizeForInferenceTolerance);
+  if (frozen_error > kOptimizeForInferenceTolerance) {  // freezing alone miscomputes too: time the model as given
+    out.module = original;
+    out.note = fmt::format(
+        "the frozen float baseline is the model as given: torch::jit::optimize_for_inference and torch::jit::freeze "
+        "changed this model's outputs (largest differences {:.3g} and {:.3g} of the largest output on the timing "
+        "input, tolerance {:g})",
+        out.optimized_error, frozen_error, kOptimizeForInferenceTolerance);
+  }
+  return out;
 }
 
 std::string serialize(const torch::jit::Module& module) {

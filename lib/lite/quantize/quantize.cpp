@@ -362,14 +362,6 @@ void prepare_references(Context& c, QuantizeResult& r) {
   c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
   c.float_outputs = timed(c, "evaluation", "float", [&] { return quality_outputs(c, source.module, c.progress); });
   if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
-  timed(c, "freeze", "float", [&] {
-    try {
-      c.frozen = frozen_float(source.module);
-    } catch (const std::exception& e) {
-      throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
-                       "lite quantize needs a model that freezes (no training-only code in forward)");
-    }
-  });
   const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;
   for (int64_t b : o.batches) {
     if (o.inputs.empty() && timing_data)
@@ -378,6 +370,17 @@ void prepare_references(Context& c, QuantizeResult& r) {
       c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed}, nullptr, &inferred);
   }
   if (!inferred.empty()) r.notes.push_back(inferred);
+  timed(c, "freeze", "float", [&] {
+    FrozenFloat frozen;
+    try {
+      frozen = frozen_float(source.module, c.inputs.begin()->second);
+    } catch (const std::exception& e) {
+      throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
+                       "lite quantize needs a model that freezes (no training-only code in forward)");
+    }
+    c.frozen = frozen.module;
+    if (!frozen.note.empty()) r.notes.push_back(frozen.note);
+  });
   c.timing.warmup = o.warmup;
   c.timing.iterations = o.iterations.value_or(0);
   c.timing.duration_s = o.duration_s;

@@ -87,7 +87,8 @@ struct BuildContext {
 // ---- eval specialization (specialize.cpp) --------------------------------------------------------
 
 // Specializes every method graph of every module type of `module` (an eval-mode clone) for inference:
-// self.training -> false, functions called with it inlined, constants propagated, dead branches dropped.
+// self.training -> false, a bool attribute every instance of the type holds alike -> its value, functions
+// called with the constant false inlined, constants propagated, dead branches dropped.
 // Returns the number of graphs changed.
 int specialize_for_inference(torch::jit::Module& module);
 // "file.py:32" when `error` is InsertObservers' rejection of an `if` whose branches are observed
@@ -128,6 +129,12 @@ int64_t count_quantized_ops(const torch::jit::Module& module);
 // flatten channels-last activations without a copy. Returns the names of the passes that changed it.
 std::vector<std::string> optimize_int8_graph(torch::jit::Module& module);
 
+// InsertQuantDeQuant dequantizes a returned tuple as a whole (aten::dequantize.any): the graph runs, but
+// its code reloads as "annotated as having type GoogLeNetOutputs but is actually of type Any". Rewrites
+// each such node into a tuple of the same (named) type whose quantized tensor elements are dequantized one
+// by one. Returns how many nodes it rewrote.
+int dequantize_tuple_elements(torch::jit::Graph& graph);
+
 // Frozen-graph schemes (fp16, bf16, weight-only): the model frozen (BN folded) with each planned layer
 // matched to its conv/linear node. Throws InternalError when the frozen graph's layers do not match.
 struct FrozenLayer {
@@ -147,8 +154,24 @@ std::vector<torch::jit::Value*> insert_function(torch::jit::Graph& graph, torch:
                                                 const std::string& source, const std::string& name,
                                                 const std::vector<torch::jit::Value*>& inputs);
 
-// The baseline of the speed guard: torch::jit::freeze + torch::jit::optimize_for_inference.
-torch::jit::Module frozen_float(const torch::jit::Module& module);
+// The baseline of the speed guard: torch::jit::freeze + torch::jit::optimize_for_inference, checked on
+// `sample` (the timing input): optimize_for_inference miscomputes some graphs in PyTorch 1.13 (a convolution
+// whose output channels are not a multiple of 16 followed by hardswish: mobilenet_v3_small's outputs had a
+// cosine of 0.21 with float's). When its outputs differ from the model's by more than the tolerance, the
+// baseline is the model frozen only (or, should freezing differ too, the model as given) and `note` says
+// so. An empty sample skips the check.
+inline constexpr double kOptimizeForInferenceTolerance = 1e-3;  // of the largest output magnitude
+struct FrozenFloat {
+  torch::jit::Module module;
+  double optimized_error = 0;  // output_discrepancy of the optimized graph
+  std::string note;            // set when the baseline is not the optimized graph
+};
+FrozenFloat frozen_float(const torch::jit::Module& module, const std::vector<torch::Tensor>& sample);
+
+// How far `other` is from `reference`: the largest absolute difference over the largest magnitude of the
+// reference (per tensor; the worst over the tensors of tuples, lists and dicts of the same structure);
+// infinity when shapes or structures differ. NaN in both at the same place counts as agreement.
+double output_discrepancy(const c10::IValue& reference, const c10::IValue& other);
 
 // Saves to memory (what a consumer of the file gets) and loads copies of it back.
 std::string serialize(const torch::jit::Module& module);

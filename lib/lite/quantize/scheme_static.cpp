@@ -76,11 +76,14 @@ torch::jit::Module insert_observers(BuildContext& ctx, torch::jit::Module& m, to
       if (where.empty()) throw;
       size_t added = 0;
       for (auto& region : isolate_if(m, where)) {
-        if (region.module.empty())
+        if (region.module.empty())  // the root would be the float region: every layer kept float
           throw InputError(ctx.source.path.string(),
                            "int8 quantization cannot go through the `if` at " + where +
-                               " in the model's own forward: its branches depend on data",
-                           "move the branch into a submodule, or try another {mode} (dynamic, fp16, bf16)");
+                               " in the model's own forward (its branches depend on data): keeping the "
+                               "module that holds it float would keep all " +
+                               std::to_string(ctx.plan.layers.size()) + " layers float",
+                           "move the branch into a submodule (only its layers then stay float), or try another "
+                           "{mode} (dynamic, fp16, bf16)");
         bool known = std::any_of(ctx.float_regions.begin(), ctx.float_regions.end(),
                                  [&](const FloatRegion& r) { return r.module == region.module; });
         if (!known) {
@@ -147,7 +150,10 @@ torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type
   });
   ctx.details["weights"] = per_channel ? "int8 symmetric, per output channel" : "int8 symmetric, per tensor";
   if (!ctx.float_regions.empty()) ctx.details["float_regions"] = ctx.float_regions;
-  return timed_step(ctx, "finalize", [&] { return torch::jit::Finalize(observed, type, {}); });
+  torch::jit::Module q = timed_step(ctx, "finalize", [&] { return torch::jit::Finalize(observed, type, {}); });
+  // The forward keeps its declared return type (a named tuple stays one when the file is loaded back).
+  if (int n = dequantize_tuple_elements(*q.get_method("forward").graph())) ctx.details["tuple_outputs_dequantized"] = n;
+  return q;
 }
 
 uint64_t int8_layer_bytes(const LayerInfo& l) {

@@ -13,7 +13,11 @@
 //      F.dropout(..., training)) is inlined, so that the constant reaches its branches (repeated for calls
 //      the inlined body makes with it);
 //   3. constant propagation folds `not training` and inlines the `if` on it; dead-code elimination drops
-//      the training-only branch with its bernoulli_/dropout ops.
+//      the training-only branch with its bernoulli_/dropout ops;
+//   4. likewise a bool attribute that every instance of the type holds with the same value (inception's
+//      `if self.transform_input` in the root's own forward) reads as that constant: freezing, which
+//      Finalize does anyway, would fold it the same way. A flag instances differ in (mobilenet's
+//      use_res_connect) stays a read, and its `if` a float region (below).
 // Only calls that receive the constant are inlined: quantization recognizes calls like F.relu by name, and
 // the rest of the graph is left exactly as PyTorch's passes expect it.
 //
@@ -28,6 +32,8 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -37,18 +43,53 @@ namespace lite::quantize {
 
 namespace {
 
-// Replaces self.training reads with `false_value`; returns whether any was replaced.
-bool replace_training_reads(torch::jit::Block* block, torch::jit::Value* self, torch::jit::Value* false_value) {
+// Bool attributes (other than `training`) that every instance of a module type holds with the same value,
+// per type: a read of one is a constant of the model (step 4 above).
+using UniformFlags = std::map<const c10::ClassType*, std::map<std::string, bool>>;
+
+UniformFlags uniform_flags(const torch::jit::Module& module) {
+  std::map<const c10::ClassType*, std::map<std::string, std::optional<bool>>> seen;
+  for (const auto& named : module.named_modules()) {
+    const auto type = named.value.type();
+    auto& flags = seen[type.get()];
+    for (size_t i = 0; i < type->numAttributes(); ++i) {
+      const std::string& name = type->getAttributeName(i);
+      if (name == "training" || type->getAttribute(i)->kind() != c10::TypeKind::BoolType) continue;
+      const bool value = named.value.attr(name).toBool();
+      auto [it, first] = flags.emplace(name, value);
+      if (!first && it->second != value) it->second = std::nullopt;  // instances differ: not a constant
+    }
+  }
+  UniformFlags out;
+  for (const auto& [type, flags] : seen)
+    for (const auto& [name, value] : flags)
+      if (value) out[type][name] = *value;
+  return out;
+}
+
+// Replaces self.training reads with `false_value` and reads of the type's uniform flags with their value;
+// returns whether any was replaced.
+bool replace_attribute_reads(torch::jit::Block* block, torch::jit::Value* self, torch::jit::Value* false_value,
+                             const std::map<std::string, bool>& flags) {
   bool changed = false;
   for (auto it = block->nodes().begin(); it != block->nodes().end();) {
     torch::jit::Node* n = *it++;
-    for (auto* b : n->blocks()) changed = replace_training_reads(b, self, false_value) || changed;
-    if (n->kind() == c10::prim::GetAttr && n->input(0) == self && n->s(c10::attr::name) == "training" &&
-        n->output()->type()->kind() == c10::TypeKind::BoolType) {
+    for (auto* b : n->blocks()) changed = replace_attribute_reads(b, self, false_value, flags) || changed;
+    if (n->kind() != c10::prim::GetAttr || n->input(0) != self ||
+        n->output()->type()->kind() != c10::TypeKind::BoolType)
+      continue;
+    const std::string& name = n->s(c10::attr::name);
+    auto flag = flags.find(name);
+    if (name == "training") {
       n->output()->replaceAllUsesWith(false_value);
-      n->destroy();
-      changed = true;
+    } else if (flag != flags.end()) {
+      torch::jit::WithInsertPoint at(n);
+      n->output()->replaceAllUsesWith(n->owningGraph()->insertConstant(flag->second));
+    } else {
+      continue;
     }
+    n->destroy();
+    changed = true;
   }
   return changed;
 }
@@ -77,14 +118,14 @@ bool inline_function_call(torch::jit::Node* call) {
   return true;
 }
 
-bool specialize_graph(const std::shared_ptr<torch::jit::Graph>& graph) {
+bool specialize_graph(const std::shared_ptr<torch::jit::Graph>& graph, const std::map<std::string, bool>& flags) {
   torch::jit::Value* self = graph->inputs().at(0);
   torch::jit::Node* constant = graph->create(c10::prim::Constant);
   constant->i_(c10::attr::value, 0);  // bool constants hold their value as an int
   constant->output()->setType(c10::BoolType::get());
   graph->block()->prependNode(constant);
   torch::jit::Value* false_value = constant->output();
-  if (!replace_training_reads(graph->block(), self, false_value)) {
+  if (!replace_attribute_reads(graph->block(), self, false_value, flags)) {
     false_value->node()->destroy();
     return false;
   }
@@ -151,11 +192,14 @@ bool holds_if_when_inlined(const std::shared_ptr<torch::jit::Graph>& graph, cons
 int specialize_for_inference(torch::jit::Module& module) {
   int changed = 0;
   std::set<const torch::jit::Graph*> done;  // instances of one type share their method graphs
+  const UniformFlags flags = uniform_flags(module);
+  const std::map<std::string, bool> none;
   for (const auto& named : module.named_modules()) {
+    auto type_flags = flags.find(named.value.type().get());
     for (const auto& method : named.value.get_methods()) {
       auto graph = method.graph();
       if (!done.insert(graph.get()).second) continue;
-      changed += specialize_graph(graph) ? 1 : 0;
+      changed += specialize_graph(graph, type_flags == flags.end() ? none : type_flags->second) ? 1 : 0;
     }
   }
   return changed;

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 #include <torch/script.h>
 
+#include <cmath>
+#include <limits>
+
 #include "../torch_fixtures.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/model/dataset.hpp"
@@ -206,33 +209,117 @@ TEST_CASE("every frozen-graph scheme stays close to float and keeps the output s
   }
 }
 
-TEST_CASE("eval specialization drops training-only branches and keeps the others") {
+TEST_CASE("eval specialization drops training-only branches and folds flags every instance shares") {
+  // `same` holds `wide` alike in both its instances: a constant of the model. `differ`'s two instances do
+  // not: its `if` stays (and becomes a float region if InsertObservers rejects it).
+  auto child = [](const char* type, bool a, bool b) {
+    torch::jit::Module first{c10::QualifiedName(std::string("__torch__.lite.test.") + type)};
+    first.register_attribute("training", c10::BoolType::get(), true);
+    first.register_attribute("wide", c10::BoolType::get(), a);
+    first.define(R"JIT(
+def forward(self, x: Tensor) -> Tensor:
+    if self.wide:
+        x = torch.relu(x)
+    return x
+)JIT");
+    torch::jit::Module second = first.copy();  // the same type, as TorchScript gives two like submodules
+    second.setattr("wide", b);
+    return std::make_pair(first, second);
+  };
   torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Depth")};
   m.register_attribute("training", c10::BoolType::get(), true);  // what nn.Module gives every scripted module
   m.register_parameter("w", torch::randn({8, 8}), /*is_buffer=*/false);
   m.register_attribute("wide", c10::BoolType::get(), true);
+  auto [same1, same2] = child("Same", true, true);
+  auto [differ1, differ2] = child("Differ", true, false);
+  m.register_module("same1", same1);
+  m.register_module("same2", same2);
+  m.register_module("differ1", differ1);
+  m.register_module("differ2", differ2);
   m.define(R"JIT(
 def forward(self, x: Tensor) -> Tensor:
     y = torch.linear(x, self.w)
     if self.training:
         y = y * torch.bernoulli(torch.full_like(y, 0.5))
     if self.wide:
-        y = torch.relu(y)
-    return y
+        y = y * 2.0
+    return self.differ2.forward(self.differ1.forward(self.same2.forward(self.same1.forward(y))))
 )JIT");
   m.eval();
-  auto count = [&](const char* kind) {
+  auto count = [](torch::jit::Module& module, const char* kind) {
     int n = 0;
-    for (auto* node : m.get_method("forward").graph()->nodes()) n += node->kind().toQualString() == std::string(kind);
+    for (auto* node : module.get_method("forward").graph()->nodes())
+      n += node->kind().toQualString() == std::string(kind);
     return n;
   };
-  REQUIRE(count("prim::If") == 2);
-  CHECK(specialize_for_inference(m) == 1);
-  CHECK(count("prim::If") == 1);  // `if self.wide` depends on an attribute instances may differ in: kept
-  CHECK(count("aten::bernoulli") == 0);
+  REQUIRE(count(m, "prim::If") == 2);
+  REQUIRE(count(same1, "prim::If") == 1);
+  REQUIRE(count(differ1, "prim::If") == 1);
+  CHECK(specialize_for_inference(m) == 2);  // the root's forward and Same's
+  CHECK(count(m, "prim::If") == 0);         // the root is its type's only instance: `wide` is a constant
+  CHECK(count(m, "aten::bernoulli") == 0);
+  CHECK(count(same1, "prim::If") == 0);
+  CHECK(count(differ1, "prim::If") == 1);  // instances differ in `wide`: kept
   CHECK(specialize_for_inference(m) == 0);  // nothing left to do
   auto x = torch::randn({4, 8});
-  CHECK(torch::allclose(m.forward({x}).toTensor(), torch::relu(torch::linear(x, m.attr("w").toTensor()))));
+  auto y = torch::relu(torch::relu(2.0 * torch::linear(x, m.attr("w").toTensor())));  // same1, same2, differ1
+  CHECK(torch::allclose(m.forward({x}).toTensor(), torch::relu(y)));
+}
+
+TEST_CASE("output_discrepancy: the largest difference over the largest magnitude, through containers") {
+  auto a = torch::tensor({1.0, -4.0, 2.0});
+  CHECK(output_discrepancy(a, a.clone()) == 0);
+  CHECK(output_discrepancy(a, torch::tensor({1.0, -4.0, 3.0})) == doctest::Approx(0.25));
+  CHECK(std::isinf(output_discrepancy(a, torch::tensor({1.0, -4.0}))));  // shapes differ
+  auto tuple = [](std::vector<c10::IValue> v) { return c10::IValue(c10::ivalue::Tuple::create(std::move(v))); };
+  auto b = torch::tensor({10.0, 10.0});
+  CHECK(output_discrepancy(tuple({a, c10::IValue(), b}), tuple({a, c10::IValue(), torch::tensor({10.0, 9.0})})) ==
+        doctest::Approx(0.1));  // the worst element; None agrees with None
+  CHECK(std::isinf(output_discrepancy(tuple({a, b}), tuple({a}))));
+  CHECK(std::isinf(output_discrepancy(tuple({a}), a)));
+  c10::Dict<std::string, torch::Tensor> d1, d2;
+  d1.insert("logits", a);
+  d2.insert("logits", a * 2);
+  CHECK(output_discrepancy(c10::IValue(d1), c10::IValue(d2)) == doctest::Approx(1.0));
+  auto nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(output_discrepancy(torch::tensor({nan, 1.0}), torch::tensor({nan, 1.0})) == 0);
+  CHECK(std::isinf(output_discrepancy(torch::tensor({nan, 1.0}), torch::tensor({0.0, 1.0}))));
+  CHECK(output_discrepancy(torch::zeros({3}), torch::full({3}, 1e-4)) == doctest::Approx(1e-4));  // zero reference
+}
+
+TEST_CASE("frozen_float falls back to freezing alone where optimize_for_inference miscomputes") {
+  // PyTorch 1.13: optimize_for_inference's graph for a convolution with 24 output channels followed by
+  // hardswish computes other outputs than the model (relative error about 0.4); with 16 channels it agrees.
+  auto net = [](int64_t channels) {
+    torch::manual_seed(3);
+    torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.ConvHardswish" + std::to_string(channels))};
+    m.register_attribute("training", c10::BoolType::get(), true);
+    m.register_parameter("w", torch::randn({channels, 3, 3, 3}), /*is_buffer=*/false);
+    m.register_parameter("b", torch::randn({channels}), /*is_buffer=*/false);
+    m.define(R"JIT(
+def forward(self, x: Tensor) -> Tensor:
+    return torch.hardswish(torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1))
+)JIT");
+    m.eval();
+    return m;
+  };
+  const std::vector<torch::Tensor> sample = {torch::randn({1, 3, 8, 8})};
+  torch::NoGradGuard no_grad;
+
+  auto broken = net(24);
+  FrozenFloat f = frozen_float(broken, sample);
+  CHECK(f.optimized_error > kOptimizeForInferenceTolerance);
+  CHECK(f.note.find("torch::jit::freeze alone") != std::string::npos);
+  CHECK(f.note.find("optimize_for_inference changed this model's outputs") != std::string::npos);
+  auto want = broken.forward({sample[0]}).toTensor();
+  CHECK(output_discrepancy(want, f.module.forward({sample[0]})) <= kOptimizeForInferenceTolerance);
+
+  auto fine = net(16);
+  FrozenFloat g = frozen_float(fine, sample);
+  CHECK(g.optimized_error <= kOptimizeForInferenceTolerance);
+  CHECK(g.note.empty());
+
+  CHECK(frozen_float(broken, {}).note.empty());  // no sample: no check
 }
 
 TEST_CASE("rejected_if_location reads the `if` InsertObservers printed, and nothing else") {

@@ -1,0 +1,200 @@
+"""End-to-end tests of `lite quantize` on what torchvision's googlenet and inception_v3 are made of (issue 13):
+a forward returning a named tuple (with an Optional element left None) or a dict whose tensors come out of
+quantized layers keeps its declared return type in the int8 artifact; an `if` on a flag of the root module
+(inception's `if self.transform_input`) is folded instead of refused, while an `if` on data there is refused
+naming the line and the layers it would keep float; and the frozen float baseline falls
+back to freezing alone where torch.jit.optimize_for_inference miscomputes the model (PyTorch 1.13: a
+convolution with 24 output channels followed by hardswish, as in mobilenet_v3_small).
+
+Every model is scripted here by Debian's /usr/bin/python3 (which runs this file) and artifacts are loaded
+back in this process. Each lite run takes a few seconds.
+"""
+import json
+from typing import Dict, NamedTuple, Optional
+
+import torch
+import torch.nn as nn
+
+from litetest import LiteTestCase, run_lite
+
+torch.backends.quantized.engine = "onednn"
+
+# Random weights, 16 random samples: top-1 agreement with float is noise, so the agreement floor is lifted.
+QUICK = ("--allow-slower", "--agreement-floor", "100", "--batch", "1", "--iterations", "3", "--warmup", "2")
+
+
+def lite_json(command, *args):
+    r = run_lite(command, *map(str, args), "--json")
+    doc = json.loads(r.stdout) if r.stdout.strip() else None
+    return r.returncode, doc, r.stderr
+
+
+def chosen(doc):
+    return next(c for c in doc["result"]["candidates"] if c["chosen"])
+
+
+class Heads(NamedTuple):
+    logits: torch.Tensor
+    aux: Optional[torch.Tensor]
+    features: torch.Tensor
+
+
+class Trunk(nn.Module):
+    """Convolutions and a Linear large enough to be quantized (the small-layer rule keeps a Linear under
+    16384 weights float): every tensor the heads return comes out of a quantized layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU())
+        self.fc = nn.Linear(16 * 8 * 8, 64)
+
+
+class NamedHeads(Trunk):
+    """googlenet's shape: forward returns a named tuple whose auxiliary head is None in eval."""
+
+    def forward(self, x) -> Heads:
+        f = self.stem(x).flatten(1)
+        aux: Optional[torch.Tensor] = None
+        return Heads(self.fc(f), aux, f)
+
+
+class DictHeads(Trunk):
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        f = self.stem(x).flatten(1)
+        return {"logits": self.fc(f), "features": f}
+
+
+class RootFlag(Trunk):
+    """inception_v3's shape: an `if` on a bool attribute of the root module in its own forward."""
+
+    def __init__(self, transform_input):
+        super().__init__()
+        self.transform_input = transform_input
+
+    def forward(self, x):
+        if self.transform_input:
+            x = torch.cat([x[:, :1] * 0.5, x[:, 1:]], 1)
+        return self.fc(self.stem(x).flatten(1))
+
+
+class RootDataIf(Trunk):
+    """An `if` on the data in the model's own forward: no flag to fold, and keeping the root float would keep
+    everything float."""
+
+    def forward(self, x):
+        if bool(x.mean() > 0):
+            x = x * 0.5
+        return self.fc(self.stem(x).flatten(1))
+
+
+def hardswish_net(activation):
+    """Conv2d(3, 24) then `activation`: with nn.Hardswish, optimize_for_inference's graph computes other
+    outputs than the model (relative error about 0.4); with nn.ReLU it agrees."""
+    return nn.Sequential(nn.Conv2d(3, 24, 3, padding=1), activation, nn.Conv2d(24, 8, 1), nn.Flatten(),
+                         nn.Linear(8 * 8 * 8, 64))
+
+
+class OutputsCase(LiteTestCase):
+    def script(self, module, name):
+        torch.manual_seed(0)
+        path = self.tmp / name
+        torch.jit.script(module.eval()).save(str(path))
+        return path
+
+    def calib(self, n=16):
+        torch.manual_seed(1)
+        path = self.tmp / "calib.pt"
+        torch.save({"x": torch.randn(n, 3, 8, 8), "y": torch.zeros(n, dtype=torch.long)}, str(path))
+        return path
+
+    def quantize(self, model, *extra):
+        out = self.tmp / (model.stem + ".int8.pt")
+        code, doc, err = lite_json("quantize", model, "--mode", "static", "--calib", self.calib(), "-o", out,
+                                   *QUICK, *extra)
+        return code, doc, err, out
+
+    def assert_same_return_type(self, model, out):
+        declared = torch.jit.load(str(model)).forward.schema.returns[0].type.annotation_str
+        self.assertEqual(torch.jit.load(str(out)).forward.schema.returns[0].type.annotation_str, declared)
+
+
+class ReturnTypes(OutputsCase):
+    def test_named_tuple_of_quantized_outputs_reloads_as_the_named_tuple(self):
+        torch.manual_seed(0)
+        model = self.script(NamedHeads(), "named.pt")
+        code, doc, err, out = self.quantize(model)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([l["layer"]["name"] for l in chosen(doc)["plan"]["layers"] if l["quantized"]],
+                         ["stem.0", "fc"])
+        self.assert_same_return_type(model, out)
+        q = torch.jit.load(str(out))
+        self.assertIn("quantized::linear", str(q.inlined_graph))
+        x = torch.randn(4, 3, 8, 8)
+        with torch.no_grad():
+            got, ref = q(x), torch.jit.load(str(model)).eval()(x)
+        self.assertEqual(type(got).__name__, "Heads")
+        self.assertIsNone(got.aux)
+        for name in ("logits", "features"):
+            value = getattr(got, name)
+            self.assertFalse(value.is_quantized, name)
+            self.assertEqual(value.shape, getattr(ref, name).shape)
+            rel = (value - getattr(ref, name)).norm() / getattr(ref, name).norm()
+            self.assertLess(rel.item(), 0.2, name)
+
+    def test_dict_of_quantized_outputs_reloads_as_the_dict(self):
+        model = self.script(DictHeads(), "dict.pt")
+        code, doc, err, out = self.quantize(model)
+        self.assertEqual(code, 0, err)
+        self.assert_same_return_type(model, out)
+        with torch.no_grad():
+            got = torch.jit.load(str(out))(torch.randn(2, 3, 8, 8))
+        self.assertEqual(sorted(got), ["features", "logits"])
+        self.assertEqual(got["logits"].shape, (2, 64))
+        self.assertFalse(got["logits"].is_quantized)
+
+
+class RootFlags(OutputsCase):
+    def test_an_if_on_a_root_flag_is_folded_and_every_layer_quantized(self):
+        for flag in (False, True):
+            with self.subTest(transform_input=flag):
+                torch.manual_seed(0)
+                model = self.script(RootFlag(flag), f"root_{flag}.pt")
+                code, doc, err, out = self.quantize(model)
+                self.assertEqual(code, 0, err)
+                plan = chosen(doc)["plan"]
+                self.assertEqual(plan["float_regions"], [])
+                self.assertEqual([l["layer"]["name"] for l in plan["layers"] if l["quantized"]], ["stem.0", "fc"])
+                x = torch.randn(4, 3, 8, 8)
+                with torch.no_grad():
+                    got, ref = torch.jit.load(str(out))(x), torch.jit.load(str(model)).eval()(x)
+                self.assertLess(((got - ref).norm() / ref.norm()).item(), 0.2)
+
+
+    def test_an_if_on_data_in_the_root_forward_is_refused_naming_it_and_the_layers_kept_float(self):
+        model = self.script(RootDataIf(), "root_data.pt")
+        calib = self.calib()
+        self.assert_rejected("quantize", model, "--mode", "static", "--calib", calib, "-o", self.tmp / "r.pt",
+                             *QUICK, needles=("test_quantize_outputs.py:", "model's own forward",
+                                              "depend on data", "all 2 layers float", "submodule", "--mode"))
+
+
+class FrozenFloatBaseline(OutputsCase):
+    NOTE = "optimize_for_inference changed this model's outputs"
+
+    def test_a_miscompiled_baseline_falls_back_to_freezing_alone_and_says_so(self):
+        model = self.script(hardswish_net(nn.Hardswish()), "hswish.pt")
+        code, doc, err, _ = self.quantize(model)
+        self.assertIn(code, (0, 1), err)
+        notes = "\n".join(doc["result"]["notes"])
+        self.assertIn(self.NOTE, notes)
+        self.assertIn("torch::jit::freeze alone", notes)
+        text = run_lite("quantize", model, "--mode", "static", "--calib", self.calib(), "-o",
+                        self.tmp / "t.pt", *QUICK).stdout
+        self.assertIn(self.NOTE, text)
+
+    def test_an_agreeing_baseline_keeps_optimize_for_inference(self):
+        model = self.script(hardswish_net(nn.ReLU()), "relu.pt")
+        code, doc, err, _ = self.quantize(model)
+        self.assertIn(code, (0, 1), err)
+        self.assertNotIn(self.NOTE, "\n".join(doc["result"]["notes"]))
+
