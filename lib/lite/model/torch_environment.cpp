@@ -5,6 +5,7 @@
 #include <torch/version.h>
 
 #include <cstdio>
+#include <thread>
 
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
@@ -49,6 +50,17 @@ std::string current_quantized_engine() { return engine_name(at::globalContext().
 void set_intra_op_threads(int threads) {
   option_rules::thread_count("threads", threads);
   if (threads > 0) at::set_num_threads(threads);
+}
+
+AllCoresForWork::AllCoresForWork(bool pinned) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (pinned || cores <= at::get_num_threads()) return;
+  previous_ = at::get_num_threads();
+  at::set_num_threads(cores);
+}
+
+AllCoresForWork::~AllCoresForWork() {
+  if (previous_ > 0) at::set_num_threads(previous_);
 }
 
 namespace {

@@ -21,4 +21,19 @@ std::string current_quantized_engine();
 // Sets intra-op threads; 0 keeps libtorch's default. Throws UsageError for negative values.
 void set_intra_op_threads(int threads);
 
+// While alive, intra-op threads are raised to every core (std::thread::hardware_concurrency) unless
+// `pinned` (the user chose a thread count): work whose figures do not depend on the thread count
+// (calibration, quality evaluation) then runs on all cores, and latency is still timed with the count the
+// report states. Restores the previous count.
+class AllCoresForWork {
+ public:
+  explicit AllCoresForWork(bool pinned);
+  ~AllCoresForWork();
+  AllCoresForWork(const AllCoresForWork&) = delete;
+  AllCoresForWork& operator=(const AllCoresForWork&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
 }  // namespace lite

@@ -15,6 +15,8 @@ void validate(const TimingOptions& o) {
   at_least("warmup", o.warmup, 0);
   if (!std::isfinite(o.budget_s) || o.budget_s < 0)
     throw OptionError("budget_s", fmt::format("must be a number of seconds, at least 0, got {}", o.budget_s));
+  if (!std::isfinite(o.settle_width) || o.settle_width < 0)
+    throw OptionError("settle_width", fmt::format("must be a fraction, at least 0, got {}", o.settle_width));
   if (o.iterations == 0) {
     finite("duration_s", o.duration_s);
     if (!(o.duration_s > 0) || o.duration_s > 3600)

@@ -28,7 +28,14 @@ struct TimingOptions {
   // minimum (kMinWarmup + kMinTimed calls) cannot fit stops after its first calls and is marked skipped.
   double budget_s = 0;
   bool may_skip = false;
+  // Interleaved timing only (time_interleaved), duration mode: stop the timed calls once the 95% bootstrap
+  // interval of the median latency ratio A/B lies wholly above or below 1 and is narrower than this fraction
+  // of the ratio (the comparison is decided; more calls would only narrow it), and end the warm-up once a
+  // call is within 10% of the cheapest before it (at least kMinWarmup + 1 calls). 0: never.
+  double settle_width = 0;
 };
+// With settle_width, never fewer timed calls than this (the interval of fewer is too coarse to trust).
+inline constexpr int kMinSettleCalls = 8;
 // The profiling executor specializes a graph in its first two calls: never fewer warm-up calls than this
 // under a budget (unless warmup itself asks for fewer).
 inline constexpr int kMinWarmup = 2;

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/core/stats.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/profile/options.hpp"
 
@@ -30,20 +32,30 @@ inline double timed_forward(torch::jit::Module& m, std::vector<c10::IValue>& arg
 }
 
 // Runs `step` warm-up + timed times; each call of step(timed) returns its latency. Under a budget, fills
-// `out`'s note, skipped flag and cost estimate (see timing.hpp).
+// `out`'s note, skipped flag and cost estimate (see timing.hpp). In duration mode, `settled()` (when given)
+// is asked after each timed call from kMinSettleCalls on whether the measurement has decided what it is for.
 template <typename Step>
-void run_loop(const TimingOptions& o, Progress& progress, LatencySamples& out, Step step) {
+void run_loop(const TimingOptions& o, Progress& progress, LatencySamples& out, Step step,
+              const std::function<bool()>& settled = {}) {
   const auto loop_start = Clock::now();
   const double budget_ms = o.budget_s * 1000;
   double cheapest = std::numeric_limits<double>::infinity();
   int warmup = o.warmup, warmed = 0;
+  bool warm_settled = false;
   const int least_warmup = std::min(o.warmup, kMinWarmup);
   {
     ProgressPhase phase(progress, "warm-up", static_cast<uint64_t>(o.warmup));
     for (; warmed < warmup; ++warmed) {
       throw_if_interrupted();
-      cheapest = std::min(cheapest, step(false));
+      const double before = cheapest, ms = step(false);
+      cheapest = std::min(cheapest, ms);
       phase.advance();
+      // Settling: the executor has specialized (kMinWarmup calls) and the last call costs what the best did.
+      if (settled && warmed + 1 > kMinWarmup && ms <= 1.1 * before) {
+        warm_settled = true;
+        ++warmed;
+        break;
+      }
       if (budget_ms <= 0) continue;
       if (o.may_skip && cheapest * (least_warmup + kMinTimed) > budget_ms) {
         out.skipped = true;
@@ -69,6 +81,8 @@ void run_loop(const TimingOptions& o, Progress& progress, LatencySamples& out, S
       if (timed >= o.iterations) break;
     } else if (timed >= o.min_iterations && ms_since(start) >= o.duration_s * 1000) {
       break;
+    } else if (settled && timed >= kMinSettleCalls && settled()) {
+      break;
     }
     if (budget_ms > 0 && timed >= kMinTimed && ms_since(loop_start) + cheapest > budget_ms) {
       cut = true;
@@ -85,7 +99,7 @@ void run_loop(const TimingOptions& o, Progress& progress, LatencySamples& out, S
     }
   }
   out.call_ms = cheapest;
-  if (cut || warmed < o.warmup)
+  if (cut || (warmed < o.warmup && !warm_settled))
     out.note = fmt::format("measured with {} warm-up and {} timed calls instead of {} and {}{}: one call takes "
                            "{:.0f} ms and a measurement may take {:.3g} s",
                            warmed, timed, o.warmup, by_count ? "" : "at least ",
@@ -124,6 +138,13 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   auto args = as_args(inputs);
   LatencySamples sa, sb, loop;
   int64_t pair = 0;
+  std::function<bool()> settled;
+  if (o.settle_width > 0)
+    settled = [&] {
+      if (sa.ms.size() > 16 && sa.ms.size() % 4 != 0) return false;  // a bootstrap every call is dear
+      auto ci = stats::bootstrap_median_ratio(sa.ms, sb.ms, 500);
+      return (ci.low > 1 || ci.high < 1) && ci.high - ci.low <= o.settle_width * ci.estimate;
+    };
   run_loop(o, progress, loop, [&](bool timed) {
     // Alternate which model goes first so neither always runs on a cache the other warmed.
     bool a_first = (pair++ & 1) == 0;
@@ -133,7 +154,7 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
     (timed ? sa.ms : sa.warmup_ms).push_back(ta);
     (timed ? sb.ms : sb.warmup_ms).push_back(tb);
     return ta + tb;
-  });
+  }, settled);
   for (auto* s : {&sa, &sb}) {
     s->note = loop.note;
     s->skipped = loop.skipped;

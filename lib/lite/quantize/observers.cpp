@@ -4,7 +4,9 @@
 // -> (scale, zero_point) and integer attributes dtype and qscheme (and ch_axis per channel). Lite
 // builds its own in C++ with define():
 //   - the activation observer records nothing until told to: in phase 1 the min and max of every value
-//     it sees, in phase 2 a histogram over the range phase 1 found. calculate_qparams returns the scale
+//     it sees, in phase 2 a histogram over the range phase 1 found. When the calibration data is one batch
+//     (the usual few samples), phase 3 does both in one pass: the histogram of a value over its own range,
+//     the same figures as phases 1 and 2 over that batch, for half the forward passes. calculate_qparams returns the scale
 //     and zero point that the Calibrator computed with the chosen method and stored on it; so every
 //     calibration method is plain C++ over the recorded statistics (calib_<name>.cpp).
 //   - the weight observer is PyTorch's min-max observer for int8 weights, symmetric, per output channel
@@ -30,8 +32,7 @@ def forward(self, x: Tensor) -> Tensor:
     if self.phase == 1:
         y = x.detach().float()
         if y.numel() > 0:
-            mn = torch.min(y)
-            mx = torch.max(y)
+            mn, mx = torch.aminmax(y)
             if self.seen:
                 self.min_val = torch.min(self.min_val, mn)
                 self.max_val = torch.max(self.max_val, mx)
@@ -43,6 +44,21 @@ def forward(self, x: Tensor) -> Tensor:
         y = x.detach().float()
         if y.numel() > 0:
             self.hist = self.hist + torch.histc(y, self.bins, self.hist_lo, self.hist_hi).double()
+    elif self.phase == 3:
+        y = x.detach().float()
+        if y.numel() > 0:
+            mn, mx = torch.aminmax(y)
+            self.calls += 1
+            self.min_val = mn
+            self.max_val = mx
+            self.seen = True
+            lo = min(float(mn), 0.0)
+            hi = max(float(mx), 0.0)
+            if not hi > lo:
+                hi = lo + 1.0
+            self.hist_lo = lo
+            self.hist_hi = hi
+            self.hist = torch.histc(y, self.bins, lo, hi).double()
     return x
 
 def calculate_qparams(self) -> Tuple[Tensor, Tensor]:
@@ -151,6 +167,22 @@ void run_weight_observers(const torch::jit::Module& observed) {
   });
 }
 
+// What an activation observer recorded: its range, and its histogram when `histogram`.
+ObservedStats recorded(const torch::jit::Module& obs, bool histogram) {
+  ObservedStats s;
+  if (obs.attr("seen").toBool()) {
+    s.min = obs.attr("min_val").toTensor().item<double>();
+    s.max = obs.attr("max_val").toTensor().item<double>();
+  }
+  if (histogram) {
+    auto hist = obs.attr("hist").toTensor().contiguous();
+    s.histogram.lo = obs.attr("hist_lo").toDouble();
+    s.histogram.hi = obs.attr("hist_hi").toDouble();
+    s.histogram.counts.assign(hist.data_ptr<double>(), hist.data_ptr<double>() + hist.numel());
+  }
+  return s;
+}
+
 }  // namespace
 
 torch::jit::Module make_activation_observer() {
@@ -160,6 +192,7 @@ torch::jit::Module make_activation_observer() {
   m.register_attribute("lite_activation_observer", c10::BoolType::get(), true);
   m.register_attribute("phase", c10::IntType::get(), int64_t{0});
   m.register_attribute("seen", c10::BoolType::get(), false);
+  m.register_attribute("calls", c10::IntType::get(), int64_t{0});  // phase 3 calls
   m.register_attribute("bins", c10::IntType::get(), int64_t{kHistogramBins});
   m.register_attribute("hist_lo", c10::FloatType::get(), 0.0);
   m.register_attribute("hist_hi", c10::FloatType::get(), 1.0);
@@ -244,32 +277,42 @@ void Calibrator::calibrate(torch::jit::Module& observed) {
       throw InputError(stats_.source.empty() ? model_path_.string() : stats_.source,
                        "the calibration statistics do not cover every value this model observes",
                        "pass {calib} FILE to calibrate");
-    // Phase 1: min and max of every observed value.
-    for (auto& [key, obs] : missing) obs.setattr("phase", int64_t{1});
-    run_data(observed, "calibrating (ranges)");
-    for (auto& [key, obs] : missing) {
-      ObservedStats s;
-      if (obs.attr("seen").toBool()) {
-        s.min = obs.attr("min_val").toTensor().item<double>();
-        s.max = obs.attr("max_val").toTensor().item<double>();
+    auto todo = missing;
+    if (method_.needs_histogram && data_->size() <= batch_) {
+      // One batch: ranges and histograms in one pass (phase 3), the figures of phases 1 and 2. An observer
+      // called more than once in the pass (a value inside a loop) saw several tensors: it takes two passes.
+      for (auto& [key, obs] : todo) obs.setattr("phase", int64_t{3});
+      run_data(observed, "calibrating");
+      std::vector<std::pair<std::string, torch::jit::Module>> again;
+      for (auto& [key, obs] : todo) {
+        if (obs.attr("calls").toInt() <= 1) {
+          stats_.values[key] = recorded(obs, true);
+          continue;
+        }
+        obs.setattr("seen", false);
+        obs.setattr("hist", torch::zeros({kHistogramBins}, torch::kFloat64));
+        again.emplace_back(key, obs);
       }
-      stats_.values[key] = s;
-      // The histogram spans the range with zero in it; a constant value gets a unit-wide range.
-      double lo = std::min(s.min, 0.0), hi = std::max(s.max, 0.0);
-      if (!(hi > lo)) hi = lo + 1;
-      obs.setattr("hist_lo", lo);
-      obs.setattr("hist_hi", hi);
-      obs.setattr("phase", int64_t{method_.needs_histogram ? 2 : 0});
+      todo = std::move(again);
     }
-    // Phase 2: histograms over those ranges (not needed by min-max).
-    if (method_.needs_histogram) {
-      run_data(observed, "calibrating (histograms)");
-      for (auto& [key, obs] : missing) {
-        auto& s = stats_.values[key];
-        auto hist = obs.attr("hist").toTensor().contiguous();
-        s.histogram.lo = obs.attr("hist_lo").toDouble();
-        s.histogram.hi = obs.attr("hist_hi").toDouble();
-        s.histogram.counts.assign(hist.data_ptr<double>(), hist.data_ptr<double>() + hist.numel());
+    if (!todo.empty()) {
+      // Phase 1: min and max of every observed value.
+      for (auto& [key, obs] : todo) obs.setattr("phase", int64_t{1});
+      run_data(observed, "calibrating (ranges)");
+      for (auto& [key, obs] : todo) {
+        ObservedStats s = recorded(obs, false);
+        stats_.values[key] = s;
+        // The histogram spans the range with zero in it; a constant value gets a unit-wide range.
+        double lo = std::min(s.min, 0.0), hi = std::max(s.max, 0.0);
+        if (!(hi > lo)) hi = lo + 1;
+        obs.setattr("hist_lo", lo);
+        obs.setattr("hist_hi", hi);
+        obs.setattr("phase", int64_t{method_.needs_histogram ? 2 : 0});
+      }
+      // Phase 2: histograms over those ranges (not needed by min-max).
+      if (method_.needs_histogram) {
+        run_data(observed, "calibrating (histograms)");
+        for (auto& [key, obs] : todo) stats_.values[key] = recorded(obs, true);
       }
     }
     stats_.samples = data_->size();

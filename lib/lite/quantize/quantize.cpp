@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -50,6 +51,16 @@ void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs
                          model::torch_error_reason(e),
                      std::string("pass ") + flag + " data shaped like the model's input");
   }
+}
+
+// Calibration data of up to this many input bytes runs as one batch: a histogram method then needs one
+// forward pass instead of two (observers.cpp's phase 3). Above it, batches of {eval_batch} bound the memory.
+constexpr int64_t kOneBatchCalibrationBytes = 32 << 20;
+
+int64_t calibration_batch(const model::Dataset* data, int64_t eval_batch) {
+  if (!data || data->size() == 0) return eval_batch;
+  const int64_t bytes = data->x.numel() * static_cast<int64_t>(data->x.element_size());
+  return bytes <= kOneBatchCalibrationBytes ? std::max(eval_batch, data->size()) : eval_batch;
 }
 
 Latency to_latency(int64_t batch, const profile::LatencySamples& s) {
@@ -131,6 +142,7 @@ torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, Progress&
   // A few calls per model: the profiling executor's instrumented first calls and graph optimization would
   // cost more than they save (timing, which runs many calls, keeps the deployment executor).
   torch::jit::GraphOptimizerEnabledGuard plain(false);
+  AllCoresForWork all_cores(c.o.threads > 0);
   if (!c.quality_inputs.empty()) return profile::forward_float(m, c.quality_inputs, c.source.path);
   return profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
 }
@@ -170,6 +182,7 @@ struct Built {
 // build keeps float are remembered, so later builds need not rediscover them.
 Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
   auto t = Clock::now();
+  AllCoresForWork all_cores(c.o.threads > 0);  // calibration runs the float model over the data
   BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}};
   mode.scheme->build(b);
   Built out;
@@ -189,9 +202,19 @@ Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
   return out;
 }
 
-Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode) {
+// Times the candidate at each batch size. With `stop_when_slower` (auto mode, where an earlier candidate
+// already meets the tolerance without being slower), a candidate found slower than frozen float at one batch
+// size is not timed at the rest: the choice prefers candidates that are not slower, so it cannot win.
+Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, bool stop_when_slower) {
   Speed s;
   for (auto& [batch, inputs] : c.inputs) {
+    if (s.slower && stop_when_slower) {
+      --c.measurements_left;
+      c.note(fmt::format("{} was not timed at batch {}: slower than frozen float at batch {} already, while an "
+                         "earlier candidate meets the tolerance and is not",
+                         mode, batch, s.candidate.back().batch));
+      continue;
+    }
     profile::TimingOptions timing = c.timing;
     timing.budget_s = c.measurement_budget();
     auto [a, f] = profile::time_interleaved(m, c.source.path, c.frozen, c.source.path, inputs, timing, c.progress);
@@ -319,12 +342,33 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
 void time_float_as_given(Context& c, torch::jit::Module& as_given, QuantizeResult& r) {
   const int candidates = c.measurements_left;  // run() sets it to the number of candidates to build
   c.measurements_left = static_cast<int>(c.inputs.size()) * (1 + candidates);
+  double first_call_ms = 0;  // one call at the first (smallest) batch size
+  int64_t first_batch = 0;
   for (auto it = c.inputs.begin(); it != c.inputs.end();) {
     const auto& [b, inputs] = *it;
     profile::TimingOptions timing = c.timing;
     timing.budget_s = c.measurement_budget() / 2;
     timing.may_skip = it != c.inputs.begin();
+    // A larger batch is estimated from the first before any call: a call of `b` samples costs at least
+    // half of b/first_batch calls of the first batch (batching rarely gains more), and a model whose
+    // minimum measurement would overrun its budget by that estimate is not called at all (a vit_b_16 call
+    // at batch 64 takes a minute here).
+    const double estimate_ms = first_call_ms * double(b) / double(std::max<int64_t>(first_batch, 1)) / 2;
+    if (timing.may_skip && estimate_ms * (profile::kMinWarmup + profile::kMinTimed) > timing.budget_s * 1000) {
+      --c.measurements_left;
+      c.measurements_left -= candidates;
+      c.note(fmt::format("batch {} was not measured: one call at batch {} takes {:.0f} ms, so one at batch {} "
+                         "takes about {:.0f} ms or more, and its minimum measurement overruns the {:.3g} s it may "
+                         "take; raise {{budget_s}} or pick smaller {{batches}}",
+                         b, first_batch, first_call_ms, b, estimate_ms, timing.budget_s));
+      it = c.inputs.erase(it);
+      continue;
+    }
     auto samples = profile::time_forward(as_given, inputs, timing, c.source.path, c.progress);
+    if (it == c.inputs.begin()) {
+      first_call_ms = samples.call_ms;
+      first_batch = b;
+    }
     --c.measurements_left;
     if (samples.skipped) {
       c.measurements_left -= candidates;  // nor will any candidate be
@@ -385,6 +429,8 @@ void prepare_references(Context& c, QuantizeResult& r) {
   c.timing.iterations = o.iterations.value_or(0);
   c.timing.duration_s = o.duration_s;
   c.timing.min_iterations = 5;
+  // Timing stops once the candidate-vs-frozen ratio's interval is decided and within 20% (see TimingOptions).
+  if (!o.iterations) c.timing.settle_width = 0.2;
   // A clone has its own copies of the methods, so fresh executors (see measure_speed's caller): the
   // source module has already run the quality data's batch sizes.
   torch::jit::Module as_given = source.module.clone();
@@ -444,8 +490,30 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
   b.details["sensitivity"] = sensitivity;
 }
 
+// Evaluates a built candidate (running the tolerance search when asked); true when the search replaced it.
+bool evaluate_candidate(Context& c, const ModeEntry& mode, const ModeEntry& requested, const QuantizeResult& r,
+                        Candidate& cand, Built& b) {
+  const std::string& name = mode.name;
+  cand.quality = timed(c, "evaluation", name, [&] { return measure_quality(c, b.module, c.progress); });
+  bool searched = false;
+  if (r.tolerance_given || !requested.scheme) {
+    if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
+      if (c.budget_spent()) {
+        c.note(name + ": no tolerance search: the {budget_s} was spent");
+      } else {
+        timed(c, "tolerance search", name, [&] { search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b); });
+        searched = cand.search && !cand.search->float_layers.empty();
+      }
+    }
+    cand.meets_tolerance = cand.quality.drop <= r.tolerance;
+  }
+  return searched;
+}
+
 // Builds one mode, measures its quality (running the tolerance search when asked) and its speed against the
 // frozen float model. For auto, a mode that fails is recorded with the reason instead of ending the run.
+// In auto, once an earlier candidate meets the tolerance without being slower than frozen float, a new one is
+// timed first: found slower at the first batch size it cannot be chosen (choice.hpp), so it is not evaluated.
 Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, const ModeEntry& requested,
                           const QuantizeResult& r, std::map<std::string, Built>& built) {
   Candidate cand;
@@ -453,28 +521,33 @@ Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, c
   cand.plan = plan;
   auto t = Clock::now();
   const std::string name = mode.name;
+  const bool time_first = !requested.scheme && std::any_of(r.candidates.begin(), r.candidates.end(), [](const Candidate& k) {
+    return k.built && k.meets_tolerance && !k.speed.slower;
+  });
+  // A fresh copy for timing: one that was evaluated has run other batch sizes, and the profiling executor's
+  // specializations for them would be timed too.
+  auto time_it = [&](const Built& b) {
+    torch::jit::Module fresh = deserialize(b.file);
+    cand.speed = timed(c, "timing", name, [&] { return measure_speed(c, fresh, name, time_first); });
+  };
   try {
     Built b = build(c, mode, cand.plan);
     cand.build_steps_s = b.steps;
     c.spend("build", name, b.build_s);
     if (b.calib_s > 0) c.spend("calibration", name, b.calib_s);
     apply_float_regions(cand.plan, b.float_regions);
-    cand.quality = timed(c, "evaluation", name, [&] { return measure_quality(c, b.module, c.progress); });
-    if (r.tolerance_given || !requested.scheme) {
-      if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
-        if (c.budget_spent())
-          c.note(name + ": no tolerance search: the {budget_s} was spent");
-        else
-          timed(c, "tolerance search", name,
-                [&] { search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b); });
-      }
-      cand.meets_tolerance = cand.quality.drop <= r.tolerance;
+    if (time_first) time_it(b);
+    if (time_first && cand.speed.slower) {
+      cand.evaluated = false;
+      cand.meets_tolerance = false;
+      c.note(fmt::format("{} was not evaluated: slower than frozen float at batch {}, while an earlier candidate "
+                         "meets the tolerance and is not",
+                         name, cand.speed.candidate.front().batch));
+    } else {
+      const bool searched = evaluate_candidate(c, mode, requested, r, cand, b);
+      if (!time_first || searched) time_it(b);
     }
     cand.file_bytes = b.bytes;
-    // A fresh copy for timing: the one evaluated above has run other batch sizes, and the profiling
-    // executor's specializations for them would be timed too.
-    torch::jit::Module fresh = deserialize(b.file);
-    cand.speed = timed(c, "timing", name, [&] { return measure_speed(c, fresh, name); });
     cand.built = true;
     built.emplace(cand.mode, std::move(b));
   } catch (const Interrupted&) {
@@ -601,6 +674,10 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   r.requested_mode = requested.name;
   r.engine = current_quantized_engine();
   r.threads = at::get_num_threads();
+  if (const int cores = static_cast<int>(std::thread::hardware_concurrency()); o.threads == 0 && cores > r.threads)
+    r.notes.push_back(fmt::format("calibration and quality evaluation ran on {} threads (every core), latency was "
+                                  "timed with {}; pass {{threads}} to use one count for both",
+                                  cores, r.threads));
   r.dry_run = o.dry_run;
   r.allow_slower = o.allow_slower;
   r.tolerance_given = o.tolerance.has_value();
@@ -671,7 +748,8 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   c.measurements_left = static_cast<int>(planned.plans.size());
   prepare_references(c, r);
   if (calib_data || reused) {
-    c.calibrator = std::make_unique<Calibrator>(calib_data, o.eval_batch, method, source.path, progress);
+    c.calibrator =
+        std::make_unique<Calibrator>(calib_data, calibration_batch(calib_data, o.eval_batch), method, source.path, progress);
     if (reused) c.calibrator->preload(*reused);
     c.calibrator->stats().model_sha256 = source.sha256;
   }

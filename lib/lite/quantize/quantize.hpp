@@ -59,6 +59,9 @@ struct Candidate {
   Quality quality;
   Speed speed;
   bool meets_tolerance = true;
+  // false: timed first and found slower than frozen float while an earlier candidate met the tolerance and
+  // was not, so it could not be chosen and its quality was not measured (quality is empty)
+  bool evaluated = true;
   std::optional<SearchResult> search;  // the tolerance search, when one ran
   bool chosen = false;
   double build_s = 0;

@@ -36,6 +36,7 @@ void to_json(nlohmann::json& j, const Candidate& c) {
     j["quality"] = c.quality;
     j["speed"] = c.speed;
     j["meets_tolerance"] = c.meets_tolerance;
+    j["evaluated"] = c.evaluated;
     if (c.search) j["tolerance_search"] = *c.search;
     j["build_steps_s"] = c.build_steps_s;
   }
@@ -147,9 +148,10 @@ report::Table candidates_table(const QuantizeResult& r) {
   t.title =
       fmt::format("candidates (tolerance {:.2f} points{})", r.tolerance, r.tolerance_given ? "" : ", the auto default");
   t.columns = {"mode", "size"};
+  // The candidate timed at the most batch sizes (one found slower at the first may stop there).
   const Candidate* any = nullptr;
   for (const auto& c : r.candidates)
-    if (c.built) any = &c;
+    if (c.built && (!any || c.speed.candidate.size() > any->speed.candidate.size())) any = &c;
   if (any)
     for (const auto& l : any->speed.candidate) t.columns.push_back(fmt::format("b{} ms (vs frozen)", l.batch));
   t.columns.insert(t.columns.end(), {"quality", "drop", "status"});
@@ -164,13 +166,20 @@ report::Table candidates_table(const QuantizeResult& r) {
       row.push_back(format_bytes(double(c.file_bytes)));
       for (size_t i = 0; i < c.speed.candidate.size(); ++i)
         row.push_back(fmt::format("{} ({})", format_ms(c.speed.candidate[i].median_ms), ratio_text(c.speed.ratio[i])));
+      for (size_t i = c.speed.candidate.size(); i < any->speed.candidate.size(); ++i) row.push_back("not timed");
       std::string status = c.chosen ? "chosen" : "";
       auto add = [&](const std::string& s) { status += (status.empty() ? "" : ", ") + s; };
-      if (!c.meets_tolerance) add("over tolerance");
+      if (!c.evaluated)
+        add("not evaluated");
+      else if (!c.meets_tolerance)
+        add("over tolerance");
       if (c.speed.slower) add("slower than frozen float");
       if (c.search && !c.search->float_layers.empty())
         add(fmt::format("{} layer(s) kept float", c.search->float_layers.size()));
-      row.insert(row.end(), {quality_cell(c.quality), fmt::format("{:.2f}", c.quality.drop), status});
+      if (c.evaluated)
+        row.insert(row.end(), {quality_cell(c.quality), fmt::format("{:.2f}", c.quality.drop), status});
+      else
+        row.insert(row.end(), {"-", "-", status});
     }
     t.rows.push_back(row);
   }

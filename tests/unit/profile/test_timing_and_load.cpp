@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 #include <torch/script.h>
 
+#include <chrono>
+
 #include "../torch_fixtures.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -41,6 +43,27 @@ TEST_CASE("interleaved timing gives both models the same number of samples") {
                                             no_progress());
   CHECK(sa.ms.size() == 6);
   CHECK(sb.ms.size() == 6);
+}
+
+TEST_CASE("interleaved timing with settle_width stops once the ratio is decided") {
+  // A: the CNN at batch 64; B: a model that only returns its input, hundreds of times cheaper. The ratio's
+  // interval lies far above 1 after the first few calls, so the loop stops long before its 60 s duration.
+  auto a = model::load_model(test::bundled_model());
+  torch::jit::Module identity{c10::QualifiedName("__torch__.lite.test.Identity")};
+  identity.define("def forward(self, x: Tensor) -> Tensor:\n    return x\n");
+  profile::TimingOptions o;
+  o.warmup = 20;
+  o.duration_s = 60;
+  o.min_iterations = 5;
+  o.settle_width = 0.5;
+  auto start = std::chrono::steady_clock::now();
+  auto [sa, sb] = profile::time_interleaved(a.module, a.path, identity, "identity", {torch::zeros({64, 1, 28, 28})},
+                                            o, no_progress());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(50));
+  CHECK(sa.ms.size() >= size_t(profile::kMinSettleCalls));
+  CHECK(sa.ms.size() == sb.ms.size());
+  CHECK(sa.warmup_ms.size() < 20);  // the warm-up settled too
+  CHECK(sa.note.empty());           // no budget cut to report
 }
 
 TEST_CASE("a wrong input shape is an input error before any timing") {

@@ -37,9 +37,35 @@ TEST_CASE("choose_candidate falls back to the smallest drop and fails the tolera
   CHECK_FALSE(choice.tolerance_met);
 }
 
+TEST_CASE("choose_candidate never falls back to a candidate that was not evaluated") {
+  auto over = candidate("static", true, false, {0.4}, 3.0);
+  auto unevaluated = candidate("dynamic", true, false, {1.3}, 0.0);  // quality not measured: drop 0 means nothing
+  unevaluated.evaluated = false;
+  std::vector<Candidate> cands = {over, unevaluated};
+  auto choice = choose_candidate(cands);
+  CHECK(choice.index == 0);
+  CHECK_FALSE(choice.tolerance_met);
+}
+
 TEST_CASE("choose_candidate reports no choice when nothing was built") {
   std::vector<Candidate> cands = {candidate("static", false, true, {}, 0.0)};
   CHECK(choose_candidate(cands).index == -1);
   CHECK(choose_candidate({}).index == -1);
   CHECK(geometric_mean({2.0, 8.0}) == doctest::Approx(4.0));
+}
+
+TEST_CASE("choose_candidate prefers a candidate that is not slower than frozen float") {
+  // bf16 was found slower at batch 1 and not timed at batch 64: its lone ratio has the smaller geometric
+  // mean (1.001 < 1.005), but the speed guard flagged it, and static is not flagged.
+  auto fast = candidate("static", true, true, {1.02, 0.99}, 0.2);
+  auto slow = candidate("bf16", true, true, {1.001}, 0.0);
+  slow.speed.slower = true;
+  std::vector<Candidate> cands = {fast, slow};
+  CHECK(choose_candidate(cands).index == 0);
+  std::vector<Candidate> reversed = {slow, fast};
+  CHECK(choose_candidate(reversed).index == 1);
+  // Both slower: the faster by geometric mean, as before.
+  fast.speed.slower = true;
+  std::vector<Candidate> both = {fast, slow};
+  CHECK(choose_candidate(both).index == 1);
 }

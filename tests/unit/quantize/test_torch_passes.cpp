@@ -137,6 +137,40 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   CHECK(torch::equal(run(reloaded, x), out));
 }
 
+TEST_CASE("calibration data in one batch takes one pass and records what two passes record") {
+  lite::select_quantized_engine("onednn");
+  auto model = cnn();
+  auto data = samples(32);
+  auto layers = find_layers(model.module);
+  Plan all = make_plan(layers, find_mode("static"), "onednn", {}, {}, {}, model.file_bytes);
+  const auto& mse = find_calib_method("mse");
+  Calibrator one(&data, 32, mse, model.path, lite::no_progress());  // the whole data in one batch: phase 3
+  BuildContext a{model, all, &one, {}, nlohmann::json::object(), {}, {}};
+  static_scheme().build(a);
+  CHECK(one.passes() == 1);
+  Calibrator two(&data, 16, mse, model.path, lite::no_progress());  // two batches: ranges, then histograms
+  BuildContext b{model, all, &two, {}, nlohmann::json::object(), {}, {}};
+  static_scheme().build(b);
+  CHECK(two.passes() == 2);
+  REQUIRE(one.stats().values.size() == two.stats().values.size());
+  for (const auto& [key, s1] : one.stats().values) {
+    CAPTURE(key);
+    REQUIRE(two.stats().values.count(key) == 1);
+    const auto& s2 = two.stats().values.at(key);
+    // The float model at batch 32 and at batch 16 may round differently in the last bit, no more.
+    CHECK(s1.min == doctest::Approx(s2.min).epsilon(1e-5));
+    CHECK(s1.max == doctest::Approx(s2.max).epsilon(1e-5));
+    CHECK(s1.histogram.lo == doctest::Approx(std::min(s1.min, 0.0)));
+    CHECK(s1.histogram.hi == doctest::Approx(std::max(s1.max, 0.0)));
+    REQUIRE(s1.histogram.counts.size() == s2.histogram.counts.size());
+    double total = s1.histogram.total(), moved = 0;
+    CHECK(total == s2.histogram.total());
+    CHECK(total > 0);
+    for (size_t i = 0; i < s1.histogram.counts.size(); ++i) moved += std::abs(s1.histogram.counts[i] - s2.histogram.counts[i]);
+    CHECK(moved <= 1e-3 * total);
+  }
+}
+
 TEST_CASE("values and weights inside an `if` get their qparams when the calibration statistics are reused") {
   // Functional code reading the weight in a branch: InsertObservers puts its observer in that block.
   // The variable assigned in the branch gets a different debug name in each build (y.2, y.6): its
