@@ -17,6 +17,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/model/tensor_dtype.hpp"
 #include "lite/model/tensor_headers.hpp"
 
 namespace fs = std::filesystem;

@@ -9,6 +9,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/model/tensor_dtype.hpp"
 #include "lite/model/tensor_headers.hpp"
 #include "lite/model/torch_save.hpp"
 #include "lite/model/zip_members.hpp"
@@ -239,20 +240,6 @@ void validate(Dataset& d, const std::string& file) {
 }
 
 }  // namespace
-
-torch::ScalarType scalar_type_of(ElementType type) {
-  switch (type) {
-    case ElementType::float32: return torch::kFloat32;
-    case ElementType::float64: return torch::kFloat64;
-    case ElementType::float16: return torch::kFloat16;
-    case ElementType::int64: return torch::kInt64;
-    case ElementType::int32: return torch::kInt32;
-    case ElementType::uint8: return torch::kUInt8;
-    case ElementType::int8: return torch::kInt8;
-    case ElementType::boolean: return torch::kBool;
-  }
-  return torch::kUInt8;
-}
 
 Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels) {
   const std::string file = path.string();

@@ -15,8 +15,6 @@
 #include <optional>
 #include <string>
 
-#include "lite/model/tensor_headers.hpp"
-
 namespace lite::model {
 
 struct Dataset {
@@ -31,9 +29,6 @@ struct Dataset {
 // Throws InputError naming the file, the problem and the fix: missing or unreadable file, unknown
 // format, empty data, NaN/Inf values, labels whose count differs from the samples.
 Dataset load_dataset(const std::filesystem::path& path, const std::optional<std::filesystem::path>& labels = {});
-
-// The torch dtype of an element read from a .npy or idx file (tensor_headers.hpp).
-torch::ScalarType scalar_type_of(ElementType type);
 
 // The first `n` samples (all when n <= 0 or n >= size).
 Dataset take_first(const Dataset& d, int64_t n);
