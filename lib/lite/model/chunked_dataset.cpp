@@ -1,7 +1,7 @@
 // Chunked reading of .npy and uncompressed idx files (see chunked_dataset.hpp): the header gives the offset
-// of record 0 and the bytes of one record, so samples [b, b + n) are one pread of n records. The header
-// parsers here read only a file's first bytes; they mirror dataset.cpp's whole-file parsers (same
-// dtypes, same messages) without needing the file in memory.
+// of record 0 and the bytes of one record, so samples [b, b + n) are one pread of n records. The headers are
+// parsed from a file's first bytes by tensor_headers.cpp, the parser dataset.cpp's whole-file reader uses too
+// (same dtypes, same messages, sizes checked against the whole file's size).
 #include "lite/model/chunked_dataset.hpp"
 
 #include <fcntl.h>
@@ -17,7 +17,8 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
-#include "lite/core/text.hpp"
+#include "lite/model/tensor_dtype.hpp"
+#include "lite/model/tensor_headers.hpp"
 
 namespace fs = std::filesystem;
 
@@ -34,86 +35,26 @@ bool idx_name(const std::string& name) {
   return name.find("idx") != std::string::npos || name.find("-ubyte") != std::string::npos;
 }
 
-uint32_t big_endian32(const char* p) {
-  return (uint32_t(uint8_t(p[0])) << 24) | (uint32_t(uint8_t(p[1])) << 16) | (uint32_t(uint8_t(p[2])) << 8) |
-         uint32_t(uint8_t(p[3]));
-}
-
-// The .npy header in `head` (the file's first bytes): dtype, shape, where the data starts.
-RecordLayout npy_layout(const fs::path& path, const std::string& head) {
-  const std::string file = path.string();
-  if (head.size() < 10 || std::memcmp(head.data(), "\x93NUMPY", 6) != 0)
-    throw InputError(file, "not a .npy file (missing \\x93NUMPY magic)", "save it with numpy.save");
-  const uint8_t major = uint8_t(head[6]);
-  size_t header_len = 0, offset = 10;
-  if (major == 1) {
-    header_len = uint8_t(head[8]) | (size_t(uint8_t(head[9])) << 8);
-  } else {
-    if (head.size() < 12) throw InputError(file, "truncated .npy header", "save it again with numpy.save");
-    for (int i = 0; i < 4; ++i) header_len |= size_t(uint8_t(head[8 + i])) << (8 * i);
-    offset = 12;
-  }
-  if (offset + header_len > head.size()) throw InputError(file, "truncated .npy header", "save it again with numpy.save");
-  const std::string header = head.substr(offset, header_len);
-  auto field = [&](const std::string& key) {
-    auto pos = header.find("'" + key + "'");
-    if (pos == std::string::npos) throw InputError(file, ".npy header has no '" + key + "'", "save it with numpy.save");
-    return header.substr(header.find(':', pos) + 1);
-  };
-  std::string descr = field("descr");
-  descr = descr.substr(descr.find('\'') + 1);
-  descr = descr.substr(0, descr.find('\''));
-  if (trim(field("fortran_order")).rfind("True", 0) == 0)
-    throw InputError(file, "Fortran-ordered arrays are not supported", "save numpy.ascontiguousarray(a) instead");
-  std::string shape_text = field("shape");
-  shape_text = shape_text.substr(shape_text.find('(') + 1);
-  shape_text = shape_text.substr(0, shape_text.find(')'));
-  std::vector<int64_t> shape;
-  for (const auto& part : split(shape_text, ','))
-    if (!trim(part).empty()) shape.push_back(std::stoll(trim(part)));
-  static const std::vector<std::pair<std::string, torch::ScalarType>> dtypes = {
-      {"<f4", torch::kFloat32}, {"<f8", torch::kFloat64}, {"<f2", torch::kFloat16}, {"<i8", torch::kInt64},
-      {"<i4", torch::kInt32},   {"|u1", torch::kUInt8},   {"|i1", torch::kInt8},    {"|b1", torch::kBool}};
+// A parsed header as records: the first dimension counts them, the rest is one record's shape.
+RecordLayout layout_of(const fs::path& path, const TensorFileHeader& h, bool idx) {
+  if (h.shape.empty()) throw InputError(path.string(), "holds a scalar, not a batch of samples", "save an array [N, ...]");
   RecordLayout l;
-  bool known = false;
-  std::vector<std::string> names;
-  for (const auto& [name, type] : dtypes) {
-    names.push_back(name);
-    if (name == descr) l.dtype = type, known = true;
-  }
-  if (!known)
-    throw InputError(file, "unsupported .npy dtype '" + descr + "' (known: " + join(names, ", ") + ")",
-                     "convert it with a.astype(numpy.float32)");
-  if (shape.empty()) throw InputError(file, "holds a scalar, not a batch of samples", "save an array [N, ...]");
   l.path = path;
-  l.count = shape.front();
-  l.shape.assign(shape.begin() + 1, shape.end());
-  l.data_offset = offset + header_len;
-  l.record_bytes = c10::elementSize(l.dtype);
-  for (auto d : l.shape) l.record_bytes *= uint64_t(d);
+  l.idx = idx;
+  l.dtype = scalar_type_of(h.element);
+  l.count = h.shape.front();
+  l.shape.assign(h.shape.begin() + 1, h.shape.end());
+  l.data_offset = h.data_offset;
+  l.record_bytes = h.record_bytes();
   return l;
 }
 
-RecordLayout idx_layout(const fs::path& path, const std::string& head) {
-  const std::string file = path.string();
-  if (head.size() < 4 || head[0] != 0 || head[1] != 0)
-    throw InputError(file, "not an idx file (bad magic number)", "pass an MNIST-style idx file (.idx or -ubyte, .gz ok)");
-  if (uint8_t(head[2]) != 0x08)
-    throw InputError(file, "idx element type is not unsigned byte", "only uint8 idx files are supported");
-  const int ndim = uint8_t(head[3]);
-  if (ndim < 1 || head.size() < size_t(4 + 4 * ndim)) throw InputError(file, "truncated idx header", "download the file again");
-  RecordLayout l;
-  l.path = path;
-  l.idx = true;
-  l.dtype = torch::kUInt8;
-  l.count = big_endian32(head.data() + 4);
-  l.record_bytes = 1;
-  for (int i = 1; i < ndim; ++i) {
-    l.shape.push_back(big_endian32(head.data() + 4 + 4 * i));
-    l.record_bytes *= uint64_t(l.shape.back());
-  }
-  l.data_offset = uint64_t(4 + 4 * ndim);
-  return l;
+RecordLayout npy_layout(const fs::path& path, const std::string& head, uint64_t file_size) {
+  return layout_of(path, parse_npy_header(head, file_size, path.string()), false);
+}
+
+RecordLayout idx_layout(const fs::path& path, const std::string& head, uint64_t file_size) {
+  return layout_of(path, parse_idx_header(head, file_size, path.string()), true);
 }
 
 std::string read_head(const fs::path& path, size_t max_bytes) {
@@ -138,30 +79,22 @@ std::string read_whole_maybe_gzip(const fs::path& path) {
   return out;
 }
 
-void check_complete(const RecordLayout& l, uint64_t available) {
-  const uint64_t need = uint64_t(l.count) * l.record_bytes;
-  if (available < l.data_offset || available - l.data_offset < need)
-    throw InputError(l.path.string(),
-                     fmt::format("truncated data ({} of {} bytes)", available > l.data_offset ? available - l.data_offset : 0, need),
-                     l.idx ? "download the file again" : "save it again with numpy.save");
-}
-
 torch::Tensor read_labels(const fs::path& path) {
   const std::string name = path.filename().string();
   const std::string bytes = read_whole_maybe_gzip(path);
   RecordLayout l;
   if (name_ends_with(name, ".npy") || (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0))
-    l = npy_layout(path, bytes);
+    l = npy_layout(path, bytes, bytes.size());
   else if (idx_name(name))
-    l = idx_layout(path, bytes);
+    l = idx_layout(path, bytes, bytes.size());
   else
     throw InputError(path.string(), "labels of streamed data must be a .npy or idx file",
                      "save them with numpy.save, or raise {data_memory_mb} to load the data whole");
-  check_complete(l, bytes.size());
   std::vector<int64_t> shape{l.count};
   shape.insert(shape.end(), l.shape.begin(), l.shape.end());
   auto t = torch::empty(shape, torch::TensorOptions().dtype(l.dtype));
-  std::memcpy(t.data_ptr(), bytes.data() + l.data_offset, size_t(uint64_t(l.count) * l.record_bytes));
+  const uint64_t need = uint64_t(l.count) * l.record_bytes;  // checked against the size by the header parser
+  if (need > 0) std::memcpy(t.data_ptr(), bytes.data() + l.data_offset, size_t(need));
   return t;
 }
 
@@ -177,10 +110,9 @@ std::optional<RecordLayout> record_layout(const fs::path& path) {
   const bool gzip = head.size() >= 2 && uint8_t(head[0]) == 0x1f && uint8_t(head[1]) == 0x8b;
   std::optional<RecordLayout> l;
   if (name_ends_with(name, ".npy") || (head.size() >= 6 && std::memcmp(head.data(), "\x93NUMPY", 6) == 0))
-    l = npy_layout(path, head);
+    l = npy_layout(path, head, size);
   else if (idx_name(name) && !gzip)
-    l = idx_layout(path, head);
-  if (l) check_complete(*l, size);
+    l = idx_layout(path, head, size);
   return l;
 }
 

@@ -9,6 +9,8 @@
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/model/tensor_dtype.hpp"
+#include "lite/model/tensor_headers.hpp"
 #include "lite/model/torch_save.hpp"
 #include "lite/model/zip_members.hpp"
 
@@ -44,94 +46,21 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// ---- NumPy .npy (format version 1.0/2.0/3.0) ----
-torch::Tensor parse_npy(const fs::path& path, const std::vector<char>& bytes) {
-  const std::string file = path.string();
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    throw InputError(file, "not a .npy file (missing \\x93NUMPY magic)", "save it with numpy.save");
-  uint8_t major = static_cast<uint8_t>(bytes[6]);
-  size_t header_len, offset;
-  if (major == 1) {
-    header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
-    offset = 10;
-  } else {
-    if (bytes.size() < 12) throw InputError(file, "truncated .npy header", "save it again with numpy.save");
-    header_len = 0;
-    for (int i = 0; i < 4; ++i) header_len |= size_t(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
-    offset = 12;
-  }
-  if (offset + header_len > bytes.size()) throw InputError(file, "truncated .npy header", "save it again with numpy.save");
-  std::string header(bytes.data() + offset, header_len);
-  auto field = [&](const std::string& key) -> std::string {
-    auto pos = header.find("'" + key + "'");
-    if (pos == std::string::npos) throw InputError(file, ".npy header has no '" + key + "'", "save it with numpy.save");
-    pos = header.find(':', pos);
-    return header.substr(pos + 1);
-  };
-  std::string descr = field("descr");
-  descr = descr.substr(descr.find('\'') + 1);
-  descr = descr.substr(0, descr.find('\''));
-  if (trim(field("fortran_order")).rfind("True", 0) == 0)
-    throw InputError(file, "Fortran-ordered arrays are not supported", "save numpy.ascontiguousarray(a) instead");
-  std::string shape_text = field("shape");
-  shape_text = shape_text.substr(shape_text.find('(') + 1);
-  shape_text = shape_text.substr(0, shape_text.find(')'));
-  std::vector<int64_t> shape;
-  for (const auto& part : split(shape_text, ',')) {
-    std::string t = trim(part);
-    if (!t.empty()) shape.push_back(std::stoll(t));
-  }
-  static const std::vector<std::pair<std::string, torch::ScalarType>> dtypes = {
-      {"<f4", torch::kFloat32}, {"<f8", torch::kFloat64}, {"<f2", torch::kFloat16}, {"<i8", torch::kInt64},
-      {"<i4", torch::kInt32},   {"|u1", torch::kUInt8},   {"|i1", torch::kInt8},    {"|b1", torch::kBool}};
-  std::optional<torch::ScalarType> type;
-  std::vector<std::string> known;
-  for (const auto& [name, t] : dtypes) {
-    known.push_back(name);
-    if (name == descr) type = t;
-  }
-  if (!type)
-    throw InputError(file, "unsupported .npy dtype '" + descr + "' (known: " + join(known, ", ") + ")",
-                     "convert it with a.astype(numpy.float32)");
-  int64_t count = 1;
-  for (auto d : shape) count *= d;
-  size_t data_offset = offset + header_len;
-  size_t need = size_t(count) * c10::elementSize(*type);
-  if (bytes.size() - data_offset < need)
-    throw InputError(file, "truncated .npy data (" + std::to_string(bytes.size() - data_offset) + " of " +
-                               std::to_string(need) + " bytes)", "save it again with numpy.save");
-  auto t = torch::empty(shape, torch::TensorOptions().dtype(*type));
-  std::memcpy(t.data_ptr(), bytes.data() + data_offset, need);
+// ---- NumPy .npy and idx (MNIST): headers parsed by tensor_headers.cpp, the data copied after them ----
+torch::Tensor tensor_after_header(const TensorFileHeader& h, const std::vector<char>& bytes) {
+  auto t = torch::empty(h.shape, torch::TensorOptions().dtype(scalar_type_of(h.element)));
+  if (h.data_bytes > 0) std::memcpy(t.data_ptr(), bytes.data() + h.data_offset, size_t(h.data_bytes));
   return t;
 }
 
-// ---- idx (MNIST) ----
-uint32_t be32(const char* p) {
-  return (uint32_t(uint8_t(p[0])) << 24) | (uint32_t(uint8_t(p[1])) << 16) | (uint32_t(uint8_t(p[2])) << 8) |
-         uint32_t(uint8_t(p[3]));
+torch::Tensor parse_npy(const fs::path& path, const std::vector<char>& bytes) {
+  const std::string_view all(bytes.data(), bytes.size());
+  return tensor_after_header(parse_npy_header(all, bytes.size(), path.string()), bytes);
 }
 
 torch::Tensor parse_idx(const fs::path& path, const std::vector<char>& bytes) {
-  const std::string file = path.string();
-  if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0)
-    throw InputError(file, "not an idx file (bad magic number)", "pass an MNIST-style idx file (.idx or -ubyte, .gz ok)");
-  uint8_t type_code = uint8_t(bytes[2]);
-  int ndim = uint8_t(bytes[3]);
-  if (type_code != 0x08) throw InputError(file, "idx element type is not unsigned byte", "only uint8 idx files are supported");
-  if (bytes.size() < size_t(4 + 4 * ndim)) throw InputError(file, "truncated idx header", "download the file again");
-  std::vector<int64_t> shape;
-  int64_t count = 1;
-  for (int i = 0; i < ndim; ++i) {
-    shape.push_back(be32(bytes.data() + 4 + 4 * i));
-    count *= shape.back();
-  }
-  size_t offset = 4 + 4 * ndim;
-  if (bytes.size() - offset < size_t(count))
-    throw InputError(file, "truncated idx data (" + std::to_string(bytes.size() - offset) + " of " +
-                               std::to_string(count) + " bytes)", "download the file again");
-  auto t = torch::empty(shape, torch::kUInt8);
-  std::memcpy(t.data_ptr(), bytes.data() + offset, size_t(count));
-  return t;
+  const std::string_view all(bytes.data(), bytes.size());
+  return tensor_after_header(parse_idx_header(all, bytes.size(), path.string()), bytes);
 }
 
 bool is_idx_name(const std::string& name) {

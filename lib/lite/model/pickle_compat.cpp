@@ -96,7 +96,13 @@ uint64_t little_endian(const std::string& s, size_t at, size_t n) {
 
 // Bytes taken by an opcode's argument at `at`, or nullopt when the stream ends inside it.
 std::optional<size_t> argument_size(const std::string& s, size_t at, Arg arg) {
-  auto fits = [&](size_t n) { return at + n <= s.size() ? std::optional<size_t>(n) : std::nullopt; };
+  // Compared with what is left, never as a sum: a LEN8 argument near 2^64 would wrap `at + n`.
+  auto fits = [&](uint64_t n) { return at <= s.size() && n <= s.size() - at ? std::optional<size_t>(n) : std::nullopt; };
+  auto counted = [&](size_t width) -> std::optional<size_t> {
+    if (at + width > s.size()) return std::nullopt;
+    const uint64_t length = little_endian(s, at, width);
+    return length <= s.size() ? fits(width + length) : std::nullopt;
+  };
   auto line_end = [&](size_t from) -> std::optional<size_t> {
     auto nl = s.find('\n', from);
     return nl == std::string::npos ? std::nullopt : std::optional<size_t>(nl + 1);
@@ -116,9 +122,9 @@ std::optional<size_t> argument_size(const std::string& s, size_t at, Arg arg) {
       auto second = first ? line_end(*first) : std::nullopt;
       return second ? std::optional<size_t>(*second - at) : std::nullopt;
     }
-    case Arg::len1: return at + 1 <= s.size() ? fits(1 + little_endian(s, at, 1)) : std::nullopt;
-    case Arg::len4: return at + 4 <= s.size() ? fits(4 + little_endian(s, at, 4)) : std::nullopt;
-    case Arg::len8: return at + 8 <= s.size() ? fits(8 + little_endian(s, at, 8)) : std::nullopt;
+    case Arg::len1: return counted(1);
+    case Arg::len4: return counted(4);
+    case Arg::len8: return counted(8);
   }
   return std::nullopt;
 }
@@ -191,6 +197,9 @@ PickleRewrite rewrite_for_torch_unpickler(const std::string& s) {
     if (code == 0x93) {  // STACK_GLOBAL of two known strings -> GLOBAL "module\nname\n" in their place
       if (stack.size() < 2 || !stack[stack.size() - 2].text || !stack.back().text)
         return {s, 0, "STACK_GLOBAL of computed names"};
+      // GLOBAL's names are lines: a name holding a newline cannot be written as one (and is no Python name).
+      if (stack[stack.size() - 2].text->find('\n') != std::string::npos || stack.back().text->find('\n') != std::string::npos)
+        return {s, 0, "STACK_GLOBAL of a name with a newline"};
       const size_t from = stack[stack.size() - 2].start;
       edits.erase(std::remove_if(edits.begin(), edits.end(), [&](const Edit& e) { return e.at >= from; }), edits.end());
       edits.push_back({from, pos + 1 - from, "c" + *stack[stack.size() - 2].text + "\n" + *stack.back().text + "\n"});

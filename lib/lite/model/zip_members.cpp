@@ -28,8 +28,14 @@ uint64_t le(const std::string& s, size_t at, size_t n) {
   return v;
 }
 
-std::string inflate_raw(const std::string& in, size_t out_size, const std::string& file, const std::string& name) {
-  std::string out(out_size, '\0');
+std::string inflate_raw(const std::string& in, uint64_t out_size, const std::string& file, const std::string& name) {
+  // The size field is the archive's word: deflate expands at most 1032:1, and zlib takes 32-bit counts, so a
+  // larger claim is a damaged (or hostile) archive, refused before it costs an allocation.
+  if (out_size > uint64_t(in.size()) * 1032 + 1024 || out_size > 0xFFFFFFFFu)
+    throw InputError(file, "member " + name + " claims " + std::to_string(out_size) + " bytes uncompressed from " +
+                               std::to_string(in.size()) + " (a damaged archive, or one over 4 GiB)",
+                     "save the file again (numpy.savez for large arrays)");
+  std::string out(size_t(out_size), '\0');
   z_stream z{};
   if (inflateInit2(&z, -15) != Z_OK) throw InputError(file, "cannot start zlib", "check the zlib installation");
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
@@ -69,10 +75,13 @@ std::vector<ZipMember> read_zip_members(const std::string& s, const std::string&
     if (at + 46 + name_len + extra_len > s.size()) throw InputError(file, damaged + " (bad central directory)", "save it again");
     ZipMember m;
     m.name = s.substr(at + 46, name_len);
-    // Zip64 extra field (id 1): the 64-bit values, in order, of the 32-bit fields that hold 0xFFFFFFFF.
-    for (size_t e = at + 46 + name_len; e + 4 <= at + 46 + name_len + extra_len;) {
+    // Zip64 extra field (id 1): the 64-bit values, in order, of the 32-bit fields that hold 0xFFFFFFFF. A
+    // field whose length runs past the extra area ends the walk (its values would be read from beyond it).
+    const size_t extra_end = at + 46 + name_len + extra_len;
+    for (size_t e = at + 46 + name_len; e + 4 <= extra_end;) {
       const uint64_t id = le(s, e, 2), len = le(s, e + 2, 2);
       size_t v = e + 4;
+      if (len > extra_end - v) break;
       if (id == 1) {
         if (size == 0xFFFFFFFF && v + 8 <= e + 4 + len) size = le(s, v, 8), v += 8;
         if (packed == 0xFFFFFFFF && v + 8 <= e + 4 + len) packed = le(s, v, 8), v += 8;
@@ -82,10 +91,11 @@ std::vector<ZipMember> read_zip_members(const std::string& s, const std::string&
     }
     at += 46 + name_len + extra_len + comment_len;
     if (flags & 1) throw InputError(file, "member " + m.name + " is encrypted", "save it without a password");
-    if (local + 30 > s.size() || std::memcmp(s.data() + local, "PK\x03\x04", 4) != 0)
+    // Offsets and sizes are compared as "fits in what is left", never as sums that a 64-bit zip64 value wraps.
+    if (local > s.size() || s.size() - local < 30 || std::memcmp(s.data() + local, "PK\x03\x04", 4) != 0)
       throw InputError(file, damaged + " (bad local header of " + m.name + ")", "save it again");
     const uint64_t data = local + 30 + le(s, local + 26, 2) + le(s, local + 28, 2);
-    if (data + packed > s.size()) throw InputError(file, damaged + " (" + m.name + " is truncated)", "save it again");
+    if (data > s.size() || packed > s.size() - data) throw InputError(file, damaged + " (" + m.name + " is truncated)", "save it again");
     const std::string raw = s.substr(data, packed);
     if (method == 0)
       m.bytes = raw;

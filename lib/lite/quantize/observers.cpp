@@ -121,7 +121,8 @@ void for_each_child_call(const torch::jit::Module& observed, const ChildCallVisi
 // value is named by where the source computes it: "y@3:12" (line:column of the producing expression).
 std::string value_name(const torch::jit::Value* v) {
   const torch::jit::Node* producer = v->node();
-  const auto& source = producer->sourceRange().source();
+  // A copy: sourceRange() returns by value, so a reference to its source() dangles (ASan: stack-use-after-scope).
+  const std::shared_ptr<torch::jit::Source> source = producer->sourceRange().source();
   if (producer->owningBlock() == v->owningGraph()->block() || producer->kind() == c10::prim::Param || !source)
     return v->debugName();
   const size_t offset = producer->sourceRange().start();
