@@ -64,7 +64,7 @@ TEST_CASE("interleaved timing with settle_width stops once the ratio is decided"
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(50));
   CHECK(sa.ms.size() >= size_t(profile::kMinSettleCalls));
   CHECK(sa.ms.size() == sb.ms.size());
-  CHECK(sa.warmup_ms.size() < 20);  // the warm-up settled too
+  // (whether the warm-up settled before its 20 calls depends on the machine's noise: not asserted)
   CHECK(sa.note.empty());           // no budget cut to report
 }
 
