@@ -76,6 +76,18 @@ def run_lite_json(*args, **kwargs):
     return json.loads(r.stdout)
 
 
+def lite_json_result(*args, **kwargs):
+    """Runs lite with --json appended; returns (exit code, parsed JSON or None, stderr) for any exit."""
+    r = run_lite(*map(str, args), "--json", **kwargs)
+    doc = json.loads(r.stdout) if r.stdout.strip() else None
+    return r.returncode, doc, r.stderr
+
+
+def chosen_candidate(doc):
+    """The candidate a quantize report chose."""
+    return next(c for c in doc["result"]["candidates"] if c["chosen"])
+
+
 class LiteTestCase(unittest.TestCase):
     def setUp(self):
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="lite_cli_"))

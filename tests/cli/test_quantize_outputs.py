@@ -9,28 +9,17 @@ convolution with 24 output channels followed by hardswish, as in mobilenet_v3_sm
 Every model is scripted here by Debian's /usr/bin/python3 (which runs this file) and artifacts are loaded
 back in this process. Each lite run takes a few seconds.
 """
-import json
 from typing import Dict, NamedTuple, Optional
 
 import torch
 import torch.nn as nn
 
-from litetest import LiteTestCase, run_lite
+from litetest import LiteTestCase, chosen_candidate as chosen, lite_json_result as lite_json, run_lite
 
 torch.backends.quantized.engine = "onednn"
 
 # Random weights, 16 random samples: top-1 agreement with float is noise, so the agreement floor is lifted.
 QUICK = ("--allow-slower", "--agreement-floor", "100", "--batch", "1", "--iterations", "3", "--warmup", "2")
-
-
-def lite_json(command, *args):
-    r = run_lite(command, *map(str, args), "--json")
-    doc = json.loads(r.stdout) if r.stdout.strip() else None
-    return r.returncode, doc, r.stderr
-
-
-def chosen(doc):
-    return next(c for c in doc["result"]["candidates"] if c["chosen"])
 
 
 class Heads(NamedTuple):

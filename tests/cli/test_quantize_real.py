@@ -7,26 +7,15 @@ Every model is scripted here by Debian's /usr/bin/python3 (which runs this file)
 back in this process. No test asserts a machine-dependent timing outcome: the budget tests check what the
 report says (the time breakdown, the notes) and bound the wall time only loosely.
 """
-import json
 from typing import Dict, NamedTuple
 
 import torch
 import torch.nn as nn
 from torchvision.ops import StochasticDepth
 
-from litetest import LiteTestCase, run_lite
+from litetest import LiteTestCase, chosen_candidate as chosen, lite_json_result as lite_json, run_lite
 
 torch.backends.quantized.engine = "onednn"
-
-
-def lite_json(command, *args):
-    r = run_lite(command, *map(str, args), "--json")
-    doc = json.loads(r.stdout) if r.stdout.strip() else None
-    return r.returncode, doc, r.stderr
-
-
-def chosen(doc):
-    return next(c for c in doc["result"]["candidates"] if c["chosen"])
 
 
 class Outputs(NamedTuple):
