@@ -221,6 +221,8 @@ class DistillParallel(LiteTestCase):
             ("no master", [*base, "--world-size", 2], ["--master"]),
             ("bad master", [*base, "--world-size", 2, "--master", "127.0.0.1"], ["--master", "ADDR:PORT"]),
             ("launcher and world flags", [*base, "--launch-local", 2, "--rank", 0], ["--launch-local", "--rank"]),
+            ("bucket of zero MB", [*base, "--bucket-mb", 0], ["--bucket-mb"]),
+            ("bucket not finite", [*base, "--bucket-mb", "nan"], ["--bucket-mb"]),
             ("batch too small", [*self.args(out, self.mlp, epochs=1, batch=3), "--launch-local", 2], ["--batch", "4"]),
             ("a missing file under the launcher",
              [*self.args(out, self.mlp, epochs=1, teacher=self.tmp / "none.pt"), "--launch-local", 2], ["none.pt"]),
