@@ -167,8 +167,10 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     for (double qps : o.qps) l.profile.load.push_back(run_load(l.model.module, inputs, qps, o.requests, o.seed, progress));
   }
   // The peak covers the whole run (loading, timing, per-op profile, load test). With two models it is
-  // one process's figure for both: it cannot be split between A and B.
-  for (auto& l : loaded) l.profile.peak_rss_bytes = peak_rss_bytes();
+  // one process's figure for both: it cannot be split between A and B. Read once: a second read could
+  // already include memory allocated after the first.
+  const auto peak = peak_rss_bytes();
+  for (auto& l : loaded) l.profile.peak_rss_bytes = peak;
 
   // Accuracy and agreement on the same data: the eval set when given, else seeded random inputs; a
   // model with several inputs is compared on the profiled inputs themselves (a data set holds one input).
