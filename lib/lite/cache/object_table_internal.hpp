@@ -151,6 +151,13 @@ class ObjectTable {
   }
 
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[static_cast<uint32_t>(hash) & mask_]); }
+  // The second stage, a few requests after prefetch(hash) brought the slot in: fetch the node its home
+  // slot points to (a key found past its home slot is left to the lookup itself).
+  void prefetch_node(uint64_t hash) const {
+    const uint64_t s = slots_[static_cast<uint32_t>(hash) & mask_];
+    if (s != 0 && static_cast<uint32_t>(s >> 32) == static_cast<uint32_t>(hash))
+      __builtin_prefetch(&nodes_[static_cast<uint32_t>(s) - 1]);
+  }
 
   Node& operator[](uint32_t n) { return nodes_[n]; }
   const Node& operator[](uint32_t n) const { return nodes_[n]; }

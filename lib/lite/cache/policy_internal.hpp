@@ -106,6 +106,13 @@ template <class P>
 struct HasPrefetchRequest<P, std::void_t<decltype(std::declval<const P&>().prefetch_request(uint64_t(), uint64_t()))>>
     : std::true_type {};
 
+// A policy built on PolicyBase also has prefetch_node(hash): the node a request will read, fetched once
+// its slot has arrived.
+template <class P, class = void>
+struct HasPrefetchNode : std::false_type {};
+template <class P>
+struct HasPrefetchNode<P, std::void_t<decltype(std::declval<const P&>().prefetch_node(uint64_t()))>> : std::true_type {};
+
 template <class P>
 class PolicySimulator final : public Simulator {
  public:
@@ -133,11 +140,16 @@ class PolicySimulator final : public Simulator {
     const uint64_t* hashes = b.hash.data();
     const uint32_t* sizes = b.size.data();
     const int64_t* next = b.has_next ? b.next.data() : nullptr;
-    constexpr size_t kAhead = 8;
+    // Requests are prefetched in two stages: the table slot kAhead requests ahead, then the node it points
+    // to kNodeAhead requests ahead (by then the slot has arrived), so a hit's node is in cache when read.
+    constexpr size_t kAhead = 16, kNodeAhead = 8;
     for (size_t i = 0; i < n; ++i) {
       if (i + kAhead < n) {
         if constexpr (HasPrefetchRequest<P>::value) policy_.prefetch_request(keys[i + kAhead], hashes[i + kAhead]);
         else policy_.prefetch(hashes[i + kAhead]);
+      }
+      if constexpr (HasPrefetchNode<P>::value) {
+        if (i + kNodeAhead < n) policy_.prefetch_node(hashes[i + kNodeAhead]);
       }
       if constexpr (kSampled) {
         if (hashes[i] >= sample_threshold) continue;
@@ -207,6 +219,7 @@ class PolicyBase {
   bool can_insert(const Access& a) const { return a.size <= capacity_; }
   uint64_t capacity() const { return capacity_; }
   void prefetch(uint64_t hash) const { table_.prefetch(hash); }
+  void prefetch_node(uint64_t hash) const { table_.prefetch_node(hash); }
   size_t memory_bytes() const { return table_.memory_bytes(); }
 
  protected:

@@ -59,6 +59,9 @@ class WTinyLfu : public PolicyBase<WtNode> {
   void insert(const Access& a) {
     table_[insert_front(window_, a)].where = kWindow;
     sketch_.add(a.key);
+    // The next miss compares the window's and main's victims in the sketch: fetch their counters now.
+    if (window_.tail != kNil) sketch_.prefetch(table_[window_.tail].key);
+    if (main_occupied() > 0) sketch_.prefetch(table_[main_victim()].key);
   }
   void evict(const Access&) {
     while (window_.bytes > 0) {
