@@ -183,13 +183,14 @@ struct Built {
 Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
   auto t = Clock::now();
   AllCoresForWork all_cores(c.o.threads > 0);  // calibration runs the float model over the data
-  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}};
+  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}, {}};
   mode.scheme->build(b);
   Built out;
   out.file = serialize(b.result);
   out.module = deserialize(out.file);
   out.bytes = out.file.size();
   out.details = b.details;
+  for (const auto& note : b.notes) c.note(std::string(mode.name) + ": " + note);
   out.float_regions = b.float_regions;
   c.float_regions = b.float_regions;
   nlohmann::json steps = nlohmann::json::object();

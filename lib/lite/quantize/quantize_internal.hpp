@@ -29,6 +29,9 @@ const std::map<std::string, std::string>& layer_ops();
 // module (a module called twice, or from both branches of an `if`, is listed once). Layers whose
 // weight is computed rather than read from an attribute are not listed (no scheme can quantize them).
 std::vector<LayerInfo> find_layers(const torch::jit::Module& module);
+// The weight tensor of each layer find_layers lists, by layer name: the module's own tensor, not a copy
+// (freezing keeps it, so a frozen graph's constants can be matched to layers by identity).
+std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module);
 
 // The submodule at a dotted path ("" is the module itself).
 torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path);
@@ -82,6 +85,8 @@ struct BuildContext {
   std::vector<FloatRegion> float_regions;
   // Out: seconds this build spent per step ("specialize", "fold-bn", "insert-observers", "calibrate", ...).
   std::vector<std::pair<std::string, double>> steps;
+  // Out: what the report should say about this build (conv/linear ops the plan did not cover, ...).
+  std::vector<std::string> notes;
 };
 
 // ---- eval specialization (specialize.cpp) --------------------------------------------------------
@@ -135,16 +140,23 @@ std::vector<std::string> optimize_int8_graph(torch::jit::Module& module);
 // by one. Returns how many nodes it rewrote.
 int dequantize_tuple_elements(torch::jit::Graph& graph);
 
-// Frozen-graph schemes (fp16, bf16, weight-only): the model frozen (BN folded) with each planned layer
-// matched to its conv/linear node. Throws InternalError when the frozen graph's layers do not match.
+// Frozen-graph schemes (fp16, bf16, weight-only): the model frozen (BN folded) with each planned layer's
+// weight constant found. A planned weight is one constant at the top of the graph, used directly or through
+// views (nn.MultiheadAttention's q/k/v slices of its packed in_proj weight are narrows of it), so a scheme
+// converts it once by replacing its uses; `nodes` are the conv/linear nodes that compute with it.
 struct FrozenLayer {
-  torch::jit::Node* node;
+  torch::jit::Value* weight;
   const LayerPlan* plan;
+  std::vector<torch::jit::Node*> nodes;
 };
 struct FrozenModel {
   torch::jit::Module module;
   std::shared_ptr<torch::jit::Graph> graph;
-  std::vector<FrozenLayer> layers;
+  std::vector<FrozenLayer> layers;          // planned layers found, in plan order
+  std::vector<torch::jit::Node*> unplanned;  // conv/linear nodes with a constant weight that is no planned layer's
+  std::vector<std::string> missing;          // planned layers whose weight the frozen graph does not use
+  // Report notes on the unplanned nodes (what the scheme made of them: `unplanned_become`) and missing layers.
+  std::vector<std::string> notes(const std::string& unplanned_become) const;
 };
 FrozenModel freeze_with_layers(const model::LoadedModel& source, const Plan& plan);
 

@@ -105,7 +105,7 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   auto layers = find_layers(model.module);
   Calibrator calibrator(&data, 32, find_calib_method("mse"), model.path, lite::no_progress());
   Plan all = make_plan(layers, find_mode("static"), "onednn", {}, {}, {}, model.file_bytes);
-  BuildContext ctx{model, all, &calibrator, {}, nlohmann::json::object(), {}, {}};
+  BuildContext ctx{model, all, &calibrator, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(ctx);
   CHECK(calibrator.passes() == 2);           // ranges, then histograms
   CHECK(ctx.details["quantized_ops"] == 4);  // 3 convs + classifier.1; classifier.4 is too small
@@ -120,15 +120,15 @@ TEST_CASE("static int8 on the CNN: every layer quantized, close to float, calibr
   // before): one more calibration (two passes); building that configuration again needs none.
   size_t observed = calibrator.stats().values.size();
   Plan skip = make_plan(layers, find_mode("static"), "onednn", {"features.0"}, {}, {}, model.file_bytes);
-  BuildContext ctx2{model, skip, &calibrator, {}, nlohmann::json::object(), {}, {}};
+  BuildContext ctx2{model, skip, &calibrator, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(ctx2);
   CHECK(calibrator.passes() == 4);
   CHECK(calibrator.stats().values.size() == observed + 1);
   CHECK(ctx2.details["quantized_ops"] == 3);
-  BuildContext ctx3{model, skip, &calibrator, {}, nlohmann::json::object(), {}, {}};
+  BuildContext ctx3{model, skip, &calibrator, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(ctx3);
   CHECK(calibrator.passes() == 4);
-  BuildContext ctx4{model, all, &calibrator, {}, nlohmann::json::object(), {}, {}};
+  BuildContext ctx4{model, all, &calibrator, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(ctx4);
   CHECK(calibrator.passes() == 4);
   CHECK(torch::equal(run(ctx4.result, x), out));  // same statistics, same model
@@ -145,11 +145,11 @@ TEST_CASE("calibration data in one batch takes one pass and records what two pas
   Plan all = make_plan(layers, find_mode("static"), "onednn", {}, {}, {}, model.file_bytes);
   const auto& mse = find_calib_method("mse");
   Calibrator one(&data, 32, mse, model.path, lite::no_progress());  // the whole data in one batch: phase 3
-  BuildContext a{model, all, &one, {}, nlohmann::json::object(), {}, {}};
+  BuildContext a{model, all, &one, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(a);
   CHECK(one.passes() == 1);
   Calibrator two(&data, 16, mse, model.path, lite::no_progress());  // two batches: ranges, then histograms
-  BuildContext b{model, all, &two, {}, nlohmann::json::object(), {}, {}};
+  BuildContext b{model, all, &two, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(b);
   CHECK(two.passes() == 2);
   REQUIRE(one.stats().values.size() == two.stats().values.size());
@@ -201,7 +201,7 @@ def forward(self, x: Tensor) -> Tensor:
   const auto& method = find_calib_method("minmax");
 
   Calibrator calibrated(&data, 16, method, source.path, lite::no_progress());
-  BuildContext first{source, plan, &calibrated, {}, nlohmann::json::object(), {}, {}};
+  BuildContext first{source, plan, &calibrated, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(first);
   CHECK(calibrated.passes() == 1);
   bool keyed_by_position = false;  // the branch's y, e.g. ":y@4:13"
@@ -211,7 +211,7 @@ def forward(self, x: Tensor) -> Tensor:
   // No data: every value is covered by the statistics, so only the weight observers run.
   Calibrator reused(nullptr, 16, method, source.path, lite::no_progress());
   reused.preload(calibrated.stats());
-  BuildContext second{source, plan, &reused, {}, nlohmann::json::object(), {}, {}};
+  BuildContext second{source, plan, &reused, {}, nlohmann::json::object(), {}, {}, {}};
   static_scheme().build(second);
   CHECK(reused.passes() == 0);
   CHECK(second.details["quantized_ops"] == first.details["quantized_ops"]);
@@ -230,7 +230,7 @@ TEST_CASE("every frozen-graph scheme stays close to float and keeps the output s
   for (auto c : {Case{"fp16", 0.05}, Case{"bf16", 0.5}, Case{"weight-int8", 0.5}, Case{"weight-int4", 3.0}}) {
     CAPTURE(c.mode);
     Plan plan = make_plan(layers, find_mode(c.mode), "onednn", {}, {}, {}, model.file_bytes);
-    BuildContext ctx{model, plan, nullptr, {}, nlohmann::json::object(), {}, {}};
+    BuildContext ctx{model, plan, nullptr, {}, nlohmann::json::object(), {}, {}, {}};
     find_mode(c.mode).scheme->build(ctx);
     auto loaded = deserialize(serialize(ctx.result));
     auto out = run(loaded, x);
