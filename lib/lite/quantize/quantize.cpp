@@ -21,6 +21,7 @@
 #include "lite/model/artifact.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/profile/frozen_float.hpp"
 #include "lite/profile/evaluate.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/quantize/choice.hpp"
@@ -416,9 +417,9 @@ void prepare_references(Context& c, QuantizeResult& r) {
   }
   if (!inferred.empty()) r.notes.push_back(inferred);
   timed(c, "freeze", "float", [&] {
-    FrozenFloat frozen;
+    profile::FrozenFloat frozen;
     try {
-      frozen = frozen_float(source.module, c.inputs.begin()->second);
+      frozen = profile::frozen_float(source.module, c.inputs.begin()->second);
     } catch (const std::exception& e) {
       throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
                        "lite quantize needs a model that freezes (no training-only code in forward)");
