@@ -2,7 +2,8 @@
 mobilenet_v2 and a concatenation model scripted here (the artifact loads in Python, runs at two input
 sizes, keeps its output shape, has the planned parameter count), the numerical checks of the surgery
 (ratio 0 changes nothing; removing channels whose weights are all zero leaves the outputs unchanged),
-unstructured sparsity per layer, and every bad-input path."""
+unstructured sparsity per layer, the frozen baseline's fallback where optimize_for_inference miscomputes the
+model (as in quantize), and every bad-input path."""
 import json
 import pathlib
 import shutil
@@ -330,6 +331,33 @@ class PruneArchitectures(LiteTestCase):
         self.assertEqual(module.expand1.weight.shape[0], 8)
         self.assertEqual(module.expand3.weight.shape[0], 12)
         self.assertEqual(module.head.weight.shape[1], 20)
+
+
+def hardswish_net(activation):
+    """Conv2d(3, 24) then `activation`: with nn.Hardswish, PyTorch 1.13's optimize_for_inference computes other
+    outputs than the model (relative error about 0.4); with nn.ReLU it agrees (see test_quantize_outputs.py)."""
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 24, 3, padding=1), activation, torch.nn.Conv2d(24, 8, 1),
+                               torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 64)).eval()
+
+
+class PruneFrozenBaseline(LiteTestCase):
+    NOTE = "the frozen float baseline is torch::jit::freeze alone: torch::jit::optimize_for_inference changed"
+
+    def prune_notes(self, activation):
+        model = self.tmp / "net.pt"
+        torch.jit.script(hardswish_net(activation)).save(str(model))
+        code, doc, err = lite_json(model, "--ratio", "0.25", "--input", "1x3x8x8", "-o", self.tmp / "p.pt", *FAST)
+        self.assertEqual(code, 0, err)
+        return doc["result"]["notes"]
+
+    def test_a_miscompiled_baseline_falls_back_to_freezing_alone_and_says_so(self):
+        notes = self.prune_notes(torch.nn.Hardswish())
+        self.assertTrue(any(n.startswith("original model: " + self.NOTE) for n in notes), notes)
+
+    def test_an_agreeing_baseline_keeps_optimize_for_inference(self):
+        notes = self.prune_notes(torch.nn.ReLU())
+        self.assertFalse(any(self.NOTE in n for n in notes), notes)
 
 
 if __name__ == "__main__":

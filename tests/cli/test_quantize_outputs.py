@@ -4,7 +4,8 @@ quantized layers keeps its declared return type in the int8 artifact; an `if` on
 (inception's `if self.transform_input`) is folded instead of refused, while an `if` on data there is refused
 naming the line and the layers it would keep float; and the frozen float baseline falls
 back to freezing alone where torch.jit.optimize_for_inference miscomputes the model (PyTorch 1.13: a
-convolution with 24 output channels followed by hardswish, as in mobilenet_v3_small).
+convolution with 24 output channels followed by hardswish, as in mobilenet_v3_small); and vit_b_16's
+nn.MultiheadAttention builds in the frozen-graph modes (fp16, bf16, weight-only) with every layer converted.
 
 Every model is scripted here by Debian's /usr/bin/python3 (which runs this file) and artifacts are loaded
 back in this process. Each lite run takes a few seconds.
@@ -81,6 +82,25 @@ def hardswish_net(activation):
     outputs than the model (relative error about 0.4); with nn.ReLU it agrees."""
     return nn.Sequential(nn.Conv2d(3, 24, 3, padding=1), activation, nn.Conv2d(24, 8, 1), nn.Flatten(),
                          nn.Linear(8 * 8 * 8, 64))
+
+
+class Attention(nn.Module):
+    """vit_b_16's attention: nn.MultiheadAttention's functional forward slices its packed in_proj weight into
+    q/k/v parts (the branch where key is not value), which freezing turns into constants of their own; self-
+    and cross-attention take different branches, and `proj` is called twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 32)
+        self.self_att = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.cross_att = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.proj(x)
+        y, _ = self.self_att(h, h, h, need_weights=False)
+        z, _ = self.cross_att(y, self.proj(x.flip(1)), h, need_weights=False)
+        return self.head(z.mean(1))
 
 
 class OutputsCase(LiteTestCase):
@@ -187,3 +207,35 @@ class FrozenFloatBaseline(OutputsCase):
         self.assertIn(code, (0, 1), err)
         self.assertNotIn(self.NOTE, "\n".join(doc["result"]["notes"]))
 
+
+
+class MultiheadAttention(OutputsCase):
+    LAYERS = ["proj", "self_att.out_proj", "self_att", "cross_att.out_proj", "cross_att", "head"]
+
+    def build(self, mode, *extra):
+        model = self.script(Attention(), "attention.pt")
+        out = self.tmp / f"attention.{mode}.pt"
+        code, doc, err = lite_json("quantize", model, "--mode", mode, "--input", "1x6x16", "-o", out, *QUICK, *extra)
+        self.assertIn(code, (0, 1), err)
+        x = torch.randn(3, 6, 16)
+        with torch.no_grad():
+            got, ref = torch.jit.load(str(out))(x), torch.jit.load(str(model)).eval()(x)
+        return chosen(doc), "\n".join(doc["result"]["notes"]), ((got - ref).norm() / ref.norm()).item()
+
+    def test_every_attention_layer_is_converted_in_the_frozen_graph_modes_and_the_artifact_runs(self):
+        for mode, error in (("fp16", 1e-2), ("bf16", 5e-2), ("weight-int8", 5e-2), ("weight-int4", 0.5)):
+            with self.subTest(mode=mode):
+                candidate, notes, rel = self.build(mode)
+                self.assertEqual([l["layer"]["name"] for l in candidate["plan"]["layers"] if l["quantized"]],
+                                 self.LAYERS)
+                self.assertNotIn("frozen graph", notes)
+                self.assertLess(rel, error)
+                # the packed in_proj weights are stored once, converted (float copies of their q/k/v slices left in
+                # the file would take fp16 and bf16 over 0.7 of the input)
+                self.assertLess(candidate["file_bytes"], 0.65 * (self.tmp / "attention.pt").stat().st_size)
+
+    def test_bf16_keeps_a_skipped_attention_float_through_its_weight_slices(self):
+        candidate, notes, rel = self.build("bf16", "--skip", "cross_att*")
+        self.assertEqual([l["layer"]["name"] for l in candidate["plan"]["layers"] if not l["quantized"]],
+                         ["cross_att.out_proj", "cross_att"])
+        self.assertLess(rel, 5e-2)

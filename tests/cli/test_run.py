@@ -1,6 +1,7 @@
 """lite run RECIPE.json: every shipped recipe end to end (with small budgets), a gate that cannot pass (exit 1,
 named, artifact still written with a failed provenance), invalid recipes (exit 2, the key path, nothing written),
-Ctrl-C (exit 130, no final artifact), and the CI example script.
+Ctrl-C (exit 130, no final artifact), the CI example script, and min_speedup's float baseline falling back to
+freezing alone (with a note) where optimize_for_inference miscomputes the model.
 
 Timing gates (min_speedup, max_p99_ms, max_cache_p99_ms) depend on the machine: the tests check that they were
 measured against their bound, never that they passed."""
@@ -251,6 +252,35 @@ class CiExample(LiteTestCase):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("FAILED", summary.read_text())
         self.assertIn("max_size", r.stderr)
+
+
+class SpeedupBaseline(LiteTestCase):
+    NOTE = ("min_speedup: the frozen float baseline is torch::jit::freeze alone: torch::jit::optimize_for_inference "
+            "changed this model's outputs")
+
+    def run_with(self, activation):
+        """A one-step prune recipe gated on min_speedup for Conv2d(3, 24) + `activation`: with nn.Hardswish,
+        PyTorch 1.13's optimize_for_inference computes other outputs than the model (see test_quantize_outputs.py)."""
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 24, 3, padding=1), activation, torch.nn.Conv2d(24, 8, 1),
+                                  torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 64)).eval()
+        model = self.tmp / "net.pt"
+        torch.jit.script(net).save(str(model))
+        recipe = self.tmp / "recipe.json"
+        recipe.write_text(json.dumps({
+            "lite_recipe": 1, "name": "baseline", "model": str(model),
+            "steps": [{"prune": {"ratio": 0.25, "inputs": ["1x3x8x8"], "batches": [1], "iterations": 3, "warmup": 1}}],
+            "evaluate": {"inputs": [{"shape": [1, 3, 8, 8]}], "batch": 1, "iterations": 5, "warmup": 1},
+            "gates": {"min_speedup": 0.01}}))
+        r = run_lite("run", recipe, "-o", self.tmp / "out.pt")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_a_miscompiled_baseline_falls_back_to_freezing_alone_and_says_so(self):
+        self.assertIn(self.NOTE, self.run_with(torch.nn.Hardswish()))
+
+    def test_an_agreeing_baseline_keeps_optimize_for_inference(self):
+        self.assertNotIn(self.NOTE, self.run_with(torch.nn.ReLU()))
 
 
 if __name__ == "__main__":

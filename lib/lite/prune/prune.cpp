@@ -25,6 +25,7 @@
 #include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/profile/evaluate.hpp"
+#include "lite/profile/frozen_float.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/prune/plan_internal.hpp"
 
@@ -63,19 +64,20 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-// The deployment baseline both models are timed as: torch::jit::freeze + optimize_for_inference (what
-// quantize compares against). Falls back to the model as loaded when freezing fails.
-torch::jit::Module deployed(const torch::jit::Module& module, bool& frozen) {
-  torch::NoGradGuard no_grad;
-  torch::jit::Module m = module.clone();
-  m.eval();
+// The deployment baseline both models are timed as: the frozen float baseline quantize compares against
+// (torch::jit::freeze + optimize_for_inference, or freezing alone where that miscomputes the model on the
+// timing input; `note` then says so). Falls back to the model as loaded when freezing fails.
+torch::jit::Module deployed(const torch::jit::Module& module, const std::vector<torch::Tensor>& inputs, bool& frozen,
+                            std::string& note) {
   try {
-    torch::jit::Module f = torch::jit::freeze(m);
-    f = torch::jit::optimize_for_inference(f);
+    profile::FrozenFloat f = profile::frozen_float(module, inputs);
     frozen = true;
-    return f;
+    note = f.note;
+    return f.module;
   } catch (const std::exception&) {
     frozen = false;
+    torch::jit::Module m = module.clone();
+    m.eval();
     return m;
   }
 }
@@ -151,13 +153,17 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
   timing.duration_s = c.o.duration_s;
   timing.min_iterations = 5;
   std::vector<Latency> out;
+  bool unfrozen = false;
+  std::string original_note, pruned_note;
   for (auto& [batch, inputs] : c.inputs) {
     // Fresh copies per batch size: the profiling executor's specializations for other shapes stay out.
     bool frozen_a = false, frozen_b = false;
-    torch::jit::Module pruned = deployed(deserialize(pruned_bytes), frozen_a);
-    torch::jit::Module original = deployed(c.source.module, frozen_b);
-    if (!frozen_a || !frozen_b)
-      notes.push_back("torch::jit::freeze failed; latency compares the models as loaded (unfrozen)");
+    std::string note_a, note_b;
+    torch::jit::Module pruned = deployed(deserialize(pruned_bytes), inputs, frozen_a, note_a);
+    torch::jit::Module original = deployed(c.source.module, inputs, frozen_b, note_b);
+    unfrozen = unfrozen || !frozen_a || !frozen_b;
+    if (original_note.empty()) original_note = note_b;  // one note per model: the first batch size's figures
+    if (pruned_note.empty()) pruned_note = note_a;
     auto [a, b] = profile::time_interleaved(pruned, c.source.path, original, c.source.path, inputs, timing, c.progress);
     Latency l;
     l.batch = batch;
@@ -167,6 +173,9 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
     l.ratio = ci.estimate, l.ratio_low = ci.low, l.ratio_high = ci.high;
     out.push_back(l);
   }
+  if (unfrozen) notes.push_back("torch::jit::freeze failed; latency compares the models as loaded (unfrozen)");
+  if (!original_note.empty()) notes.push_back("original model: " + original_note);
+  if (!pruned_note.empty()) notes.push_back("pruned model: " + pruned_note);
   return out;
 }
 

@@ -39,7 +39,7 @@ struct LayerSparsity {
 
 struct Latency {
   int64_t batch = 0;
-  double original_ms = 0;  // the original model, frozen (torch::jit::freeze + optimize_for_inference)
+  double original_ms = 0;  // the original model, frozen (profile::frozen_float: freeze + optimize_for_inference)
   double pruned_ms = 0;    // the pruned model, frozen the same way
   double ratio = 1, ratio_low = 1, ratio_high = 1;  // pruned / original, 95% bootstrap interval
 };

@@ -8,7 +8,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include <limits>
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -221,113 +222,157 @@ void collect_layer_nodes(torch::jit::Block* block, std::vector<torch::jit::Node*
     for (auto* b : n->blocks()) collect_layer_nodes(b, out);
   }
 }
+
+torch::Tensor constant_tensor(torch::jit::Value* v) { return torch::jit::toIValue(v)->toTensor(); }
+
+// How a frozen conv/linear node's weight constant relates to a planned layer's weight tensor. Freezing keeps
+// the module's tensors, so an unfolded layer's constant is its weight itself; nn.MultiheadAttention's
+// functional code splits the packed in_proj weight, which freezing folds into constant views of it.
+struct WeightMatch {
+  size_t layer = 0;
+  bool view = false;      // a slice of rows of the layer's weight, at `row`
+  bool sliceable = true;  // false: a view that is not such a slice
+  int64_t row = 0;
+};
+
+std::optional<WeightMatch> match_weight(const torch::Tensor& w, const std::vector<torch::Tensor>& planned) {
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const torch::Tensor& p = planned[i];
+    if (!p.defined() || !w.is_alias_of(p)) continue;
+    if (w.data_ptr() == p.data_ptr() && w.sizes() == p.sizes() && w.strides() == p.strides()) return WeightMatch{i};
+    const int64_t offset = w.storage_offset() - p.storage_offset();
+    const bool rows = p.is_contiguous() && w.is_contiguous() && w.dim() == p.dim() && w.dim() > 0 &&
+                      w.sizes().slice(1) == p.sizes().slice(1) && offset >= 0 && offset % p.stride(0) == 0;
+    return WeightMatch{i, true, rows, rows ? offset / p.stride(0) : 0};
+  }
+  return std::nullopt;
+}
+
+// The conv/linear nodes computing with `weight`, directly or through ops that derive a weight from it.
+std::vector<torch::jit::Node*> weight_users(torch::jit::Value* weight) {
+  std::vector<torch::jit::Node*> layers;
+  std::vector<torch::jit::Value*> pending = {weight};
+  std::set<torch::jit::Value*> seen;
+  while (!pending.empty()) {
+    torch::jit::Value* v = pending.back();
+    pending.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (const auto& use : v->uses()) {
+      if (layer_ops().count(use.user->kind().toQualString())) {
+        if (use.offset == 1 && std::find(layers.begin(), layers.end(), use.user) == layers.end())
+          layers.push_back(use.user);
+        continue;
+      }
+      for (auto* out : use.user->outputs()) pending.push_back(out);
+    }
+  }
+  return layers;
+}
+
+// Matches each frozen conv/linear node to its planned layer: by weight identity (or as a row slice of the
+// weight, rewritten as a narrow of one shared constant, so the schemes convert the weight once), then, for
+// weights that freezing recomputed (batch norm folded into them), in order by op and weight shape.
+class LayerMatcher {
+ public:
+  LayerMatcher(FrozenModel& f, const Plan& plan, const std::map<std::string, torch::Tensor>& weights)
+      : f_(f), plan_(plan), weight_(plan.layers.size()) {
+    for (size_t i = 0; i < plan.layers.size(); ++i) {
+      auto it = weights.find(plan.layers[i].layer.name);
+      if (it != weights.end()) planned_.push_back(it->second.detach());  // a constant cannot require grad
+      else planned_.emplace_back();
+    }
+  }
+
+  void run() {
+    std::vector<torch::jit::Node*> nodes, by_order;
+    collect_layer_nodes(f_.graph->block(), nodes);
+    for (auto* n : nodes) {
+      if (n->input(1)->node()->kind() != c10::prim::Constant) continue;  // shared with a node matched already
+      auto m = match_weight(constant_tensor(n->input(1)), planned_);
+      if (!m) by_order.push_back(n);
+      else if (m->view && !m->sliceable) f_.unplanned.push_back(n);
+      else share_weight(n, *m);
+    }
+    match_in_order(by_order);
+    torch::jit::EliminateDeadCode(f_.graph);
+    for (size_t i = 0; i < plan_.layers.size(); ++i) {
+      if (weight_[i]) f_.layers.push_back({weight_[i], &plan_.layers[i], weight_users(weight_[i])});
+      else f_.missing.push_back(plan_.layers[i].layer.name);
+    }
+  }
+
+ private:
+  // The node's weight constant becomes (a narrow of) the layer's one constant, at the top of the graph.
+  void share_weight(torch::jit::Node* n, const WeightMatch& m) {
+    torch::jit::Value* c = n->input(1);
+    if (!weight_[m.layer]) {
+      torch::jit::WithInsertPoint top(f_.graph->block()->nodes().front());
+      weight_[m.layer] = f_.graph->insertConstant(planned_[m.layer]);
+    }
+    torch::jit::Value* replacement = weight_[m.layer];
+    if (m.view) {
+      torch::jit::WithInsertPoint guard(c->node());
+      replacement = f_.graph->insert(c10::Symbol::fromQualString("aten::narrow"),
+                                     {replacement, int64_t{0}, m.row, constant_tensor(c).size(0)});
+    }
+    if (c != replacement) c->replaceAllUsesWith(replacement);
+  }
+
+  // Planned layers no frozen weight is identical to (batch norm folded into them) and the frozen nodes
+  // whose weight is no planned layer's, both in execution order: the k-th node that agrees in op and
+  // weight shape with the next such layer is that layer; the rest are conv/linear ops the plan does not list.
+  void match_in_order(const std::vector<torch::jit::Node*>& nodes) {
+    std::vector<size_t> layers;
+    for (size_t i = 0; i < plan_.layers.size(); ++i)
+      if (!weight_[i]) layers.push_back(i);
+    size_t next = 0;
+    for (auto* n : nodes) {
+      if (next < layers.size()) {
+        const auto& l = plan_.layers[layers[next]].layer;
+        if (n->kind().toQualString() == l.op && constant_tensor(n->input(1)).sizes().vec() == l.weight_shape) {
+          weight_[layers[next++]] = n->input(1);
+          continue;
+        }
+      }
+      f_.unplanned.push_back(n);
+    }
+  }
+
+  FrozenModel& f_;
+  const Plan& plan_;
+  std::vector<torch::Tensor> planned_;       // each planned layer's weight in the module that was frozen
+  std::vector<torch::jit::Value*> weight_;  // each planned layer's weight constant in the frozen graph
+};
+
 }  // namespace
 
 FrozenModel freeze_with_layers(const model::LoadedModel& source, const Plan& plan) {
   torch::NoGradGuard no_grad;
   torch::jit::Module m = source.module.clone();
   m.eval();
+  const auto weights = layer_weights(m);
   FrozenModel f;
   f.module = torch::jit::freeze(m, c10::nullopt, /*optimize_numerics=*/true);
   f.graph = f.module.get_method("forward").graph();
-  std::vector<torch::jit::Node*> nodes;
-  collect_layer_nodes(f.graph->block(), nodes);
-  // Freezing inlines forward and folds batch norms but keeps the layers' order, so the k-th conv/linear
-  // node is the k-th planned layer; the op and weight shape must agree.
-  if (nodes.size() != plan.layers.size())
-    throw InternalError("frozen graph has " + std::to_string(nodes.size()) + " conv/linear layers, the model " +
-                        std::to_string(plan.layers.size()));
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const auto& lp = plan.layers[i];
-    auto w = torch::jit::toIValue(nodes[i]->input(1));
-    if (nodes[i]->kind().toQualString() != lp.layer.op || !w || !w->isTensor() ||
-        w->toTensor().sizes().vec() != lp.layer.weight_shape)
-      throw InternalError("frozen graph layer " + std::to_string(i) + " does not match " + lp.layer.name);
-    f.layers.push_back({nodes[i], &lp});
-  }
+  LayerMatcher(f, plan, weights).run();
   return f;
 }
 
-double output_discrepancy(const c10::IValue& reference, const c10::IValue& other) {
-  constexpr double kDiffers = std::numeric_limits<double>::infinity();
-  if (reference.isTensor() && other.isTensor()) {
-    torch::Tensor a = reference.toTensor(), b = other.toTensor();
-    if (a.is_quantized()) a = a.dequantize();
-    if (b.is_quantized()) b = b.dequantize();
-    if (a.sizes() != b.sizes()) return kDiffers;
-    if (a.numel() == 0) return 0;
-    a = a.to(torch::kDouble);
-    b = b.to(torch::kDouble);
-    torch::Tensor diff = (a - b).abs();
-    diff = torch::where(a.isnan() & b.isnan(), torch::zeros_like(diff), diff);  // NaN where both are NaN: same
-    if (diff.isnan().any().item<bool>()) return kDiffers;
-    const double scale = a.abs().nan_to_num(0, 0, 0).max().item<double>();
-    return diff.max().item<double>() / (scale > 0 ? scale : 1.0);
+std::vector<std::string> FrozenModel::notes(const std::string& unplanned_become) const {
+  std::vector<std::string> out;
+  if (!unplanned.empty()) {
+    std::map<std::string, int> ops;
+    for (auto* n : unplanned) ++ops[n->kind().toQualString()];
+    std::string list;
+    for (const auto& [op, count] : ops) list += (list.empty() ? "" : ", ") + fmt::format("{} {}", count, op);
+    out.push_back(fmt::format("the frozen graph has conv/linear ops that are no planned layer's (weights computed "
+                              "in forward or a folded form of one): {}; they {}",
+                              list, unplanned_become));
   }
-  auto elements = [](const c10::IValue& v) -> std::optional<std::vector<c10::IValue>> {
-    if (v.isTuple()) return v.toTupleRef().elements().vec();
-    if (v.isList()) return v.toList().vec();
-    if (v.isGenericDict()) {
-      std::vector<c10::IValue> values;
-      for (const auto& entry : v.toGenericDict()) values.push_back(entry.value());
-      return values;
-    }
-    return std::nullopt;
-  };
-  auto x = elements(reference), y = elements(other);
-  if (x && y) {
-    if (x->size() != y->size()) return kDiffers;
-    double worst = 0;
-    for (size_t i = 0; i < x->size(); ++i) worst = std::max(worst, output_discrepancy((*x)[i], (*y)[i]));
-    return worst;
-  }
-  if (x || y || reference.tagKind() != other.tagKind()) return kDiffers;
-  return 0;  // None, scalars, strings: not what the baseline's speed depends on
-}
-
-namespace {
-c10::IValue forward_once(torch::jit::Module& m, const std::vector<torch::Tensor>& inputs) {
-  return m.forward(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
-}
-}  // namespace
-
-FrozenFloat frozen_float(const torch::jit::Module& module, const std::vector<torch::Tensor>& sample) {
-  torch::NoGradGuard no_grad;
-  torch::jit::Module m = module.clone();
-  m.eval();
-  FrozenFloat out;
-  out.module = torch::jit::freeze(m);
-  torch::jit::Module to_optimize = out.module.clone();
-  torch::jit::Module optimized = torch::jit::optimize_for_inference(to_optimize);
-  if (sample.empty()) {
-    out.module = optimized;
-    return out;
-  }
-  torch::jit::Module original = module.clone();
-  original.eval();
-  const c10::IValue reference = forward_once(original, sample);
-  try {
-    out.optimized_error = output_discrepancy(reference, forward_once(optimized, sample));
-  } catch (const c10::Error&) {  // a miscompiled graph may throw as well: the same fallback
-    out.optimized_error = std::numeric_limits<double>::infinity();
-  }
-  if (out.optimized_error <= kOptimizeForInferenceTolerance) {
-    out.module = optimized;
-    return out;
-  }
-  const double frozen_error = output_discrepancy(reference, forward_once(out.module, sample));
-  out.note = fmt::format(
-      "the frozen float baseline is torch::jit::freeze alone: torch::jit::optimize_for_inference changed this "
-      "model's outputs (largest difference {:.3g} of the largest output on the timing input, tolerance {:g}), a "
-      "known PyTorch 1.13 miscompilation",
-      out.optimized_error, kOptimizeForInferenceTolerance);
-  if (frozen_error > kOptimizeForInferenceTolerance) {  // freezing alone miscomputes too: time the model as given
-    out.module = original;
-    out.note = fmt::format(
-        "the frozen float baseline is the model as given: torch::jit::optimize_for_inference and torch::jit::freeze "
-        "changed this model's outputs (largest differences {:.3g} and {:.3g} of the largest output on the timing "
-        "input, tolerance {:g})",
-        out.optimized_error, frozen_error, kOptimizeForInferenceTolerance);
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& name : missing) list += (list.empty() ? "" : ", ") + name;
+    out.push_back("planned layers not in the frozen graph (freezing removed their use), left as they are: " + list);
   }
   return out;
 }

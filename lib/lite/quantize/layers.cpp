@@ -58,41 +58,70 @@ torch::jit::Module submodule_at(const torch::jit::Module& module, const std::str
   return m;
 }
 
-std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
+namespace {
+
+// Each conv/linear node of the inlined forward whose weight is a floating-point tensor attribute, with the
+// name of the layer that owns it (its module's path, or the attribute's name on the root module).
+struct FoundLayer {
+  torch::jit::Node* node;
+  std::deque<std::string> weight_path;
+  torch::Tensor weight;
+  std::string name;
+};
+
+template <typename Visit>
+void visit_layers(const torch::jit::Module& module, Visit visit) {
   auto graph = module.get_method("forward").graph()->copy();
   torch::jit::Inline(*graph);
   torch::jit::Value* self = graph->inputs().at(0);
   std::vector<torch::jit::Node*> nodes;
   collect(graph->block(), nodes);
-  std::vector<LayerInfo> layers;
   std::set<std::string> seen;
   for (auto* n : nodes) {
     auto wpath = attribute_path(n->input(1), self);
     if (!wpath) continue;
     auto weight = tensor_at(module, *wpath);
     if (!weight || !weight->is_floating_point()) continue;
+    std::deque<std::string> owner(wpath->begin(), wpath->end() - 1);
+    std::string name = join(std::vector<std::string>(owner.begin(), owner.end()), ".");
+    if (name.empty()) name = wpath->back();  // a weight kept on the root module (functional code)
+    if (!seen.insert(name).second) continue;
+    visit(FoundLayer{n, *wpath, *weight, name});
+  }
+}
+
+}  // namespace
+
+std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
+  std::vector<LayerInfo> layers;
+  visit_layers(module, [&](const FoundLayer& found) {
+    auto* n = found.node;
     LayerInfo l;
     l.op = n->kind().toQualString();
     l.kind = layer_ops().at(l.op);
-    std::deque<std::string> owner(wpath->begin(), wpath->end() - 1);
-    l.name = join(std::vector<std::string>(owner.begin(), owner.end()), ".");
-    if (l.name.empty()) l.name = wpath->back();  // a weight kept on the root module (functional code)
-    if (!owner.empty()) {
+    l.name = found.name;
+    if (found.weight_path.size() > 1) {
       auto type = submodule_at(module, l.name).type()->name();
       if (type) {
         std::string kind = type->name();
         if (kind.rfind("Conv", 0) == 0 || kind.rfind("Linear", 0) == 0) l.kind = kind;
       }
     }
-    if (!seen.insert(l.name).second) continue;
-    l.weight_shape = weight->sizes().vec();
+    l.weight_shape = found.weight.sizes().vec();
+    torch::jit::Value* self = n->owningGraph()->inputs().at(0);
     if (n->inputs().size() > 2) {
       if (auto bpath = attribute_path(n->input(2), self))
         if (auto bias = tensor_at(module, *bpath)) l.bias = bias->numel();
     }
     layers.push_back(std::move(l));
-  }
+  });
   return layers;
+}
+
+std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module) {
+  std::map<std::string, torch::Tensor> weights;
+  visit_layers(module, [&](const FoundLayer& found) { weights.emplace(found.name, found.weight); });
+  return weights;
 }
 
 }  // namespace lite::quantize

@@ -21,6 +21,7 @@
 #include "lite/model/artifact.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/profile/frozen_float.hpp"
 #include "lite/profile/evaluate.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/quantize/choice.hpp"
@@ -183,13 +184,14 @@ struct Built {
 Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
   auto t = Clock::now();
   AllCoresForWork all_cores(c.o.threads > 0);  // calibration runs the float model over the data
-  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}};
+  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}, {}};
   mode.scheme->build(b);
   Built out;
   out.file = serialize(b.result);
   out.module = deserialize(out.file);
   out.bytes = out.file.size();
   out.details = b.details;
+  for (const auto& note : b.notes) c.note(std::string(mode.name) + ": " + note);
   out.float_regions = b.float_regions;
   c.float_regions = b.float_regions;
   nlohmann::json steps = nlohmann::json::object();
@@ -415,9 +417,9 @@ void prepare_references(Context& c, QuantizeResult& r) {
   }
   if (!inferred.empty()) r.notes.push_back(inferred);
   timed(c, "freeze", "float", [&] {
-    FrozenFloat frozen;
+    profile::FrozenFloat frozen;
     try {
-      frozen = frozen_float(source.module, c.inputs.begin()->second);
+      frozen = profile::frozen_float(source.module, c.inputs.begin()->second);
     } catch (const std::exception& e) {
       throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
                        "lite quantize needs a model that freezes (no training-only code in forward)");

@@ -29,6 +29,9 @@ const std::map<std::string, std::string>& layer_ops();
 // module (a module called twice, or from both branches of an `if`, is listed once). Layers whose
 // weight is computed rather than read from an attribute are not listed (no scheme can quantize them).
 std::vector<LayerInfo> find_layers(const torch::jit::Module& module);
+// The weight tensor of each layer find_layers lists, by layer name: the module's own tensor, not a copy
+// (freezing keeps it, so a frozen graph's constants can be matched to layers by identity).
+std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module);
 
 // The submodule at a dotted path ("" is the module itself).
 torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path);
@@ -82,6 +85,8 @@ struct BuildContext {
   std::vector<FloatRegion> float_regions;
   // Out: seconds this build spent per step ("specialize", "fold-bn", "insert-observers", "calibrate", ...).
   std::vector<std::pair<std::string, double>> steps;
+  // Out: what the report should say about this build (conv/linear ops the plan did not cover, ...).
+  std::vector<std::string> notes;
 };
 
 // ---- eval specialization (specialize.cpp) --------------------------------------------------------
@@ -135,16 +140,23 @@ std::vector<std::string> optimize_int8_graph(torch::jit::Module& module);
 // by one. Returns how many nodes it rewrote.
 int dequantize_tuple_elements(torch::jit::Graph& graph);
 
-// Frozen-graph schemes (fp16, bf16, weight-only): the model frozen (BN folded) with each planned layer
-// matched to its conv/linear node. Throws InternalError when the frozen graph's layers do not match.
+// Frozen-graph schemes (fp16, bf16, weight-only): the model frozen (BN folded) with each planned layer's
+// weight constant found. A planned weight is one constant at the top of the graph, used directly or through
+// views (nn.MultiheadAttention's q/k/v slices of its packed in_proj weight are narrows of it), so a scheme
+// converts it once by replacing its uses; `nodes` are the conv/linear nodes that compute with it.
 struct FrozenLayer {
-  torch::jit::Node* node;
+  torch::jit::Value* weight;
   const LayerPlan* plan;
+  std::vector<torch::jit::Node*> nodes;
 };
 struct FrozenModel {
   torch::jit::Module module;
   std::shared_ptr<torch::jit::Graph> graph;
-  std::vector<FrozenLayer> layers;
+  std::vector<FrozenLayer> layers;          // planned layers found, in plan order
+  std::vector<torch::jit::Node*> unplanned;  // conv/linear nodes with a constant weight that is no planned layer's
+  std::vector<std::string> missing;          // planned layers whose weight the frozen graph does not use
+  // Report notes on the unplanned nodes (what the scheme made of them: `unplanned_become`) and missing layers.
+  std::vector<std::string> notes(const std::string& unplanned_become) const;
 };
 FrozenModel freeze_with_layers(const model::LoadedModel& source, const Plan& plan);
 
@@ -153,25 +165,6 @@ FrozenModel freeze_with_layers(const model::LoadedModel& source, const Plan& pla
 std::vector<torch::jit::Value*> insert_function(torch::jit::Graph& graph, torch::jit::Node* before,
                                                 const std::string& source, const std::string& name,
                                                 const std::vector<torch::jit::Value*>& inputs);
-
-// The baseline of the speed guard: torch::jit::freeze + torch::jit::optimize_for_inference, checked on
-// `sample` (the timing input): optimize_for_inference miscomputes some graphs in PyTorch 1.13 (a convolution
-// whose output channels are not a multiple of 16 followed by hardswish: mobilenet_v3_small's outputs had a
-// cosine of 0.21 with float's). When its outputs differ from the model's by more than the tolerance, the
-// baseline is the model frozen only (or, should freezing differ too, the model as given) and `note` says
-// so. An empty sample skips the check.
-inline constexpr double kOptimizeForInferenceTolerance = 1e-3;  // of the largest output magnitude
-struct FrozenFloat {
-  torch::jit::Module module;
-  double optimized_error = 0;  // output_discrepancy of the optimized graph
-  std::string note;            // set when the baseline is not the optimized graph
-};
-FrozenFloat frozen_float(const torch::jit::Module& module, const std::vector<torch::Tensor>& sample);
-
-// How far `other` is from `reference`: the largest absolute difference over the largest magnitude of the
-// reference (per tensor; the worst over the tensors of tuples, lists and dicts of the same structure);
-// infinity when shapes or structures differ. NaN in both at the same place counts as agreement.
-double output_discrepancy(const c10::IValue& reference, const c10::IValue& other);
 
 // Saves to memory (what a consumer of the file gets) and loads copies of it back.
 std::string serialize(const torch::jit::Module& module);

@@ -44,12 +44,17 @@ class Bf16Scheme final : public Scheme {
     FrozenModel f = freeze_with_layers(ctx.source, ctx.plan);
     auto& g = *f.graph;
     std::set<torch::jit::Node*> float_nodes;
-    for (const auto& fl : f.layers)
-      if (!fl.plan->quantized) float_nodes.insert(fl.node);
+    std::set<torch::jit::Value*> float_weights;  // stay float32 for every use (views of them feed float layers)
+    for (const auto& fl : f.layers) {
+      if (fl.plan->quantized) continue;
+      float_nodes.insert(fl.nodes.begin(), fl.nodes.end());
+      float_weights.insert(fl.weight);
+    }
     // Constants: bfloat16 copies for every use outside the float layers.
     std::vector<torch::jit::Node*> constants;
     collect_constants(g.block(), constants);
     for (auto* c : constants) {
+      if (float_weights.count(c->output())) continue;
       auto t = torch::jit::toIValue(c->output())->toTensor();
       torch::jit::Value* bf = nullptr;
       const auto uses = c->output()->uses();  // a copy: replaceInput edits the list
@@ -84,6 +89,7 @@ class Bf16Scheme final : public Scheme {
       n->output()->replaceAllUsesAfterNodeWith(out.at(0)->node(), out.at(0));
     }
     torch::jit::EliminateDeadCode(f.graph);
+    ctx.notes = f.notes("run in bfloat16 like the rest of the graph");
     ctx.details["compute"] = "bfloat16 (oneDNN), float32 input and output";
     ctx.result = f.module;
   }

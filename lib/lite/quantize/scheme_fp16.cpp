@@ -25,12 +25,14 @@ class Fp16Scheme final : public Scheme {
     FrozenModel f = freeze_with_layers(ctx.source, ctx.plan);
     for (const auto& fl : f.layers) {
       if (!fl.plan->quantized) continue;
-      auto w = torch::jit::toIValue(fl.node->input(1))->toTensor();
-      torch::jit::WithInsertPoint guard(fl.node);
+      auto w = torch::jit::toIValue(fl.weight)->toTensor();
+      torch::jit::Node* after = fl.weight->node()->next();
+      torch::jit::WithInsertPoint guard(after);
       auto* half = f.graph->insertConstant(w.to(torch::kHalf));
-      auto out = insert_function(*f.graph, fl.node, kFp16Source, "lite_from_fp16", {half});
-      fl.node->replaceInput(1, out.at(0));
+      auto out = insert_function(*f.graph, after, kFp16Source, "lite_from_fp16", {half});
+      fl.weight->replaceAllUsesWith(out.at(0));
     }
+    ctx.notes = f.notes("keep float32 weights");
     torch::jit::EliminateDeadCode(f.graph);
     ctx.details["weights"] = "float16, converted to float32 where used";
     ctx.result = f.module;

@@ -87,17 +87,19 @@ class WeightOnlyScheme final : public Scheme {
     nlohmann::json groups = nlohmann::json::object();
     for (const auto& fl : f.layers) {
       if (!fl.plan->quantized) continue;
-      auto w = torch::jit::toIValue(fl.node->input(1))->toTensor();
+      auto w = torch::jit::toIValue(fl.weight)->toTensor();
       Grouped gq = quantize_groups(w, bits_);
-      torch::jit::WithInsertPoint guard(fl.node);
+      torch::jit::Node* after = fl.weight->node()->next();
+      torch::jit::WithInsertPoint guard(after);
       std::vector<torch::jit::Value*> args = {f.graph->insertConstant(gq.q), f.graph->insertConstant(gq.scale),
                                               f.graph->insertConstant(w.numel() / w.size(0)),
                                               f.graph->insertConstant(w.sizes().vec())};
-      auto out =
-          insert_function(*f.graph, fl.node, kDequantSource, bits_ == 8 ? "lite_dequant_int8" : "lite_dequant_int4", args);
-      fl.node->replaceInput(1, out.at(0));
+      auto out = insert_function(*f.graph, after, kDequantSource, bits_ == 8 ? "lite_dequant_int8" : "lite_dequant_int4",
+                                 args);
+      fl.weight->replaceAllUsesWith(out.at(0));
       groups[fl.plan->layer.name] = gq.group;
     }
+    ctx.notes = f.notes("keep float32 weights");
     torch::jit::EliminateDeadCode(f.graph);
     ctx.details["weights"] = "int" + std::to_string(bits_) + " symmetric, float16 scale per group";
     ctx.details["group_size"] = groups;

@@ -18,6 +18,7 @@
 #include "lite/model/inputs.hpp"
 #include "lite/model/load.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/profile/frozen_float.hpp"
 #include "lite/profile/profile.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/recipe/runner_internal.hpp"
@@ -70,21 +71,19 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
   auto o = read_options<profile::ProfileOptions>(options, "evaluate.");
   model::LoadedModel original = model::load_model(recipe.model);
   model::LoadedModel final_model = model::load_model(candidate);
+  std::vector<torch::Tensor> inputs;
+  for (const auto& spec : evaluation.inputs) inputs.push_back(model::random_input(spec, o.seed));
   torch::jit::Module fastest;
   try {
-    torch::NoGradGuard no_grad;
-    torch::jit::Module m = original.module.clone();
-    m.eval();
-    torch::jit::Module frozen = torch::jit::freeze(m);
-    fastest = torch::jit::optimize_for_inference(frozen);
+    profile::FrozenFloat frozen = profile::frozen_float(original.module, inputs);
+    fastest = frozen.module;
+    if (!frozen.note.empty()) notes.push_back("min_speedup: " + frozen.note);
   } catch (const std::exception& e) {
     notes.push_back(fmt::format("min_speedup: the original does not freeze and optimize ({}); the speedup is against "
                                 "the frozen file",
                                 model::torch_error_reason(e)));
     return std::nullopt;
   }
-  std::vector<torch::Tensor> inputs;
-  for (const auto& spec : evaluation.inputs) inputs.push_back(model::random_input(spec, o.seed));
   auto [a, b] = profile::time_interleaved(fastest, recipe.model, final_model.module, candidate, inputs,
                                           profile::timing_of(o), progress);
   return stats::bootstrap_median_ratio(a.ms, b.ms);
