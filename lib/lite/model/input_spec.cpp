@@ -87,6 +87,10 @@ std::ostream& operator<<(std::ostream& out, const InputSpec& s) { return out << 
 void to_json(nlohmann::json& j, const InputSpec& s) { j = nlohmann::json{{"shape", s.shape}, {"dtype", s.dtype}}; }
 
 void from_json(const nlohmann::json& j, InputSpec& s) {
+  if (j.is_string()) {  // "1x3x224x224[:dtype]", the form --input takes (and recipe steps' "inputs" lists)
+    s = parse_input_spec(j.get<std::string>());
+    return;
+  }
   s.shape = j.at("shape").get<std::vector<int64_t>>();
   s.dtype = j.value("dtype", std::string("float32"));
 }

@@ -96,6 +96,7 @@ report::Report to_report(const RunResult& r) {
     rep.notes.push_back(fmt::format("final artifact: {} (its lite.json records the recipe and the gates: {})",
                                     r.output.string(), r.gates.passed() ? "passed" : "failed"));
   rep.notes.push_back("intermediate artifacts and step reports: " + r.work_dir.string());
+  rep.result["notes"] = rep.notes;  // as every verb's --json carries the notes its text report prints
   return rep;
 }
 

@@ -4,6 +4,8 @@
 #include "lite/core/options.hpp"
 #include "lite/model/input_spec.hpp"
 
+#include <nlohmann/json.hpp>
+
 using namespace lite;
 using model::parse_input_spec;
 
@@ -21,6 +23,17 @@ TEST_CASE("input specs parse shapes and dtypes") {
   CHECK(b[0].shape[0] == 32);
   CHECK(b[1].shape[0] == 32);
   CHECK(model::with_batch({s}, 0)[0].shape[0] == 1);
+}
+
+TEST_CASE("an input spec in JSON is an object with a shape or the string --input takes") {
+  auto object = nlohmann::json::parse(R"({"shape": [1, 3, 8, 8], "dtype": "int64"})").get<model::InputSpec>();
+  CHECK(object.shape == std::vector<int64_t>{1, 3, 8, 8});
+  CHECK(object.dtype == "int64");
+  auto text = nlohmann::json("1x3x8x8:int64").get<model::InputSpec>();
+  CHECK(text.shape == object.shape);
+  CHECK(text.dtype == object.dtype);
+  CHECK(nlohmann::json("1x3x8x8").get<model::InputSpec>().dtype == "float32");
+  CHECK_THROWS_AS(nlohmann::json("1xax3").get<model::InputSpec>(), UsageError);
 }
 
 TEST_CASE("bad input specs are usage errors that show the expected form") {
