@@ -88,7 +88,11 @@ void to_json(nlohmann::json& j, const InputSpec& s) { j = nlohmann::json{{"shape
 
 void from_json(const nlohmann::json& j, InputSpec& s) {
   if (j.is_string()) {  // "1x3x224x224[:dtype]", the form --input takes (and recipe steps' "inputs" lists)
-    s = parse_input_spec(j.get<std::string>());
+    try {
+      s = parse_input_spec(j.get<std::string>());
+    } catch (const OptionError& e) {  // a plain usage error: the options reader names the key it was read under
+      throw UsageError(e.problem() + (e.fix().empty() ? "" : "; " + e.fix()));
+    }
     return;
   }
   s.shape = j.at("shape").get<std::vector<int64_t>>();

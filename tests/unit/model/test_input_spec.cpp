@@ -34,6 +34,7 @@ TEST_CASE("an input spec in JSON is an object with a shape or the string --input
   CHECK(text.dtype == object.dtype);
   CHECK(nlohmann::json("1x3x8x8").get<model::InputSpec>().dtype == "float32");
   CHECK_THROWS_AS(nlohmann::json("1xax3").get<model::InputSpec>(), UsageError);
+  CHECK_THROWS_AS(nlohmann::json::parse(R"({"dtype": "float32"})").get<model::InputSpec>(), nlohmann::json::exception);
 }
 
 TEST_CASE("bad input specs are usage errors that show the expected form") {
