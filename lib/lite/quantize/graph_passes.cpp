@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
 #include "lite/quantize/quantize_internal.hpp"
 
 namespace lite::quantize {
@@ -363,17 +364,15 @@ std::vector<std::string> FrozenModel::notes(const std::string& unplanned_become)
   if (!unplanned.empty()) {
     std::map<std::string, int> ops;
     for (auto* n : unplanned) ++ops[n->kind().toQualString()];
-    std::string list;
-    for (const auto& [op, count] : ops) list += (list.empty() ? "" : ", ") + fmt::format("{} {}", count, op);
+    std::vector<std::string> counts;
+    for (const auto& [op, count] : ops) counts.push_back(fmt::format("{} {}", count, op));
     out.push_back(fmt::format("the frozen graph has conv/linear ops that are no planned layer's (weights computed "
                               "in forward or a folded form of one): {}; they {}",
-                              list, unplanned_become));
+                              join(counts, ", "), unplanned_become));
   }
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& name : missing) list += (list.empty() ? "" : ", ") + name;
-    out.push_back("planned layers not in the frozen graph (freezing removed their use), left as they are: " + list);
-  }
+  if (!missing.empty())
+    out.push_back("planned layers not in the frozen graph (freezing removed their use), left as they are: " +
+                  join(missing, ", "));
   return out;
 }
 
