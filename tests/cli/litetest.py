@@ -206,3 +206,14 @@ def interrupt_lite(*args, after_s=3.0, timeout=120, exe_name="lite-torch"):
     out, err = p.communicate(timeout=timeout)
     assert_no_torch_log(err, args)
     return p.returncode, out, err
+
+
+def hardswish_net(activation):
+    """Conv2d(3, 24) then `activation` (seeded, in eval mode): with torch.nn.Hardswish, PyTorch 1.13's
+    optimize_for_inference computes other outputs than the model (relative error about 0.4); with torch.nn.ReLU it
+    agrees. The model the frozen-float baseline's fallback is tested on in quantize, prune and lite run."""
+    import torch  # here, not at the top: the other helpers need no torch
+    nn = torch.nn
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 24, 3, padding=1), activation, nn.Conv2d(24, 8, 1), nn.Flatten(),
+                         nn.Linear(8 * 8 * 8, 64)).eval()

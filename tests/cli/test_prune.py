@@ -12,7 +12,7 @@ import unittest
 
 import torch
 
-from litetest import DATA, LiteTestCase, run_lite
+from litetest import DATA, LiteTestCase, hardswish_net, run_lite
 
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
@@ -331,14 +331,6 @@ class PruneArchitectures(LiteTestCase):
         self.assertEqual(module.expand1.weight.shape[0], 8)
         self.assertEqual(module.expand3.weight.shape[0], 12)
         self.assertEqual(module.head.weight.shape[1], 20)
-
-
-def hardswish_net(activation):
-    """Conv2d(3, 24) then `activation`: with nn.Hardswish, PyTorch 1.13's optimize_for_inference computes other
-    outputs than the model (relative error about 0.4); with nn.ReLU it agrees (see test_quantize_outputs.py)."""
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Conv2d(3, 24, 3, padding=1), activation, torch.nn.Conv2d(24, 8, 1),
-                               torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 64)).eval()
 
 
 class PruneFrozenBaseline(LiteTestCase):

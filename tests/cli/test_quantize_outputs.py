@@ -15,7 +15,7 @@ from typing import Dict, NamedTuple, Optional
 import torch
 import torch.nn as nn
 
-from litetest import LiteTestCase, chosen_candidate as chosen, lite_json_result as lite_json, run_lite
+from litetest import LiteTestCase, chosen_candidate as chosen, hardswish_net, lite_json_result as lite_json, run_lite
 
 torch.backends.quantized.engine = "onednn"
 
@@ -75,13 +75,6 @@ class RootDataIf(Trunk):
         if bool(x.mean() > 0):
             x = x * 0.5
         return self.fc(self.stem(x).flatten(1))
-
-
-def hardswish_net(activation):
-    """Conv2d(3, 24) then `activation`: with nn.Hardswish, optimize_for_inference's graph computes other
-    outputs than the model (relative error about 0.4); with nn.ReLU it agrees."""
-    return nn.Sequential(nn.Conv2d(3, 24, 3, padding=1), activation, nn.Conv2d(24, 8, 1), nn.Flatten(),
-                         nn.Linear(8 * 8 * 8, 64))
 
 
 class Attention(nn.Module):

@@ -15,7 +15,7 @@ import unittest
 
 import torch
 
-from litetest import DATA, LITE, REPO, LiteTestCase, run_lite
+from litetest import DATA, LITE, REPO, LiteTestCase, hardswish_net, run_lite
 
 RECIPES = REPO / "recipes"
 FMNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
@@ -260,12 +260,9 @@ class SpeedupBaseline(LiteTestCase):
 
     def run_with(self, activation):
         """A one-step prune recipe gated on min_speedup for Conv2d(3, 24) + `activation`: with nn.Hardswish,
-        PyTorch 1.13's optimize_for_inference computes other outputs than the model (see test_quantize_outputs.py)."""
-        torch.manual_seed(0)
-        net = torch.nn.Sequential(torch.nn.Conv2d(3, 24, 3, padding=1), activation, torch.nn.Conv2d(24, 8, 1),
-                                  torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 64)).eval()
+        PyTorch 1.13's optimize_for_inference computes other outputs than the model (litetest.hardswish_net)."""
         model = self.tmp / "net.pt"
-        torch.jit.script(net).save(str(model))
+        torch.jit.script(hardswish_net(activation)).save(str(model))
         recipe = self.tmp / "recipe.json"
         recipe.write_text(json.dumps({
             "lite_recipe": 1, "name": "baseline", "model": str(model),
