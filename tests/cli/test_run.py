@@ -191,6 +191,8 @@ class GatesAndErrors(LiteTestCase):
                                         ["steps[1].quantize.model", "writes none"]),
             "unknown gate": (lambda d: d["gates"].update(min_speedp=2), ["gates.min_speedp", "did you mean 'min_speedup'"]),
             "evaluate option": (lambda d: d["evaluate"].update(duration_s=-1), ["evaluate.duration_s"]),
+            "input shape string": (lambda d: d["evaluate"].update(inputs=["1x0x28"]),
+                                   ["evaluate.inputs", "'1x0x28'", "1x3x224x224"]),
         }
         for name, (change, needles) in cases.items():
             with self.subTest(name):
