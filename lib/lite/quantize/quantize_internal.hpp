@@ -131,7 +131,8 @@ int64_t count_quantized_ops(const torch::jit::Module& module);
 
 // Lite's passes on a finalized int8 graph (graph_passes.cpp): drop dropout, quantize large float
 // inputs with vectorized ops instead of the scalar aten::quantize_per_tensor loop of this libtorch,
-// flatten channels-last activations without a copy. Returns the names of the passes that changed it.
+// flatten channels-last activations without a copy, fold ReLU6 into the int8 layer before it. Returns the
+// names of the passes that changed it.
 std::vector<std::string> optimize_int8_graph(torch::jit::Module& module);
 
 // InsertQuantDeQuant dequantizes a returned tuple as a whole (aten::dequantize.any): the graph runs, but

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <torch/script.h>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include <cmath>
 #include <limits>
 
@@ -307,4 +309,63 @@ TEST_CASE("rejected_if_location reads the `if` InsertObservers printed, and noth
   CHECK(rejected_if_location(error) == "/usr/lib/python3/dist-packages/torchvision/ops/stochastic_depth.py:32");
   CHECK(rejected_if_location("Expected a value of type 'Tensor'") == "");
   CHECK(rejected_if_location("branches for `if` should return values that are observed consistently") == "");
+}
+
+TEST_CASE("ReLU6 after an int8 convolution folds into conv2d_relu: bit-identical where the range allowed it") {
+  lite::select_quantized_engine("onednn");
+  torch::manual_seed(3);
+  auto w = torch::quantize_per_channel(torch::randn({8, 4, 3, 3}), torch::full({8}, 0.01, torch::kDouble),
+                                       torch::zeros({8}, torch::kLong), 0, torch::kQInt8);
+  auto conv = [](const char* op) { return c10::Dispatcher::singleton().findSchemaOrThrow(op, ""); };
+  torch::jit::Stack stack{w, torch::randn({8}), std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1},
+                          std::vector<int64_t>{1, 1}, int64_t{1}};
+  conv("quantized::conv2d_prepack").callBoxed(&stack);
+  auto packed = stack.at(0);
+  auto x = torch::quantize_per_tensor(torch::randn({2, 4, 8, 8}) * 3, 0.05, 60, torch::kQUInt8);
+  torch::jit::Stack unpacked{packed};
+  conv("quantized::conv2d_unpack").callBoxed(&unpacked);
+  auto bias = unpacked.at(1).toTensor();
+  auto float_reference = torch::clamp(torch::conv2d(x.dequantize(), w.dequantize(), bias, 1, 1), 0, 6);
+  struct Case {
+    double scale;
+    int64_t zero_point;
+    bool exact;
+  };
+  // (0.02, 0) ends at 5.1 < 6: the clamp never fires. (0.1, 100) and (0.05, 0) spend codes outside [0, 6].
+  for (Case c : {Case{0.02, 0, true}, Case{0.1, 100, false}, Case{0.05, 0, false}}) {
+    CAPTURE(c.scale);
+    torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Relu6Fold")};
+    m.register_attribute("w", packed.type(), packed);
+    // TorchScript source cannot name quantized ops from C++ (no torch.ops resolver here): the graph is built
+    // node by node, as graph mode quantization leaves it.
+    m.define("def forward(self, x: Tensor) -> Tensor:\n    return x\n");
+    auto g = m.get_method("forward").graph();
+    torch::jit::WithInsertPoint guard(g->return_node());
+    auto* weight = g->insertNode(g->createGetAttr(g->inputs()[0], "w"))->output();
+    auto node = [&](const char* kind, std::vector<torch::jit::Value*> in) {
+      auto* n = g->insertNode(g->create(c10::Symbol::fromQualString(kind), in));
+      n->output()->setType(c10::TensorType::get());
+      return n->output();
+    };
+    auto* y = node("quantized::conv2d", {g->inputs()[1], weight, g->insertConstant(c.scale),
+                                         g->insertConstant(c.zero_point)});
+    g->return_node()->replaceInput(0, node("aten::hardtanh_", {y, g->insertConstant(0.0), g->insertConstant(6.0)}));
+    auto reference = m.clone();
+    auto passes = optimize_int8_graph(m);
+    auto before = reference.forward({x}).toTensor();
+    CHECK(std::find(passes.begin(), passes.end(), "fold-relu6") != passes.end());
+    std::string graph = m.get_method("forward").graph()->toString();
+    CHECK(graph.find("hardtanh") == std::string::npos);
+    CHECK(graph.find("quantized::conv2d_relu") != std::string::npos);
+    auto after = m.forward({x}).toTensor();
+    CHECK(after.q_zero_point() == 0);
+    if (c.exact) {
+      CHECK(torch::equal(after.int_repr(), before.int_repr()));
+    } else {  // a finer grid over [0, 6]: never further from the float result than before
+      double err_before = (before.dequantize() - float_reference).abs().max().item<double>();
+      double err_after = (after.dequantize() - float_reference).abs().max().item<double>();
+      CHECK(err_after <= err_before);
+      CHECK(err_after <= 6.0 / 255 / 2 + 1e-3);
+    }
+  }
 }
