@@ -12,6 +12,7 @@ PACKAGES=(
   dataset-fashion-mnist                      # the bundled model's data set
   universal-ctags                            # the function-length house check (tests)
   python3-torch python3-torchvision python3-numpy  # interop tests and fixture scripts only
+  libtcmalloc-minimal4                       # benchmarks time on glibc malloc and on tcmalloc
 )
 
 missing=()
