@@ -45,6 +45,17 @@ std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::
                                  std::max<size_t>(2 * m.warmup_samples_ms.size(), m.warmup_samples_ms.size() + head))});
   }
 
+  if (m.page_faults_per_call > t.page_faults_per_call)
+    out.push_back({"warning",
+                   fmt::format("{}{:.0f} page faults per call ({} of memory mapped afresh each call): the allocator "
+                               "returns activation buffers to the OS between calls and the next call faults them "
+                               "back in, which can cost more than the compute",
+                               who, m.page_faults_per_call, format_bytes(m.page_faults_per_call * 4096)),
+                   fmt::format("page faults per call > {:.0f}", t.page_faults_per_call),
+                   "run with a caching allocator, e.g. LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 "
+                   "(Debian's libtcmalloc-minimal4), or keep glibc's memory with GLIBC_TUNABLES=glibc.malloc."
+                   "mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456, and profile again"});
+
   if (m.latency_ms.cv > t.noisy_cv)
     out.push_back({"warning",
                    fmt::format("{}noisy run: coefficient of variation {:.2f}", who, m.latency_ms.cv),

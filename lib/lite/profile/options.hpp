@@ -117,6 +117,7 @@ struct ModelProfile {
   stats::Summary latency_ms;
   double throughput = 0;  // samples per second at the measured batch
   std::vector<double> samples_ms, warmup_samples_ms;
+  double page_faults_per_call = 0;  // minor faults per timed call (see LatencySamples)
   uint64_t peak_rss_bytes = 0;  // the process's high-water mark over the run: in compare mode one figure for A and B
   uint64_t rss_before_load_bytes = 0;
   std::optional<Accuracy> accuracy;

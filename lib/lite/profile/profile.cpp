@@ -58,6 +58,7 @@ void first_inference(Loaded& l, const std::vector<torch::Tensor>& inputs) {
 void fill_latency(ModelProfile& p, LatencySamples s, int64_t batch) {
   p.samples_ms = std::move(s.ms);
   p.warmup_samples_ms = std::move(s.warmup_ms);
+  p.page_faults_per_call = s.page_faults_per_call;
   p.latency_ms = stats::summarize(p.samples_ms);
   p.throughput = p.latency_ms.mean > 0 ? 1000.0 * double(batch) / p.latency_ms.mean : 0;
 }

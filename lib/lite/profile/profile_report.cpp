@@ -72,6 +72,7 @@ void to_json(nlohmann::json& j, const ModelProfile& m) {
       {"cold_start", {{"load_ms", m.load_ms}, {"first_inference_ms", m.first_inference_ms}}},
       {"latency_ms", summary_json(m.latency_ms)},
       {"throughput_samples_per_s", m.throughput},
+      {"page_faults_per_call", m.page_faults_per_call},
       {"memory",
        {{"peak_rss_bytes", m.peak_rss_bytes},
         {"rss_before_load_bytes", m.rss_before_load_bytes},
@@ -167,6 +168,7 @@ report::Report to_report(const ProfileResult& r) {
   lat.rows.push_back(ms_row("p99.9", &stats::Summary::p999));
   lat.rows.push_back(ms_row("max", &stats::Summary::max));
   lat.rows.push_back(row("throughput (samples/s)", [](const M& m) { return std::pair{fmt::format("{:.1f}", m.throughput), m.throughput}; }, true));
+  lat.rows.push_back(row("page faults per call", [](const M& m) { return std::pair{fmt::format("{:.0f}", m.page_faults_per_call), m.page_faults_per_call}; }, true));
   // One process holds A and B, so its peak cannot be split between them: no B/A ratio.
   lat.rows.push_back(row(compare ? "peak RSS (process, A and B)" : "peak RSS",
                          [](const M& m) { return std::pair{format_bytes(m.peak_rss_bytes), double(m.peak_rss_bytes)}; }, !compare));

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -22,13 +23,28 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// One timed call. The argument vector is built once by the caller so that nothing but forward is timed.
-inline double timed_forward(torch::jit::Module& m, std::vector<c10::IValue>& args) {
+// Minor page faults of the calling thread so far (the forward runs on it; intra-op workers touch
+// memory the caller allocated, so its faults are the ones an allocator returning memory causes).
+int64_t minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_minflt;
+}
+
+// One timed call. The argument vector is built once by the caller so that nothing but forward is timed;
+// the page-fault count (`faults`, when given) is read outside the timed span.
+inline double timed_forward(torch::jit::Module& m, std::vector<c10::IValue>& args, int64_t* faults = nullptr) {
+  const int64_t faults_before = faults ? minor_faults() : 0;
   auto start = Clock::now();
   auto out = m.forward(args);
   double ms = ms_since(start);
   (void)out;
+  if (faults) *faults += minor_faults() - faults_before;
   return ms;
+}
+
+void set_faults_per_call(LatencySamples& s, int64_t faults) {
+  s.page_faults_per_call = s.ms.empty() ? 0 : double(faults) / double(s.ms.size());
 }
 
 // Runs `step` warm-up + timed times; each call of step(timed) returns its latency. Under a budget, fills
@@ -119,11 +135,13 @@ LatencySamples time_forward(torch::jit::Module& module, const std::vector<torch:
   model::run_forward(module, inputs, model_path);
   auto args = as_args(inputs);
   LatencySamples s;
+  int64_t faults = 0;
   run_loop(o, progress, s, [&](bool timed) {
-    double ms = timed_forward(module, args);
+    double ms = timed_forward(module, args, timed ? &faults : nullptr);
     (timed ? s.ms : s.warmup_ms).push_back(ms);
     return ms;
   });
+  set_faults_per_call(s, faults);
   return s;
 }
 
@@ -137,7 +155,7 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   model::run_forward(b, inputs, b_path);
   auto args = as_args(inputs);
   LatencySamples sa, sb, loop;
-  int64_t pair = 0;
+  int64_t pair = 0, faults_a = 0, faults_b = 0;
   std::function<bool()> settled;
   if (o.settle_width > 0)
     settled = [&] {
@@ -148,13 +166,17 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   run_loop(o, progress, loop, [&](bool timed) {
     // Alternate which model goes first so neither always runs on a cache the other warmed.
     bool a_first = (pair++ & 1) == 0;
-    double first = timed_forward(a_first ? a : b, args);
-    double second = timed_forward(a_first ? b : a, args);
+    int64_t* first_faults = timed ? (a_first ? &faults_a : &faults_b) : nullptr;
+    int64_t* second_faults = timed ? (a_first ? &faults_b : &faults_a) : nullptr;
+    double first = timed_forward(a_first ? a : b, args, first_faults);
+    double second = timed_forward(a_first ? b : a, args, second_faults);
     double ta = a_first ? first : second, tb = a_first ? second : first;
     (timed ? sa.ms : sa.warmup_ms).push_back(ta);
     (timed ? sb.ms : sb.warmup_ms).push_back(tb);
     return ta + tb;
   }, settled);
+  set_faults_per_call(sa, faults_a);
+  set_faults_per_call(sb, faults_b);
   for (auto* s : {&sa, &sb}) {
     s->note = loop.note;
     s->skipped = loop.skipped;

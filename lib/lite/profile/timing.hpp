@@ -20,6 +20,9 @@ struct LatencySamples {
   std::string note;               // how the budget (TimingOptions::budget_s) shortened it; "" when it did not
   bool skipped = false;           // TimingOptions::may_skip and even the minimum did not fit (ms is empty)
   double call_ms = 0;             // the cheapest step seen (one call, or one pair when interleaved)
+  // Minor page faults per timed call (this thread). Many mean the allocator hands activation buffers back
+  // to the OS after each call and the next call faults them in again, which can cost more than the compute.
+  double page_faults_per_call = 0;
 };
 
 // Under a budget (TimingOptions::budget_s) the loop adapts to the model's cost: the first warm-up call

@@ -88,6 +88,20 @@ TEST_CASE("spikes, drift, noise and re-specialization are flagged with threshold
   CHECK(mentions(profile::diagnose_latency(m, ""), "not frozen"));
 }
 
+TEST_CASE("page faults on every call are flagged with the allocator fix; a few are not") {
+  std::vector<double> steady(100, 1.0);
+  auto m = with_samples(steady);
+  m.page_faults_per_call = 2900;  // MobileNetV2 int8 at batch 1 on glibc malloc
+  auto f = profile::diagnose_latency(m, "");
+  REQUIRE(mentions(f, "page faults per call"));
+  CHECK(mentions(f, "11.3 MiB"));
+  bool names_fix = false;
+  for (const auto& x : f) names_fix = names_fix || x.advice.find("libtcmalloc") != std::string::npos;
+  CHECK(names_fix);
+  m.page_faults_per_call = 3;
+  CHECK_FALSE(mentions(profile::diagnose_latency(m, ""), "page faults"));
+}
+
 TEST_CASE("host diagnosis: oversubscription and the reference BLAS") {
   profile::HostLoad h{2, 2, 1, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"};
   auto f = profile::diagnose_host(h);
