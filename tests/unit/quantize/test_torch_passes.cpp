@@ -88,7 +88,7 @@ TEST_CASE("the vectorized input quantization is bit-identical to aten::quantize_
         std::to_string(zp) + ", 13))\n");
     auto reference = m.clone();
     auto passes = optimize_int8_graph(m);
-    CHECK(std::find(passes.begin(), passes.end(), "vectorized-input-quantize") != passes.end());
+    CHECK(std::find(passes.begin(), passes.end(), "vectorized-quantize") != passes.end());
     torch::manual_seed(7);
     for (int64_t n : {int64_t{100}, int64_t{5000}}) {  // below and above the switch to vectorized ops
       auto x = torch::randn({n}) * 3;                  // includes values beyond the range (saturation)
@@ -367,5 +367,59 @@ TEST_CASE("ReLU6 after an int8 convolution folds into conv2d_relu: bit-identical
       CHECK(err_after <= err_before);
       CHECK(err_after <= 6.0 / 255 / 2 + 1e-3);
     }
+  }
+}
+
+namespace {
+
+// forward(x) = quantize_per_tensor(<float op>(dequantize(quantize_per_tensor(x, 0.05, 60))), scale, zero_point):
+// a float island between two int8 values, as graph mode quantization leaves one around an op it cannot quantize.
+torch::jit::Module float_island(const char* op, double scale, int64_t zero_point) {
+  torch::jit::Module m{c10::QualifiedName(std::string("__torch__.lite.test.Island_") + (op + 6))};
+  m.define("def forward(self, x: Tensor) -> Tensor:\n    return x\n");
+  auto g = m.get_method("forward").graph();
+  torch::jit::WithInsertPoint guard(g->return_node());
+  auto node = [&](const char* kind, std::vector<torch::jit::Value*> in) {
+    auto* n = g->insertNode(g->create(c10::Symbol::fromQualString(kind), in));
+    n->output()->setType(c10::TensorType::get());
+    return n->output();
+  };
+  auto quantize = [&](torch::jit::Value* v, double s, int64_t z) {
+    return node("aten::quantize_per_tensor", {v, g->insertConstant(s), g->insertConstant(z), g->insertConstant(13)});
+  };
+  auto* island = node(op, {node("aten::dequantize", {quantize(g->inputs()[1], 0.05, 60)})});
+  g->return_node()->replaceInput(0, quantize(island, scale, zero_point));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a SiLU island becomes int8 sigmoid and mul; other islands keep float but quantize with vectorized ops") {
+  lite::select_quantized_engine("onednn");
+  torch::manual_seed(5);
+  auto x = torch::randn({2, 16, 32, 32}) * 3;  // 32768 values: above the vectorized-quantize threshold
+  {
+    auto m = float_island("aten::silu_", 0.04, 12);
+    auto reference = m.clone();
+    auto passes = optimize_int8_graph(m);
+    CHECK(std::find(passes.begin(), passes.end(), "int8-silu") != passes.end());
+    std::string graph = m.get_method("forward").graph()->toString();
+    CHECK(graph.find("aten::silu") == std::string::npos);
+    CHECK(graph.find("quantized::mul") != std::string::npos);
+    auto before = reference.forward({x}).toTensor(), after = m.forward({x}).toTensor();
+    CHECK(after.q_scale() == doctest::Approx(0.04));
+    CHECK(after.q_zero_point() == 12);
+    // The sigmoid's 1/256 grid moves x * sigmoid(x) by at most |x| / 512 (|x| <= 3 here) before requantization.
+    double drift = (after.dequantize() - before.dequantize()).abs().max().item<double>();
+    CHECK(drift <= 3.0 / 512 + 0.04 + 1e-6);
+  }
+  {
+    auto m = float_island("aten::tanh", 0.01, 128);
+    auto reference = m.clone();
+    auto passes = optimize_int8_graph(m);
+    CHECK(std::find(passes.begin(), passes.end(), "int8-silu") == passes.end());
+    CHECK(std::find(passes.begin(), passes.end(), "vectorized-quantize") != passes.end());
+    CHECK(m.get_method("forward").graph()->toString().find("aten::tanh") != std::string::npos);
+    CHECK(torch::equal(m.forward({x}).toTensor().int_repr(), reference.forward({x}).toTensor().int_repr()));
   }
 }
