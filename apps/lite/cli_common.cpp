@@ -128,8 +128,18 @@ void add_torch_warnings(report::Report& r) {
 
 void set_torch_log_hooks(TorchLogHooks hooks) { torch_log_hooks() = std::move(hooks); }
 
+namespace {
+bool& verbose_flag() {
+  static bool given = false;
+  return given;
+}
+}  // namespace
+
+bool verbose_given() { return verbose_flag(); }
+
 void add_verbose_flag(CLI::App& app) {
   app.add_flag_callback("--verbose", [] {
+        verbose_flag() = true;
         if (torch_log_hooks().print) torch_log_hooks().print();
         torch_log_hooks().collected = nullptr;
       }, "Print libtorch's own log lines and warnings on stderr as they happen (default: its warnings become "

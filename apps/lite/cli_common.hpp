@@ -42,6 +42,8 @@ struct TorchLogHooks {
 void set_torch_log_hooks(TorchLogHooks hooks);
 // --verbose, for every torch verb: libtorch's warnings on stderr as they happen instead of report notes.
 void add_verbose_flag(CLI::App& app);
+// Whether --verbose was given: an internal error then prints libtorch's whole message, not its first line.
+bool verbose_given();
 
 // The command line as typed (shell-quoted where needed), recorded in artifact provenance.
 void remember_command_line(int argc, char** argv);

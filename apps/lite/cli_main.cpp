@@ -52,14 +52,17 @@ int report_error(const std::string& name) {
       std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
       return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } else if (e.kind() == ErrorKind::internal) {
-      print_error_line(where, "internal error", first_line(render_option_refs(e.what(), flag_for_key)));
+      const std::string what = render_option_refs(e.what(), flag_for_key);
+      print_error_line(where, "internal error", verbose_given() ? what : first_line(what));
     } else {
       print_error_line(where, "error", render_option_refs(e.what(), flag_for_key));
     }
     return exit_code_for(e.kind());
   } catch (const std::exception& e) {
+    // One line by default; libtorch's messages run to a stack of frames, which --verbose prints.
     print_error_line(where, "internal error",
-                     first_line(e.what()) + " (please report this with the command line)");
+                     (verbose_given() ? std::string(e.what()) : first_line(e.what())) +
+                         " (please report this with the command line" + (verbose_given() ? ")" : " and --verbose)"));
     return exit_internal;
   }
 }

@@ -227,6 +227,25 @@ class MultiheadAttention(OutputsCase):
                 # the file would take fp16 and bf16 over 0.7 of the input)
                 self.assertLess(candidate["file_bytes"], 0.65 * (self.tmp / "attention.pt").stat().st_size)
 
+    def test_graph_mode_int8_plans_attention_float_and_quantizes_the_rest(self):
+        # Graph mode quantization cannot reach nn.MultiheadAttention's projections; planning them int8 made static
+        # mode exit 3 (observers on its list-valued branches) and dynamic mode report layers it left float.
+        for mode in ("static", "dynamic"):
+            with self.subTest(mode=mode):
+                torch.manual_seed(1)
+                calib = self.tmp / "attention_calib.pt"
+                torch.save(torch.randn(16, 6, 16), str(calib))
+                candidate, notes, rel = self.build(mode, "--calib", str(calib))
+                layers = {l["layer"]["name"]: l for l in candidate["plan"]["layers"]}
+                self.assertEqual([n for n in self.LAYERS if layers[n]["quantized"]], ["proj", "head"])
+                for name in ("self_att", "self_att.out_proj", "cross_att", "cross_att.out_proj"):
+                    self.assertIn("nn.MultiheadAttention", layers[name]["reason"])
+                artifact = torch.jit.load(str(self.tmp / f"attention.{mode}.pt"))
+                ops = [n.kind() for n in artifact.graph.findAllNodes("quantized::linear" if mode == "static"
+                                                                     else "quantized::linear_dynamic", True)]
+                self.assertEqual(len(ops), 3)  # proj (called twice) and head
+                self.assertLess(rel, 0.1)
+
     def test_bf16_keeps_a_skipped_attention_float_through_its_weight_slices(self):
         candidate, notes, rel = self.build("bf16", "--skip", "cross_att*")
         self.assertEqual([l["layer"]["name"] for l in candidate["plan"]["layers"] if not l["quantized"]],

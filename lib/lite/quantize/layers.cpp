@@ -92,6 +92,23 @@ void visit_layers(const torch::jit::Module& module, Visit visit) {
 
 }  // namespace
 
+namespace {
+
+// Whether the module owning the weight at `weight_path`, or its parent, is an nn.MultiheadAttention.
+bool in_multihead_attention(const torch::jit::Module& root, const std::deque<std::string>& weight_path) {
+  torch::jit::Module m = root;
+  std::vector<std::string> types;
+  for (size_t i = 0; i + 1 < weight_path.size(); ++i) {
+    m = m.attr(weight_path[i]).toModule();
+    auto name = m.type()->name();
+    types.push_back(name ? name->name() : "");
+  }
+  const size_t n = types.size();
+  return (n >= 1 && types[n - 1] == "MultiheadAttention") || (n >= 2 && types[n - 2] == "MultiheadAttention");
+}
+
+}  // namespace
+
 std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
   std::vector<LayerInfo> layers;
   visit_layers(module, [&](const FoundLayer& found) {
@@ -107,6 +124,7 @@ std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
         if (kind.rfind("Conv", 0) == 0 || kind.rfind("Linear", 0) == 0) l.kind = kind;
       }
     }
+    l.in_multihead_attention = in_multihead_attention(module, found.weight_path);
     l.weight_shape = found.weight.sizes().vec();
     torch::jit::Value* self = n->owningGraph()->inputs().at(0);
     if (n->inputs().size() > 2) {

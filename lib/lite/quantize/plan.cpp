@@ -104,9 +104,12 @@ Plan make_plan(const std::vector<LayerInfo>& layers, const ModeEntry& mode, cons
     lp.layer = layer;
     lp.bytes_before = layer.float_bytes();
     std::string scheme = mode.scheme->layer_scheme(layer);
-    any_supported = any_supported || !scheme.empty();
+    const std::string unsupported = scheme.empty() ? std::string() : mode.scheme->unsupported_reason(layer);
+    any_supported = any_supported || (!scheme.empty() && unsupported.empty());
     if (scheme.empty()) {
       lp.reason = std::string(mode.name) + " mode leaves " + layer.kind + " layers in float";
+    } else if (!unsupported.empty()) {
+      lp.reason = unsupported;
     } else if (!only.empty() && first_match(only, layer.name).empty()) {
       lp.reason = "not in {only}";
     } else if (auto p = first_match(skip, layer.name); !p.empty()) {

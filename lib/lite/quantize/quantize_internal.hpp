@@ -125,6 +125,8 @@ uint64_t int8_layer_bytes(const LayerInfo& layer);
 // 256->10 classifier at batch 1), the float linear plus a dequantize about 3 us.
 inline constexpr uint64_t kSmallLayerMacs = 16384;
 std::string small_layer_reason(const LayerInfo& layer);
+// Why graph-mode int8 (static, dynamic) cannot convert a layer: one inside nn.MultiheadAttention; "" otherwise.
+std::string graph_mode_unsupported_reason(const LayerInfo& layer);
 
 // Counts quantized::* compute ops (conv/linear, static or dynamic) in a module's forward graph.
 int64_t count_quantized_ops(const torch::jit::Module& module);

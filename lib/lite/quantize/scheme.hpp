@@ -19,6 +19,9 @@ struct LayerInfo {
   std::string op;    // "aten::conv2d", ...
   std::vector<int64_t> weight_shape;
   int64_t bias = 0;  // bias elements (0 without bias)
+  // The weight belongs to an nn.MultiheadAttention (its packed in_proj, or its out_proj): its forward hands
+  // the weights to F.multi_head_attention_forward or the fused fast path instead of calling the layers.
+  bool in_multihead_attention = false;
 
   uint64_t weight_elements() const;
   uint64_t float_bytes() const { return 4 * (weight_elements() + static_cast<uint64_t>(bias)); }
@@ -38,6 +41,9 @@ class Scheme {
   // Why the scheme keeps this layer in float although it could quantize it ("" when it does not): a
   // layer so small that the int8 kernel's fixed cost exceeds its float compute.
   virtual std::string keep_float_reason(const LayerInfo& layer) const { return {}; }
+  // Why the scheme cannot convert this layer although it converts its kind ("" when it can): the layer
+  // stays float whatever the flags, and the plan says why.
+  virtual std::string unsupported_reason(const LayerInfo& layer) const { return {}; }
   // Static int8 needs calibration data.
   virtual bool needs_calibration() const { return false; }
   // Why this scheme cannot be used with the quantized engine `engine` ("" when it can).

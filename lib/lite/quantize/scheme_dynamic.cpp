@@ -19,6 +19,7 @@ class DynamicScheme final : public Scheme {
     return {};
   }
   std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
+  std::string unsupported_reason(const LayerInfo& l) const override { return graph_mode_unsupported_reason(l); }
   uint64_t layer_bytes(const LayerInfo& l) const override { return int8_layer_bytes(l); }
 
   void build(BuildContext& ctx) const override {

@@ -166,6 +166,15 @@ std::string small_layer_reason(const LayerInfo& l) {
   return "small: " + std::to_string(l.weight_elements()) + " MACs per sample, below what an int8 call costs";
 }
 
+std::string graph_mode_unsupported_reason(const LayerInfo& l) {
+  // Graph mode quantization (lite's and quantize_jit's) never quantizes these: a planned int8 layer would
+  // stay float in the artifact (vit_b_16: 25 of 49 linears), and observers on nn.MultiheadAttention's
+  // list-valued branches fail outright when its self- and cross-attention paths are both planned.
+  if (!l.in_multihead_attention) return {};
+  return "inside nn.MultiheadAttention, which hands its projection weights to F.multi_head_attention_forward or "
+         "the fused fast path: graph mode int8 cannot reach them (fp16, bf16 and weight-only modes convert them)";
+}
+
 int64_t count_quantized_ops(const torch::jit::Module& module) {
   int64_t n = 0;
   std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* b) {
@@ -190,6 +199,7 @@ class StaticScheme final : public Scheme {
     return {};
   }
   std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
+  std::string unsupported_reason(const LayerInfo& l) const override { return graph_mode_unsupported_reason(l); }
   uint64_t layer_bytes(const LayerInfo& l) const override { return int8_layer_bytes(l); }
   bool needs_calibration() const override { return true; }
 
