@@ -5,7 +5,9 @@ quantized layers keeps its declared return type in the int8 artifact; an `if` on
 naming the line and the layers it would keep float; and the frozen float baseline falls
 back to freezing alone where torch.jit.optimize_for_inference miscomputes the model (PyTorch 1.13: a
 convolution with 24 output channels followed by hardswish, as in mobilenet_v3_small); and vit_b_16's
-nn.MultiheadAttention builds in the frozen-graph modes (fp16, bf16, weight-only) with every layer converted.
+nn.MultiheadAttention builds in the frozen-graph modes (fp16, bf16, weight-only) with every layer converted
+and is planned float, with the reason, in the graph-mode int8 modes; ReLU6 and SiLU after convolutions run as
+int8 (lite's passes) in an artifact that agrees with float.
 
 Every model is scripted here by Debian's /usr/bin/python3 (which runs this file) and artifacts are loaded
 back in this process. Each lite run takes a few seconds.
@@ -94,6 +96,22 @@ class Attention(nn.Module):
         y, _ = self.self_att(h, h, h, need_weights=False)
         z, _ = self.cross_att(y, self.proj(x.flip(1)), h, need_weights=False)
         return self.head(z.mean(1))
+
+
+class Activations(nn.Module):
+    """MobileNetV2's ReLU6 and EfficientNet's SiLU after convolutions: lite folds the first into the convolution's
+    output range and computes the second as int8 sigmoid times input; batch-norm statistics are set from the data
+    so activations have a realistic range on both sides of zero."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU6())
+        self.b = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.BatchNorm2d(16), nn.SiLU())
+        self.c = nn.Sequential(nn.Conv2d(16, 16, 1), nn.BatchNorm2d(16), nn.ReLU6())
+        self.fc = nn.Linear(16 * 8 * 8, 64)
+
+    def forward(self, x):
+        return self.fc(self.c(self.b(self.a(x))).flatten(1))
 
 
 class OutputsCase(LiteTestCase):
@@ -200,6 +218,31 @@ class FrozenFloatBaseline(OutputsCase):
         self.assertIn(code, (0, 1), err)
         self.assertNotIn(self.NOTE, "\n".join(doc["result"]["notes"]))
 
+
+
+class ActivationPasses(OutputsCase):
+    def test_relu6_folds_into_the_convolution_and_silu_runs_int8_and_the_artifact_agrees_with_float(self):
+        net = Activations()
+        torch.manual_seed(2)
+        net.train()
+        with torch.no_grad():  # batch-norm statistics from the data (cumulative average)
+            for m in net.modules():
+                if isinstance(m, nn.BatchNorm2d):
+                    m.momentum = None
+            net(torch.randn(64, 3, 8, 8))
+        model = self.script(net, "activations.pt")
+        code, doc, err, out = self.quantize(model)
+        self.assertIn(code, (0, 1), err)
+        artifact = torch.jit.load(str(out))
+        kinds = [n.kind() for n in artifact.graph.nodes()]
+        self.assertNotIn("aten::hardtanh_", kinds)
+        self.assertNotIn("aten::silu_", kinds)
+        self.assertEqual(kinds.count("quantized::conv2d_relu"), 2)
+        self.assertEqual(kinds.count("quantized::mul"), 1)
+        x = torch.randn(32, 3, 8, 8)
+        with torch.no_grad():
+            got, ref = artifact(x), torch.jit.load(str(model))(x)
+        self.assertLess(((got - ref).norm() / ref.norm()).item(), 0.1)
 
 
 class MultiheadAttention(OutputsCase):
