@@ -4,6 +4,7 @@
 #include <torch/script.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
@@ -421,5 +422,27 @@ TEST_CASE("a SiLU island becomes int8 sigmoid and mul; other islands keep float 
     CHECK(std::find(passes.begin(), passes.end(), "vectorized-quantize") != passes.end());
     CHECK(m.get_method("forward").graph()->toString().find("aten::tanh") != std::string::npos);
     CHECK(torch::equal(m.forward({x}).toTensor().int_repr(), reference.forward({x}).toTensor().int_repr()));
+  }
+}
+
+TEST_CASE("the vectorized dequantization is bit-identical to aten::dequantize") {
+  for (int64_t zp : {int64_t{0}, int64_t{200}}) {
+    for (double scale : {0.0173, 1e-4, 3.7}) {
+      CAPTURE(scale);
+      torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Deq")};
+      m.define(fmt::format("def forward(self, x: Tensor) -> Tensor:\n"
+                           "    return torch.dequantize(torch.quantize_per_tensor(x, {}, {}, 13))\n",
+                           scale, zp));
+      auto reference = m.clone();
+      auto passes = optimize_int8_graph(m);
+      CHECK(std::find(passes.begin(), passes.end(), "vectorized-dequantize") != passes.end());
+      torch::manual_seed(11);
+      for (int64_t n : {int64_t{100}, int64_t{5000}}) {  // below and above the switch to vectorized ops
+        // every uint8 code appears: values spread over and beyond the representable range
+        auto x = (torch::rand({n}) * 300 - 20 - zp) * scale;
+        CAPTURE(n);
+        CHECK(torch::equal(m.forward({x}).toTensor(), reference.forward({x}).toTensor()));
+      }
+    }
   }
 }
