@@ -91,15 +91,19 @@ def lite_dequantize_per_tensor(x: Tensor, threshold: int) -> Tensor:
 )JIT";
 
 bool per_tensor_activation(torch::jit::Node* producer) {
-  static const std::set<std::string> keeps_qparams = {
-      "aten::quantize_per_tensor", "aten::sigmoid",       "aten::hardsigmoid",         "aten::max_pool2d",
-      "aten::avg_pool2d",          "aten::adaptive_avg_pool2d", "aten::relu",        "aten::relu_",
-      "aten::hardtanh",            "aten::hardtanh_",     "aten::flatten",             "aten::_make_per_tensor_quantized_tensor"};
+  // Ops that, given a per-tensor quantized input, return one (or produce one from float).
+  static const std::set<std::string> per_tensor_outputs = {
+      "aten::quantize_per_tensor", "aten::_make_per_tensor_quantized_tensor",
+      "aten::sigmoid",             "aten::hardsigmoid",
+      "aten::max_pool2d",          "aten::avg_pool2d",
+      "aten::adaptive_avg_pool2d", "aten::flatten",
+      "aten::relu",                "aten::relu_",
+      "aten::hardtanh",            "aten::hardtanh_"};
   std::string kind = producer->kind().toQualString();
   if (kind.rfind("quantized::", 0) == 0)
     return kind.find("unpack") == std::string::npos && kind.find("prepack") == std::string::npos &&
            kind.find("_dynamic") == std::string::npos;
-  return keeps_qparams.count(kind) > 0;
+  return per_tensor_outputs.count(kind) > 0;
 }
 
 bool vectorized_dequantize(std::shared_ptr<torch::jit::Graph>& graph) {
