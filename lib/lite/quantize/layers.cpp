@@ -90,10 +90,6 @@ void visit_layers(const torch::jit::Module& module, Visit visit) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Whether the module owning the weight at `weight_path`, or its parent, is an nn.MultiheadAttention.
 bool in_multihead_attention(const torch::jit::Module& root, const std::deque<std::string>& weight_path) {
   torch::jit::Module m = root;
