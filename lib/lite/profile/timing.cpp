@@ -43,9 +43,20 @@ inline double timed_forward(torch::jit::Module& m, std::vector<c10::IValue>& arg
   return ms;
 }
 
-void set_faults_per_call(LatencySamples& s, int64_t faults) {
-  s.page_faults_per_call = s.ms.empty() ? 0 : double(faults) / double(s.ms.size());
-}
+// Page faults are counted on every kFaultSampleEvery-th timed call only: under load getrusage itself
+// perturbs the loop (the settle test, beside a CLI test, took 60 s instead of 4 with a call on every forward).
+constexpr int64_t kFaultSampleEvery = 16;
+
+struct FaultSample {
+  int64_t faults = 0, calls = 0;
+  // The counter to pass to timed_forward for timed call number `timed_index`, or nullptr.
+  int64_t* counter(bool timed, int64_t timed_index) {
+    if (!timed || timed_index % kFaultSampleEvery != 0) return nullptr;
+    ++calls;
+    return &faults;
+  }
+  double per_call() const { return calls == 0 ? 0 : double(faults) / double(calls); }
+};
 
 // Runs `step` warm-up + timed times; each call of step(timed) returns its latency. Under a budget, fills
 // `out`'s note, skipped flag and cost estimate (see timing.hpp). In duration mode, `settled()` (when given)
@@ -135,13 +146,13 @@ LatencySamples time_forward(torch::jit::Module& module, const std::vector<torch:
   model::run_forward(module, inputs, model_path);
   auto args = as_args(inputs);
   LatencySamples s;
-  int64_t faults = 0;
+  FaultSample faults;
   run_loop(o, progress, s, [&](bool timed) {
-    double ms = timed_forward(module, args, timed ? &faults : nullptr);
+    double ms = timed_forward(module, args, faults.counter(timed, static_cast<int64_t>(s.ms.size())));
     (timed ? s.ms : s.warmup_ms).push_back(ms);
     return ms;
   });
-  set_faults_per_call(s, faults);
+  s.page_faults_per_call = faults.per_call();
   return s;
 }
 
@@ -155,7 +166,8 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   model::run_forward(b, inputs, b_path);
   auto args = as_args(inputs);
   LatencySamples sa, sb, loop;
-  int64_t pair = 0, faults_a = 0, faults_b = 0;
+  int64_t pair = 0;
+  FaultSample faults_a, faults_b;
   std::function<bool()> settled;
   if (o.settle_width > 0)
     settled = [&] {
@@ -166,17 +178,16 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   run_loop(o, progress, loop, [&](bool timed) {
     // Alternate which model goes first so neither always runs on a cache the other warmed.
     bool a_first = (pair++ & 1) == 0;
-    int64_t* first_faults = timed ? (a_first ? &faults_a : &faults_b) : nullptr;
-    int64_t* second_faults = timed ? (a_first ? &faults_b : &faults_a) : nullptr;
-    double first = timed_forward(a_first ? a : b, args, first_faults);
-    double second = timed_forward(a_first ? b : a, args, second_faults);
+    const auto index = static_cast<int64_t>(sa.ms.size());
+    double first = timed_forward(a_first ? a : b, args, (a_first ? faults_a : faults_b).counter(timed, index));
+    double second = timed_forward(a_first ? b : a, args, (a_first ? faults_b : faults_a).counter(timed, index));
     double ta = a_first ? first : second, tb = a_first ? second : first;
     (timed ? sa.ms : sa.warmup_ms).push_back(ta);
     (timed ? sb.ms : sb.warmup_ms).push_back(tb);
     return ta + tb;
   }, settled);
-  set_faults_per_call(sa, faults_a);
-  set_faults_per_call(sb, faults_b);
+  sa.page_faults_per_call = faults_a.per_call();
+  sb.page_faults_per_call = faults_b.per_call();
   for (auto* s : {&sa, &sb}) {
     s->note = loop.note;
     s->skipped = loop.skipped;

@@ -395,7 +395,7 @@ torch::jit::Module float_island(const char* op, double scale, int64_t zero_point
 
 }  // namespace
 
-TEST_CASE("a SiLU island becomes int8 sigmoid and mul; other islands keep float but quantize with vectorized ops") {
+TEST_CASE("a SiLU island becomes int8 sigmoid and mul, other islands keep float but quantize with vectorized ops") {
   lite::select_quantized_engine("onednn");
   torch::manual_seed(5);
   auto x = torch::randn({2, 16, 32, 32}) * 3;  // 32768 values: above the vectorized-quantize threshold
