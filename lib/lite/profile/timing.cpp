@@ -43,8 +43,8 @@ inline double timed_forward(torch::jit::Module& m, std::vector<c10::IValue>& arg
   return ms;
 }
 
-// Page faults are counted on every kFaultSampleEvery-th timed call only: under load getrusage itself
-// perturbs the loop (the settle test, beside a CLI test, took 60 s instead of 4 with a call on every forward).
+// Page faults are counted on every kFaultSampleEvery-th timed call only, so that two getrusage system calls
+// do not sit beside every forward of a fast model; the average over the sampled calls is the figure.
 constexpr int64_t kFaultSampleEvery = 16;
 
 struct FaultSample {

@@ -46,21 +46,27 @@ TEST_CASE("interleaved timing gives both models the same number of samples") {
 }
 
 TEST_CASE("interleaved timing with settle_width stops once the ratio is decided") {
-  // A: the CNN at batch 64; B: one small matmul, far cheaper but costly enough (not a bare return) that its
-  // own timing noise does not keep the ratio's interval wide. The interval lies far above 1 after a few calls,
-  // so the loop stops long before its 60 s duration.
-  auto a = model::load_model(test::bundled_model());
-  torch::jit::Module identity{c10::QualifiedName("__torch__.lite.test.Identity")};
-  identity.define(
-      "def forward(self, x: Tensor) -> Tensor:\n    f = x.reshape([64, 784])\n    return f.mm(f.t())\n");
+  // A: forty 64x64 matmuls; B: one. Their ratio is about 40 and the interval lies far above 1 after a few calls,
+  // so the loop stops long before its 60 s duration. Every tensor here is 16 KiB, so the allocator never maps
+  // fresh pages: with the bundled CNN at batch 64 as A, glibc's page faults made some calls 4x slower than
+  // others, and beside other tests the interval sometimes stayed wide for the whole minute.
+  torch::jit::Module chain{c10::QualifiedName("__torch__.lite.test.Chain")};
+  chain.define(
+      "def forward(self, x: Tensor) -> Tensor:\n"
+      "    y = x\n"
+      "    for _ in range(40):\n"
+      "        y = torch.tanh(y.mm(x))\n"
+      "    return y\n");
+  torch::jit::Module single{c10::QualifiedName("__torch__.lite.test.Single")};
+  single.define("def forward(self, x: Tensor) -> Tensor:\n    return torch.tanh(x.mm(x))\n");
   profile::TimingOptions o;
   o.warmup = 20;
   o.duration_s = 60;
   o.min_iterations = 5;
   o.settle_width = 0.5;
   auto start = std::chrono::steady_clock::now();
-  auto [sa, sb] = profile::time_interleaved(a.module, a.path, identity, "identity", {torch::zeros({64, 1, 28, 28})},
-                                            o, no_progress());
+  auto [sa, sb] = profile::time_interleaved(chain, "chain", single, "single", {torch::rand({64, 64}) * 0.1}, o,
+                                            no_progress());
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(50));
   CHECK(sa.ms.size() >= size_t(profile::kMinSettleCalls));
   CHECK(sa.ms.size() == sb.ms.size());
