@@ -90,17 +90,10 @@ void visit_layers(const torch::jit::Module& module, Visit visit) {
   }
 }
 
-// Whether the module owning the weight at `weight_path`, or its parent, is an nn.MultiheadAttention.
-bool in_multihead_attention(const torch::jit::Module& root, const std::deque<std::string>& weight_path) {
-  torch::jit::Module m = root;
-  std::vector<std::string> types;
-  for (size_t i = 0; i + 1 < weight_path.size(); ++i) {
-    m = m.attr(weight_path[i]).toModule();
-    auto name = m.type()->name();
-    types.push_back(name ? name->name() : "");
-  }
-  const size_t n = types.size();
-  return (n >= 1 && types[n - 1] == "MultiheadAttention") || (n >= 2 && types[n - 2] == "MultiheadAttention");
+// The class name of the module at `path` ("Conv2d", "MultiheadAttention"), or "".
+std::string module_type(const torch::jit::Module& root, const std::string& path) {
+  auto type = submodule_at(root, path).type()->name();
+  return type ? type->name() : std::string();
 }
 
 }  // namespace
@@ -113,14 +106,16 @@ std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
     l.op = n->kind().toQualString();
     l.kind = layer_ops().at(l.op);
     l.name = found.name;
-    if (found.weight_path.size() > 1) {
-      auto type = submodule_at(module, l.name).type()->name();
-      if (type) {
-        std::string kind = type->name();
-        if (kind.rfind("Conv", 0) == 0 || kind.rfind("Linear", 0) == 0) l.kind = kind;
-      }
+    if (found.weight_path.size() > 1) {  // the weight belongs to a submodule, named l.name
+      std::string kind = module_type(module, l.name);
+      if (kind.rfind("Conv", 0) == 0 || kind.rfind("Linear", 0) == 0) l.kind = kind;
+      // nn.MultiheadAttention's own in_proj_weight, or the weight of its out_proj child
+      const auto parent = l.name.rfind('.');
+      l.in_multihead_attention =
+          kind == "MultiheadAttention" ||
+          module_type(module, parent == std::string::npos ? std::string() : l.name.substr(0, parent)) ==
+              "MultiheadAttention";
     }
-    l.in_multihead_attention = in_multihead_attention(module, found.weight_path);
     l.weight_shape = found.weight.sizes().vec();
     torch::jit::Value* self = n->owningGraph()->inputs().at(0);
     if (n->inputs().size() > 2) {
