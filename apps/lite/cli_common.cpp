@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "config_flags.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
@@ -222,6 +224,25 @@ nlohmann::json read_config_file(const std::string& path) {
     throw InputError(path, std::string("is not valid JSON: ") + first_line(e.what()),
                      "see --dump-config for the form");
   }
+}
+
+namespace {
+// Every string in `value` (paths sit at the top level or in lists), with the key it sits under.
+void each_string(const std::string& key, const nlohmann::json& value,
+                 const std::function<void(const std::string&, const std::string&)>& visit) {
+  if (value.is_string()) visit(key, value.get<std::string>());
+  if (value.is_array())
+    for (const auto& v : value) each_string(key, v, visit);
+}
+}  // namespace
+
+void check_config_not_named(const std::string& config, const nlohmann::json& options) {
+  for (auto it = options.begin(); it != options.end(); ++it)
+    each_string(it.key(), it.value(), [&](const std::string& key, const std::string& path) {
+      if (!path.empty() && path != "-" && same_file(path, config))
+        throw OptionError(key, escape_control(path) + ": is the {config} file, an input of this command",
+                          "choose a different path (lite never overwrites its inputs)");
+    });
 }
 
 bool given_on_command_line(const CLI::App& app, const std::string& key) {

@@ -95,6 +95,16 @@ std::string word_parse_error(const CLI::ParseError& e, const std::string& comman
   return "arguments: " + text;
 }
 
+// The first option of the chosen subcommand given an empty value ("-o ''"), or "". An empty string is each verb's
+// "unset" (a default path, no file), so it would silently fall back to the default.
+std::string first_empty_value(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const CLI::Option* option : sub->get_options())
+      for (const auto& value : option->results())
+        if (value.empty()) return option->get_name();
+  return {};
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -141,8 +151,15 @@ int run_cli(int argc, char** argv) {
     print_error_line(where, "error", word_parse_error(e, where) + "; run '" + where + " --help'");
     return exit_bad_input;
   }
+  if (const std::string empty = first_empty_value(app); !empty.empty()) {
+    const std::string where = "lite " + chosen_word;
+    print_error_line(where, "error", empty + ": empty value (an unset variable in a script?); give a value or drop the flag");
+    return exit_bad_input;
+  }
 
   try {
+    // libtorch's thread pools read them at their first parallel region; the torch-free verbs ignore them.
+    if (const Command* c = find_command(chosen_word); c && c->needs_torch) option_rules::thread_environment();
     return runner();
   } catch (...) {
     return report_error(chosen_word);

@@ -183,7 +183,8 @@ Runner setup_distill(CLI::App& app) {
                  "of loaded whole (default 0: half of MemAvailable)");
   name_flag("timeout_s", "--timeout");
   app.add_option("--world-size", o.world_size,
-                 "Data parallel: processes in the job (default: WORLD_SIZE as torchrun sets it, else 1)");
+                 "Data parallel: processes in the job (default: WORLD_SIZE as torchrun sets it, else 1)")
+      ->check(CLI::PositiveNumber);  // 0 is the options' "unset"; given as a flag it is a mistake
   app.add_option("--rank", o.rank, "Data parallel: this process's rank, 0 to world size - 1 (default: RANK, else 0)");
   app.add_option("--master", o.master,
                  "Data parallel: ADDR:PORT where rank 0 hosts the rendezvous (default: MASTER_ADDR:MASTER_PORT)");
@@ -192,7 +193,8 @@ Runner setup_distill(CLI::App& app) {
                  "after at most this long (default 300)");
   app.add_option("--launch-local", o.launch_local,
                  "Data parallel on this machine: start N worker processes, the threads split between them; rank 0's "
-                 "output is the command's output");
+                 "output is the command's output")
+      ->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: size of the flat gradient buckets all-reduced per step "
                  "(default 1)");
   add_output_flags(app, s->output);
@@ -221,7 +223,7 @@ Runner setup_distill(CLI::App& app) {
       if (speaks)
         std::fprintf(stderr, "\nlite distill: interrupted; checkpoint saved to %s; continue with --resume %s\n",
                      e.checkpoint.c_str(), e.checkpoint.c_str());
-      return int(exit_interrupted);
+      return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } catch (const distill::RankLost& e) {
       return report_rank_lost(e, s->options);
     } catch (const Interrupted&) {

@@ -2,12 +2,14 @@
 // --mode and --calib-method comes from the library's tables, so a new scheme or method shows up here
 // without touching this file.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <memory>
 
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/quantize/calibration.hpp"
 #include "lite/quantize/quantize.hpp"
@@ -82,7 +84,8 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,64)")->delimiter(',');
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
   app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement (default 5)");
-  app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
+  app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)")
+      ->check(CLI::PositiveNumber);  // 0 is the options' "run for --duration"; given as a flag it is a mistake
   app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given (default 1)");
   app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and calibration passes (default 64)");
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, scheme per layer, expected size); write nothing");
@@ -104,6 +107,13 @@ Runner setup_quantize(CLI::App& app) {
     if (resolve_config(app, s->config, o)) return int(exit_ok);
     o.command_line = command_line();
     quantize::validate(o);
+    // --budget shapes the work softly; a forward that never ends would ignore it, so the process ends well past it.
+    if (o.budget_s)
+      arm_hard_deadline(*o.budget_s * 2 + 30,
+                        fmt::format("lite quantize: error: --budget: still running {:.0f} s after a budget of {:g} s "
+                                    "(a forward that does not end?); nothing was written; check the model with "
+                                    "'lite profile', or give a larger --budget", *o.budget_s * 2 + 30, *o.budget_s),
+                        exit_bad_input);
     auto progress = make_progress(s->output);
     auto result = quantize::run(o, *progress);
     print_report(quantize::to_report(result), s->output);

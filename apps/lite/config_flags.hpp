@@ -29,6 +29,11 @@ nlohmann::json read_config_file(const std::string& path);
 // Whether the flag that words option `key` was given on the command line.
 bool given_on_command_line(const CLI::App& app, const std::string& key);
 
+// The --config file is an input like any other (core/file_roles.hpp): no option may name it, since every path
+// option names a file the command reads (which a config file is not) or writes (which would overwrite it).
+// Throws OptionError under the first key that does.
+void check_config_not_named(const std::string& config, const nlohmann::json& options);
+
 // Folds the config file under the command line into `options`. Returns true when --dump-config printed the
 // effective options and the command should stop.
 template <class Options>
@@ -48,6 +53,7 @@ bool resolve_config(const CLI::App& app, const ConfigFlags& flags, Options& opti
     Options resolved;
     from_json(effective, resolved);
     options = std::move(resolved);
+    check_config_not_named(flags.config, nlohmann::json(options));
   }
   if (flags.dump) {
     std::cout << nlohmann::json(options).dump(2) << std::endl;

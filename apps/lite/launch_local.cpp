@@ -37,6 +37,16 @@ namespace {
 
 constexpr const char* kThreadsVariable = "LITE_DISTILL_WORKER_THREADS";
 
+// The workers' pids, for the interrupt watchdog: if the launcher is still waiting when it ends the process (a
+// worker ignored the forwarded signal), it kills them rather than leaving them orphaned.
+constexpr int kMaxTrackedWorkers = 256;
+pid_t g_worker_pids[kMaxTrackedWorkers] = {};
+
+void kill_workers() {
+  for (pid_t pid : g_worker_pids)
+    if (pid > 0) ::kill(pid, SIGKILL);
+}
+
 std::vector<std::string> own_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -155,7 +165,11 @@ int launch_local(const LaunchPlan& plan) {
       ::_exit(exit_internal);
     }
     workers[size_t(r)].pid = pid;
+    if (r < kMaxTrackedWorkers) g_worker_pids[r] = pid;
   }
+  // Workers end within their own watchdog's 1.5 s of the forwarded signal; the launcher waits a little longer.
+  on_forced_exit(kill_workers);
+  start_interrupt_watchdog(1.9);
 
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> first_failure;

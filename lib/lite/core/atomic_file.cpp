@@ -8,6 +8,8 @@
 #include <random>
 
 #include "lite/core/error.hpp"
+#include "lite/core/file_roles.hpp"
+#include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 
 namespace fs = std::filesystem;
@@ -16,6 +18,7 @@ namespace lite {
 
 void check_output_path(const fs::path& output, const fs::path& input, const std::string& flag) {
   if (output.empty()) throw UsageError(describe_problem(flag, "empty output path", "pass " + flag + " FILE"));
+  refuse_special_output(output);
   std::error_code ec;
   if (fs::is_directory(output, ec))
     throw InputError(output.string(), "is a directory", "pass a file name with " + flag);
@@ -31,23 +34,9 @@ void check_output_path(const fs::path& output, const fs::path& input, const std:
 }
 
 void check_output(const fs::path& output, const std::vector<fs::path>& inputs, const std::string& key) {
-  if (output.empty()) throw OptionError(key, "empty output path", "give a file name");
-  const std::string where = output.string() + ": ";
-  std::error_code ec;
-  if (fs::is_directory(output, ec)) throw OptionError(key, where + "is a directory", "give a file name");
-  fs::path parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
-  if (!fs::is_directory(parent, ec))
-    throw OptionError(key, where + "its folder does not exist", "create " + parent.string() + " first, or choose another path");
-  const auto canonical_output = fs::weakly_canonical(output, ec);
-  for (const auto& input : inputs) {
-    if (input.empty() || input == "-") continue;
-    std::error_code e1, e2;
-    bool same = (fs::exists(output, e1) && fs::equivalent(output, input, e1)) ||
-                canonical_output == fs::weakly_canonical(input, e2);
-    if (same)
-      throw OptionError(key, where + "would overwrite the input " + input.string(),
-                        "choose a different path (lite never overwrites its inputs)");
-  }
+  FileRoles roles;
+  for (const auto& input : inputs) roles.reads("", input);
+  roles.writes(key, output).check();
 }
 
 namespace {
@@ -61,10 +50,12 @@ void fsync_path(const fs::path& p) {
 }  // namespace
 
 void write_atomically(const fs::path& output, const std::function<void(const fs::path&)>& write) {
+  refuse_special_output(output);  // the rename below would replace a device or FIFO
   fs::path parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
   std::random_device rd;
   fs::path temp = parent / ("." + output.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
                             std::to_string(rd() % 1000000));
+  TemporaryFileGuard in_flight(temp);  // removed by the watchdog if a signal finds this write blocked
   try {
     write(temp);
     fsync_path(temp);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "lite/core/text.hpp"
@@ -135,6 +136,25 @@ void thread_count(const std::string& key, int threads) {
     throw OptionError(key, fmt::format("must be between 0 (the default) and {} (4x this machine's {} cores), got {}",
                                        max_threads(), max_threads() / 4, threads),
                       "more threads than cores only adds contention");
+}
+
+void thread_environment() {
+  for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    const char* value = std::getenv(name);
+    if (!value || !*value) continue;
+    const std::string shown = escape_control(std::string(value).substr(0, 40));
+    for (const auto& part : split(value, ',')) {
+      const std::string t = trim(part);
+      const bool digits = !t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos;
+      const long n = digits ? std::stol(t) : 0;
+      if (n < 1 || n > max_threads())
+        throw UsageError(describe_problem(name, fmt::format("'{}' is not a thread count from 1 to {} (4x this "
+                                                            "machine's {} cores)", shown, max_threads(),
+                                                            max_threads() / 4),
+                                          fmt::format("unset {} or give 1 to {}; --threads sets lite's own", name,
+                                                      max_threads())));
+    }
+  }
 }
 
 }  // namespace option_rules

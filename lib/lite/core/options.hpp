@@ -155,6 +155,10 @@ void not_empty(const std::string& key, const std::string& value, const std::stri
 // Intra-op threads: 0 (libtorch's default) up to 4x the machine's cores.
 void thread_count(const std::string& key, int threads);
 int max_threads();
+// OMP_NUM_THREADS and MKL_NUM_THREADS, which libtorch's thread pools read at start: each a positive count (or
+// OpenMP's comma list of them) up to max_threads(). Throws UsageError naming the variable (100000 threads
+// crashes libtorch's first parallel region).
+void thread_environment();
 }  // namespace option_rules
 
 }  // namespace lite

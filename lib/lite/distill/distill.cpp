@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "lite/core/atomic_file.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/stats.hpp"
@@ -55,10 +56,27 @@ fs::path output_path(const DistillOptions& o) {
   return o.student_from_prune ? derive_output_path(o.teacher, "pruned-distilled") : derive_output_path(o.student, "distilled");
 }
 
+// The file rule (core/file_roles.hpp): the artifact and the checkpoint may overwrite no input and not each
+// other. Resuming from the checkpoint it will rewrite (CHECKPOINT_DIR/last.ckpt) is what --resume is for.
+void check_file_roles(const DistillOptions& o, const fs::path& out) {
+  FileRoles roles;
+  roles.reads("{teacher}", o.teacher).reads("{student}", o.student).reads("{data}", o.data);
+  roles.reads("{labels}", o.labels).reads("{eval}", o.eval).reads("{eval_labels}", o.eval_labels);
+  roles.writes("output", out);
+  std::error_code ec;
+  if (fs::is_directory(o.checkpoint_dir, ec)) {  // a folder distill creates holds no input yet
+    const fs::path checkpoint = fs::path(o.checkpoint_dir) / "last.ckpt";
+    if (!o.resume.empty() && !same_file(o.resume, checkpoint)) roles.reads("{resume}", o.resume);
+    roles.writes("checkpoint_dir", checkpoint, "the checkpoint");
+  } else {
+    roles.reads("{resume}", o.resume);
+  }
+  roles.check();
+}
+
 void check_paths(const DistillOptions& o) {
   const fs::path out = output_path(o);
-  if (!o.student.empty()) check_output_path(out, o.student);
-  check_output_path(out, o.teacher);
+  check_file_roles(o, out);
   fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   if (::access(parent.c_str(), W_OK) != 0)
     throw InputError(out.string(), "its folder " + parent.string() + " is not writable", "pass another output path");

@@ -120,11 +120,15 @@ void validate(const DistillOptions& o) {
   option_rules::at_least("batch", double(o.batch), 1);
   option_rules::at_least("eval_batch", double(o.eval_batch), 1);
   positive("lr", o.lr, "try 1e-3 for adam, 0.05 for sgd");
+  // Past float32's range (3.4e38) the step itself is inf (an lr of 1e300 ended in an internal error); a merely
+  // too-large lr diverges to a NaN loss, which the finite_loss gate reports (the unit test uses 1e30).
+  option_rules::at_most("lr", o.lr, 1e30, "try 1e-3 for adam, 0.05 for sgd");
   find_optimizer(o.optimizer);
   option_rules::in_range("momentum", o.momentum, 0, 0.999, "0.9 is the usual value");
-  option_rules::at_least("weight_decay", o.weight_decay, 0);
+  option_rules::in_range("weight_decay", o.weight_decay, 0, 1, "1e-4 to 1e-2 are usual");
   option_rules::in_range("warmup_fraction", o.warmup_fraction, 0, 1, "0.05 warms up over the first 5% of steps");
   positive("temperature", o.temperature, "1 keeps the logits as they are; 2-8 softens them");
+  option_rules::at_most("temperature", o.temperature, 1000, "1 keeps the logits as they are; 2-8 softens them");
   option_rules::in_range("alpha", o.alpha, 0, 1, "alpha weighs the teacher term, 1 - alpha the labels");
   option_rules::thread_count("threads", o.threads);
   option_rules::at_least("teacher_cache_mb", double(o.teacher_cache_mb), 0, "0 recomputes teacher logits every step");

@@ -29,7 +29,8 @@ InputSpec parse_input_spec(const std::string& text) {
     spec.dtype = to_lower(trim(text.substr(colon + 1)));
     const auto& known = input_dtypes();
     if (std::find(known.begin(), known.end(), spec.dtype) == known.end())
-      throw OptionError("inputs", quoted + unknown_name_message("dtype", spec.dtype, known));
+      throw OptionError("inputs", quoted + unknown_name_message("dtype", spec.dtype, known),
+                        "write SHAPE:DTYPE with one of those dtypes, e.g. 1x128:int64");
   }
   shape_text = trim(shape_text);
   if (shape_text.empty()) throw OptionError("inputs", quoted + "empty shape", form);

@@ -1,8 +1,10 @@
 #include "lite/model/inputs.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/infer_inputs.hpp"
@@ -55,14 +57,42 @@ torch::Tensor random_input(const InputSpec& spec, uint64_t seed) {
   return at::randint(0, 10, spec.shape, gen, torch::TensorOptions().dtype(type));
 }
 
+namespace {
+
+std::optional<int64_t> batch_of(const InputOptions& o) { return o.batch > 0 ? std::optional<int64_t>(o.batch) : std::nullopt; }
+
+// Samples of `x` repeated or cut to the batch: the batch must fit in memory (check_input_size's bound).
+torch::Tensor fit_checked_batch(const torch::Tensor& x, const InputOptions& o) {
+  if (o.batch > 0) check_input_size({x.sizes().vec(), dtype_name(x.scalar_type())}, o.batch);
+  return fit_batch(x, o.batch);
+}
+
+// A shape lite did not get from the user (the model's lite.json, or inferred) must fit in memory too: an absurd
+// declaration is the model's problem, named as such.
+void check_shape_fits(const InputSpec& spec, const InputOptions& o, const LoadedModel& model) {
+  if (!o.specs.empty() || o.batch > 0) return check_input_size(spec, batch_of(o));
+  try {
+    check_input_size(spec, std::nullopt);
+  } catch (const OptionError& e) {
+    throw InputError(model.path.string(), "declares an input that does not fit: " + e.problem(),
+                     "pass {inputs} SHAPE with the shape the model really takes");
+  }
+}
+
+}  // namespace
+
 std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputOptions& o, const Dataset* data,
                                           std::string* note) {
   std::vector<torch::Tensor> inputs;
   if (!o.files.empty()) {
-    for (const auto& f : o.files) inputs.push_back(fit_batch(load_dataset(f).x, o.batch));
+    for (const auto& f : o.files) inputs.push_back(fit_checked_batch(load_dataset(f).x, o));
     return inputs;
   }
   std::vector<InputSpec> specs = o.specs;
+  if (specs.empty() && !model.declared_inputs_problem.empty())
+    throw InputError(model.path.string(), "its lite.json declares an input shape lite cannot use: " +
+                                              model.declared_inputs_problem,
+                     "pass {inputs} SHAPE with the shape the model really takes");
   if (specs.empty()) specs = model.declared_inputs;
   if (specs.empty() && !data) {
     if (auto inferred = infer_inputs(model.module)) {
@@ -71,12 +101,15 @@ std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputO
     }
   }
   if (!specs.empty()) {
+    for (const auto& spec : specs) check_shape_fits(spec, o, model);
     specs = with_batch(specs, o.batch);
     for (size_t i = 0; i < specs.size(); ++i) inputs.push_back(random_input(specs[i], o.seed + i));
     return inputs;
   }
   if (data) {
-    inputs.push_back(fit_batch(data->x, o.batch > 0 ? o.batch : 1));
+    InputOptions one = o;
+    one.batch = o.batch > 0 ? o.batch : 1;
+    inputs.push_back(fit_checked_batch(data->x, one));
     return inputs;
   }
   throw InputError(model.path.string(), "the model carries no input shape",
@@ -101,7 +134,8 @@ c10::IValue run_forward(torch::jit::Module& module, const std::vector<torch::Ten
   }
 }
 
-torch::Tensor primary_output(const c10::IValue& out, const fs::path& model_path) {
+namespace {
+torch::Tensor first_tensor(const c10::IValue& out) {
   if (out.isTensor()) return out.toTensor();
   if (out.isTuple())
     for (const auto& e : out.toTupleRef().elements())
@@ -112,6 +146,17 @@ torch::Tensor primary_output(const c10::IValue& out, const fs::path& model_path)
   if (out.isGenericDict())
     for (const auto& item : out.toGenericDict())
       if (item.value().isTensor()) return item.value().toTensor();
+  return {};
+}
+}  // namespace
+
+torch::Tensor primary_output(const c10::IValue& out, const fs::path& model_path) {
+  const torch::Tensor t = first_tensor(out);
+  // Nothing to compare or score (an output layer with 0 features): every agreement and accuracy would be empty.
+  if (t.defined() && t.numel() == 0)
+    throw InputError(model_path.string(), "returns an empty output (shape " + c10::str(t.sizes()) + ")",
+                     "give lite a model that outputs at least one value per sample");
+  if (t.defined()) return t;
   throw InputError(model_path.string(), "model output (" + out.tagKind() + ") holds no tensor",
                    "lite compares models by their first tensor output");
 }

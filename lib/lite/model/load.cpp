@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/sha256.hpp"
 #include "lite/model/torch_errors.hpp"
 
@@ -148,6 +149,10 @@ LoadedModel load_model(const fs::path& path) {
         m.declared_inputs = m.provenance["inputs"].get<std::vector<InputSpec>>();
       } catch (const nlohmann::json::exception&) {
         m.declared_inputs.clear();  // an unreadable declaration is treated as none
+      } catch (const Error& e) {
+        m.declared_inputs.clear();  // e.g. a shape too large to allocate: reported if no --input replaces it
+        const std::string message = e.what();
+        m.declared_inputs_problem = message.substr(0, message.find("; "));  // the problem, without its fix
       }
     }
   }

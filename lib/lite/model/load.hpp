@@ -23,6 +23,7 @@ struct LoadedModel {
   nlohmann::json provenance;
   // Input shapes the archive declares (lite.json "inputs"); empty when it carries none.
   std::vector<InputSpec> declared_inputs;
+  std::string declared_inputs_problem;  // why lite.json's "inputs" was not taken (e.g. does not fit in memory)
 };
 
 // Loads `path` in eval mode. Throws InputError for: a missing file, something that is not a zip archive

@@ -14,6 +14,9 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
 #include <glog/logging.h>
+#include <torch/csrc/jit/runtime/print_handler.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <mutex>
@@ -56,9 +59,19 @@ int& previous_minloglevel() {
   return level;
 }
 
+// A model's own print() (TorchScript's prim::Print) writes to stdout by default, into the middle of a --json
+// report; it goes to stderr, where a user still sees it.
+void print_model_output_to_stderr() {
+  torch::jit::setPrintHandler([](const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+  });
+}
+
 }  // namespace
 
 void collect_torch_warnings() {
+  print_model_output_to_stderr();
   if (c10::Warning::get_warning_handler() == &collector()) return;
   previous_minloglevel() = FLAGS_minloglevel;
   FLAGS_minloglevel = google::GLOG_FATAL;
@@ -67,6 +80,7 @@ void collect_torch_warnings() {
 }
 
 void print_torch_warnings() {
+  print_model_output_to_stderr();
   if (c10::Warning::get_warning_handler() != &collector()) return;
   FLAGS_minloglevel = previous_minloglevel();
   c10::Warning::set_warning_handler(previous_handler());

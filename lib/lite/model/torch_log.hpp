@@ -8,7 +8,8 @@
 namespace lite {
 
 // Nothing reaches stderr from libtorch: glog keeps only FATAL, and c10 warnings are collected (once each,
-// first line) for the report instead. Call once at start, before any torch work.
+// first line) for the report instead. A model's own print() goes to stderr (by default TorchScript prints to
+// stdout, into a --json report), here and with print_torch_warnings. Call once at start, before any torch work.
 void collect_torch_warnings();
 // libtorch's own behaviour (--verbose): glog from WARNING up and c10 warnings on stderr as they happen.
 void print_torch_warnings();

@@ -1,5 +1,7 @@
 #include "lite/profile/evaluate.hpp"
 
+#include <fmt/format.h>
+
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/inputs.hpp"
@@ -65,6 +67,17 @@ Accuracy top1_accuracy(const torch::Tensor& logits, const torch::Tensor& labels)
   if (logits.size(0) != labels.size(0))
     throw InputError("{eval}", std::to_string(labels.size(0)) + " labels for " + std::to_string(logits.size(0)) + " outputs",
                      "give one label per sample");
+  if (labels.dim() != 1)
+    throw InputError("{eval}", "labels must be one class index per sample, got shape " + c10::str(labels.sizes()),
+                     "store a 1-D tensor of class indices");
+  // An index outside the model's classes would only ever count as wrong: a silent 0% (distill refuses too).
+  if (labels.numel() > 0) {
+    const auto low = labels.min().item<double>(), high = labels.max().item<double>();
+    if (low < 0 || high >= double(logits.size(1)))
+      throw InputError("{eval}", fmt::format("labels range over [{:.0f}, {:.0f}] but the model outputs {} classes", low,
+                                             high, logits.size(1)),
+                       "give the labels of the task the model was trained on, 0 to classes - 1");
+  }
   Accuracy acc;
   acc.total = labels.size(0);
   acc.correct = logits.argmax(1).eq(labels.to(torch::kInt64)).sum().item<int64_t>();

@@ -1,5 +1,9 @@
 #include "lite/profile/load_test.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include <chrono>
 #include <random>
 #include <thread>
@@ -67,7 +71,8 @@ LoadRun run_load(torch::jit::Module& module, const std::vector<torch::Tensor>& i
   std::vector<double> start(arrivals.size()), finish(arrivals.size());
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
   torch::NoGradGuard no_grad;
-  ProgressPhase phase(progress, "load " + std::to_string(static_cast<int64_t>(qps)) + " req/s",
+  ProgressPhase phase(progress,
+                      fmt::format("load {:g} req/s, ~{:.0f} s", qps, arrivals.empty() ? 0.0 : arrivals.back() / 1000),
                       static_cast<uint64_t>(requests));
   auto origin = Clock::now();
   auto ms_now = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - origin).count(); };
@@ -76,8 +81,11 @@ LoadRun run_load(torch::jit::Module& module, const std::vector<torch::Tensor>& i
     double now = ms_now();
     if (now < arrivals[i]) {
       // Sleep until shortly before the arrival, then spin: sleep alone overshoots by ~60 us.
-      double slack = arrivals[i] - now - 0.2;
-      if (slack > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(slack));
+      // Slices of at most 50 ms, so a signal during a long gap (--qps 0.01) ends the run at once.
+      for (double slack; (slack = arrivals[i] - ms_now() - 0.2) > 0;) {
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(std::min(slack, 50.0)));
+        throw_if_interrupted();
+      }
       while ((now = ms_now()) < arrivals[i]) {
       }
     }

@@ -9,14 +9,22 @@
 
 namespace lite::profile {
 
+namespace {
+constexpr double kMaxQps = 1e6;              // above any rate one process serves
+constexpr int64_t kMaxRequests = 10'000'000; // per rate: each keeps two timestamps (160 MB at the bound)
+constexpr double kMaxLoadSeconds = 24 * 3600;  // of offered arrivals, summed over the rates
+}  // namespace
+
 using namespace option_rules;
 
 void validate(const TimingOptions& o) {
   at_least("warmup", o.warmup, 0);
   if (!std::isfinite(o.budget_s) || o.budget_s < 0)
-    throw OptionError("budget_s", fmt::format("must be a number of seconds, at least 0, got {}", o.budget_s));
+    throw OptionError("budget_s", fmt::format("must be a number of seconds, at least 0, got {}", o.budget_s),
+                      "give the seconds a measurement may take");
   if (!std::isfinite(o.settle_width) || o.settle_width < 0)
-    throw OptionError("settle_width", fmt::format("must be a fraction, at least 0, got {}", o.settle_width));
+    throw OptionError("settle_width", fmt::format("must be a fraction, at least 0, got {}", o.settle_width),
+                      "give e.g. 0.05 (stop once the interval is 5% wide), or 0 to time the whole duration");
   if (o.iterations == 0) {
     finite("duration_s", o.duration_s);
     if (!(o.duration_s > 0) || o.duration_s > 3600)
@@ -98,9 +106,20 @@ void validate(const ProfileOptions& o) {
     throw OptionError("qps", "needs a number of requests per rate", "add {requests} N (N >= 1)");
   if (o.qps.empty() && o.requests > 0) throw OptionError("requests", "needs offered rates", "add {qps} RATE");
   for (double q : o.qps)
-    if (!(q > 0) || !std::isfinite(q))
-      throw OptionError("qps", fmt::format("must be a finite rate above 0 requests per second, got {}", q),
-                        "give rates above 0, e.g. {qps} 10,50");
+    if (!(q > 0) || !(q <= kMaxQps))
+      throw OptionError("qps", fmt::format("must be a rate above 0 and at most {:g} requests per second, got {:g}", kMaxQps, q),
+                        "give rates in that range, e.g. {qps} 10,50");
+  if (!o.qps.empty()) {
+    in_range("requests", double(o.requests), 1, double(kMaxRequests), "give {requests} N, at most 10000000 per rate");
+    // The run's length is known before it starts: the arrivals alone take about requests / qps per rate.
+    double arrival_s = 0;
+    for (double q : o.qps) arrival_s += double(o.requests) / q;
+    if (arrival_s > kMaxLoadSeconds)
+      throw OptionError("requests", fmt::format("{} requests per rate at {{qps}} {} take about {:.0f} s of arrivals, "
+                                                "above the bound of {:.0f} s", o.requests, fmt::join(o.qps, ","),
+                                                arrival_s, kMaxLoadSeconds),
+                        "give fewer {requests} or higher rates");
+  }
   if (!o.labels.empty() && o.eval.empty()) throw OptionError("labels", "needs evaluation data", "add {eval} FILE");
   at_least("eval_batch", double(o.eval_batch), 1);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
@@ -92,6 +94,32 @@ LayerRatio parse_ratio(const std::string& text) {
   return r;
 }
 
+std::filesystem::path output_path(const PruneOptions& o) {
+  if (!o.output.empty()) return o.output;
+  const bool unstructured = o.unstructured || o.sparsity.has_value();
+  return derive_output_path(o.model, unstructured ? "sparse" : "pruned");
+}
+
+std::filesystem::path sensitivity_path(const PruneOptions& o, const char* extension) {
+  return output_path(o).replace_extension(extension);
+}
+
+namespace {
+// What the run writes: the sensitivity CSV and SVG when it analyses (--sensitivity, or --tolerance without a
+// ratio), the artifact unless it only analyses; nothing in a dry run.
+void check_files(const PruneOptions& o) {
+  FileRoles roles;
+  roles.reads("{model}", o.model).reads("{data}", o.data).reads("{eval}", o.eval).reads("{labels}", o.labels);
+  const bool analyses = o.sensitivity || (o.tolerance && !o.ratio && o.layer_ratios.empty());
+  if (!o.dry_run && analyses) {
+    roles.writes("output", sensitivity_path(o, ".sensitivity.csv"), "the sensitivity CSV");
+    roles.writes("output", sensitivity_path(o, ".sensitivity.svg"), "the sensitivity SVG");
+  }
+  if (!o.dry_run && !o.sensitivity) roles.writes("output", output_path(o));
+  roles.check();
+}
+}  // namespace
+
 void validate(const PruneOptions& o) {
   option_rules::not_empty("model", o.model, "pass the TorchScript model file");
   if (o.ratio) check_fraction("ratio", *o.ratio);
@@ -138,6 +166,7 @@ void validate(const PruneOptions& o) {
   if (o.iterations < 0) throw OptionError("iterations", "must be >= 0", "give 0 (run for {duration_s}) or more");
   if (o.iterations == 0 && !(o.duration_s > 0)) throw OptionError("duration_s", "must be > 0 seconds", "give a duration above 0");
   if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1", "give 1 or more");
+  check_files(o);
 }
 
 }  // namespace lite::prune

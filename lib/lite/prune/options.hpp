@@ -4,6 +4,7 @@
 // fields and recipes read the same keys through from_json. validate() holds every value rule, keyed by the
 // option's snake_case key (the CLI words it as a flag).
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,8 +55,14 @@ void from_json(const nlohmann::json& j, LayerRatio& r);
 void to_json(nlohmann::json& j, const PruneOptions& o);
 void from_json(const nlohmann::json& j, PruneOptions& o);
 
-// Throws lite::OptionError(key, problem, fix) for the first value rule broken.
+// Throws lite::OptionError(key, problem, fix) for the first value rule broken, including the file rule
+// (core/file_roles.hpp) over every file the command reads and writes.
 void validate(const PruneOptions& o);
+
+// The artifact's path: output, else MODEL.pruned.pt (MODEL.sparse.pt for unstructured) beside the model.
+std::filesystem::path output_path(const PruneOptions& o);
+// The sensitivity analysis' CSV and SVG, beside the artifact's path.
+std::filesystem::path sensitivity_path(const PruneOptions& o, const char* extension);
 
 // "layer4.*=0.3" -> {"layer4.*", 0.3}; "0.5" -> {"", 0.5}. Throws OptionError("ratio", ...) otherwise.
 LayerRatio parse_ratio(const std::string& text);

@@ -107,7 +107,7 @@ void prepare_inputs(Context& c) {
 
 Figures figures_of(torch::jit::Module& module, const std::string& bytes, uint64_t file_bytes, Context& c) {
   Figures f;
-  model::LoadedModel m{module, c.source.path, file_bytes, {}, 0, nullptr, {}};
+  model::LoadedModel m{module, c.source.path, file_bytes, {}, 0, nullptr, {}, {}};
   auto facts = model::measure_facts(m, c.one);
   f.parameters = count_parameters(module);
   f.macs = facts.total_macs;
@@ -189,11 +189,7 @@ void run_sensitivity(Context& c, PruneResult& r, const DependencyGraph& graph, c
   Quality reference = measure_quality(c, original, original);
   auto measure = [&](torch::jit::Module& pruned) { return measure_quality(c, original, pruned).after; };
   r.sensitivity = analyse_sensitivity(c.source.module, graph, r.groups, scores, c.o, measure, reference.before, c.progress);
-  fs::path csv = c.out, svg = c.out;
-  csv.replace_extension(".sensitivity.csv");
-  svg.replace_extension(".sensitivity.svg");
-  check_output_path(csv, c.o.model);
-  check_output_path(svg, c.o.model);
+  const fs::path csv = sensitivity_path(c.o, ".sensitivity.csv"), svg = sensitivity_path(c.o, ".sensitivity.svg");
   write_file_atomically(csv, sensitivity_csv(r.sensitivity, reference.metric));
   write_file_atomically(svg, sensitivity_svg(r.sensitivity, reference.metric, reference.before));
   r.sensitivity_csv = csv.string();
@@ -306,8 +302,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
   const bool unstructured = o.unstructured || o.sparsity.has_value();
   const Criterion* criterion = unstructured ? nullptr : &find_criterion(o.criterion);
   set_intra_op_threads(o.threads);
-  fs::path out = o.output.empty() ? derive_output_path(o.model, unstructured ? "sparse" : "pruned") : fs::path(o.output);
-  check_output_path(out, o.model);
+  const fs::path out = output_path(o);  // validate() checked it and the sidecars against every input
 
   PruneResult r;
   r.method = unstructured ? "unstructured" : "structured";

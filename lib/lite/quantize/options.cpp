@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lite/core/atomic_file.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/options.hpp"
 #include "lite/quantize/calibration.hpp"
 #include "lite/quantize/scheme.hpp"
@@ -15,22 +16,21 @@ using namespace option_rules;
 
 namespace {
 
-std::vector<std::filesystem::path> input_files(const QuantizeOptions& o) {
-  std::vector<std::filesystem::path> inputs{o.model};
-  for (const auto* p : {&o.calib, &o.calib_stats, &o.eval, &o.labels})
-    if (*p) inputs.push_back(**p);
-  return inputs;
-}
-
-// The artifact and, when written, its calibration JSON: neither may be an input.
+// The artifact and, when written, its calibration JSON: neither may be an input, nor each other.
 void check_outputs(const QuantizeOptions& o, const std::filesystem::path& out) {
-  const auto inputs = input_files(o);
-  check_output(out, inputs, "output");
+  FileRoles roles;
+  roles.reads("{model}", o.model);
+  const std::pair<const char*, const std::optional<std::filesystem::path>*> data_files[] = {
+      {"{calib}", &o.calib}, {"{calib_stats}", &o.calib_stats}, {"{eval}", &o.eval}, {"{labels}", &o.labels}};
+  for (const auto& [role, path] : data_files)
+    if (*path) roles.reads(role, **path);
+  roles.writes("output", out);
   if (o.write_calib_json) {
     auto sidecar = out;
     sidecar.replace_extension(".calib.json");
-    check_output(sidecar, inputs, "output");
+    roles.writes("output", sidecar, "the calibration sidecar");
   }
+  roles.check();
 }
 
 }  // namespace

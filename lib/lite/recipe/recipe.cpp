@@ -201,7 +201,8 @@ void check_gates_can_be_measured(const Recipe& r) {
 
 void read_data(Recipe& r, const nlohmann::json& data) {
   if (!data.is_object())
-    throw OptionError("data", fmt::format("expected an object of NAME: FILE, got {}", kind_of(data)));
+    throw OptionError("data", fmt::format("expected an object of NAME: FILE, got {}", kind_of(data)),
+                      "write e.g. \"data\": {\"eval\": \"eval.pt\"}");
   for (auto it = data.begin(); it != data.end(); ++it) {
     if (!it->is_string() || it->get<std::string>().empty())
       throw OptionError("data." + it.key(), fmt::format("expected a file path, got {}", it->dump()),
@@ -213,7 +214,8 @@ void read_data(Recipe& r, const nlohmann::json& data) {
 
 void read_evaluate(Recipe& r, const nlohmann::json& evaluate, const Resolver& resolver) {
   if (!evaluate.is_object())
-    throw OptionError("evaluate", fmt::format("expected an object of lite profile options, got {}", kind_of(evaluate)));
+    throw OptionError("evaluate", fmt::format("expected an object of lite profile options, got {}", kind_of(evaluate)),
+                      "write e.g. \"evaluate\": {\"eval\": \"@data.eval\"}");
   r.evaluate = evaluate;
   if (r.evaluate.contains("models"))
     throw OptionError("evaluate.models", "is set by lite run: the original model and the final artifact", "remove it");

@@ -6,12 +6,16 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cctype>
 #include <chrono>
 
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/model/load.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/recipe/runner_internal.hpp"
 #include "lite/recipe/verbs.hpp"
@@ -55,6 +59,7 @@ void check_inputs_exist(const Recipe& recipe) {
   if (!fs::is_regular_file(recipe.model, ec))
     throw InputError(recipe.model.string(), "no such model file (the recipe's \"model\")",
                      "give the TorchScript model relative to the recipe's folder");
+  model::check_torchscript_archive(recipe.model);  // before anything is created (a work folder beside it)
   for (const auto& [name, path] : recipe.data)
     if (!fs::exists(path, ec))
       throw InputError(path.string(), fmt::format("no such file (the recipe's data.{})", name),
@@ -65,12 +70,7 @@ void check_inputs_exist(const Recipe& recipe) {
       throw InputError(path.string(), "no such file (named in the recipe)", "give it relative to the recipe's folder");
 }
 
-void check_outputs(const Recipe& recipe, const RunOptions& options) {
-  const auto inputs = recipe.input_files();
-  const fs::path out = output_path(recipe, options);
-  if (recipe.last_model_step() >= 0) check_output(out, inputs, "output");
-  if (!options.report_md.empty()) check_output(options.report_md, inputs, "report_md");
-  const fs::path work = work_dir_path(recipe, options);
+void check_work_dir(const Recipe& recipe, const fs::path& work) {
   std::error_code ec;
   if (fs::exists(work, ec) && !fs::is_directory(work, ec))
     throw OptionError("work_dir", fmt::format("{}: exists and is not a folder", work.string()),
@@ -79,9 +79,34 @@ void check_outputs(const Recipe& recipe, const RunOptions& options) {
   if (!fs::is_directory(parent, ec))
     throw OptionError("work_dir", fmt::format("{}: its folder does not exist", work.string()),
                       "create it, or give another {work_dir}");
-  for (const auto& input : inputs)
-    if (fs::equivalent(input, work, ec))
+  if (::access(fs::is_directory(work, ec) ? work.c_str() : parent.c_str(), W_OK) != 0)
+    throw OptionError("work_dir", fmt::format("{}: cannot write there", work.string()),
+                      "give a writable folder with {work_dir}");
+  for (const auto& input : recipe.input_files())
+    if (same_file(input, work))
       throw OptionError("work_dir", fmt::format("{}: is an input of the recipe", work.string()), "give another folder");
+}
+
+// The file rule (core/file_roles.hpp) over everything lite run reads (the recipe, its model, data and every file
+// a step names) and writes (the final artifact, the markdown report, and each work file: step artifacts and
+// reports, the frozen original).
+void check_outputs(const Recipe& recipe, const RunOptions& options) {
+  const fs::path work = work_dir_path(recipe, options);
+  check_work_dir(recipe, work);
+  FileRoles roles;
+  roles.reads("the recipe", recipe.file);
+  for (const auto& input : recipe.input_files()) roles.reads("", input);
+  if (recipe.last_model_step() >= 0) roles.writes("output", output_path(recipe, options));
+  if (!options.report_md.empty()) roles.writes("report_md", options.report_md);
+  std::error_code ec;
+  if (fs::is_directory(work, ec)) {  // a folder lite creates holds no input yet
+    for (const auto& step : recipe.steps) {
+      roles.writes("work_dir", step_file(work, step, ".pt"), "a work file");
+      roles.writes("work_dir", step_file(work, step, ".json"), "a work file");
+    }
+    roles.writes("work_dir", work / "original.frozen.pt", "a work file");
+  }
+  roles.check();
 }
 
 }  // namespace
@@ -120,14 +145,11 @@ void check(const Recipe& recipe, const RunOptions& options) {
     evaluate(evaluation_options(recipe, recipe.model.string(), recipe.model.string()), true, no_progress());
 }
 
-RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  check(recipe, options);
-  RunResult result;
-  result.recipe = recipe;
-  result.output = output_path(recipe, options);
-  result.work_dir = work_dir_path(recipe, options);
-  fs::create_directories(result.work_dir);
+namespace {
+
+// The steps in order, then the evaluation and the gates. Returns the final model's path in the work folder ("" when
+// no step writes a model).
+std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress& progress, RunResult& result) {
   Measured measured;
   for (const auto& step : recipe.steps) {
     throw_if_interrupted();
@@ -175,6 +197,52 @@ RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progres
                                                     result.notes, progress);
   }
   check_gates(result, measured);
+  return final_model;
+}
+
+// Creates the work folder after every check passed; a run that fails other than by a signal (which keeps what
+// finished, as README says) removes a folder it created, so bad input found late leaves nothing behind.
+class WorkFolder {
+ public:
+  explicit WorkFolder(const fs::path& path) : path_(path) {
+    std::error_code ec;
+    created_ = !fs::exists(path_, ec);
+    fs::create_directories(path_, ec);
+    if (ec)
+      throw InputError(path_.string(), "cannot create the work folder: " + ec.message(),
+                       "give a writable folder with --work-dir");
+  }
+  WorkFolder(const WorkFolder&) = delete;
+  WorkFolder& operator=(const WorkFolder&) = delete;
+  ~WorkFolder() {
+    std::error_code ec;
+    if (created_ && !kept_) fs::remove_all(path_, ec);
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  fs::path path_;
+  bool created_ = false, kept_ = false;
+};
+
+}  // namespace
+
+RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  check(recipe, options);
+  RunResult result;
+  result.recipe = recipe;
+  result.output = output_path(recipe, options);
+  result.work_dir = work_dir_path(recipe, options);
+  WorkFolder work_folder(result.work_dir);
+  std::string final_model;
+  try {
+    final_model = run_steps(recipe, options, progress, result);
+  } catch (const Interrupted&) {
+    work_folder.keep();
+    throw;
+  }
+  work_folder.keep();
   result.environment = host_environment();
   add_torch_environment(result.environment);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

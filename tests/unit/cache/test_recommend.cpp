@@ -45,7 +45,7 @@ TEST_CASE("recommend: the smallest size meeting a hit-ratio target, best across 
   CHECK_FALSE(set.per_policy[0].size);
 }
 
-TEST_CASE("recommend: ties go to the lower miss ratio; Belady is best only when alone") {
+TEST_CASE("recommend: ties go to the lower miss ratio, Belady is best only when alone") {
   SimulationConfig o;
   o.policies = parse_policies("lru,fifo,belady");
   o.target_hit_ratio = 0.5;

@@ -1,12 +1,23 @@
-// Interrupt handling: SIGINT and SIGTERM are recorded, not fatal, and map to exit codes 130 and 143.
+// Interrupt handling: SIGINT and SIGTERM are recorded, not fatal, and map to exit codes 130 and 143; the
+// watchdog ends a command that is blocked where nothing polls.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include "../scratch_dir.hpp"
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 
-TEST_CASE("SIGINT and SIGTERM set the interrupt flag; the exit code tells them apart (130, 143)") {
+TEST_CASE("SIGINT and SIGTERM set the interrupt flag and the exit code tells them apart (130, 143)") {
   lite::install_interrupt_handler();
   lite::request_interrupt_for_testing(false);
   CHECK(!lite::interrupt_requested());
@@ -26,4 +37,32 @@ TEST_CASE("SIGINT and SIGTERM set the interrupt flag; the exit code tells them a
 
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+}
+
+// The watchdog: a command blocked where nothing polls (here: opening a FIFO no one writes) still ends within the
+// grace period of SIGTERM, with 143, and the temporary file of its write in flight is removed.
+TEST_CASE("a signal ends a command blocked in a system call within the grace period and removes temporaries") {
+  lite::test::ScratchDir dir;
+  const auto fifo = dir.path / "no-writer";
+  const auto temporary = dir.file(".out.tmp-1", "half written");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    lite::install_interrupt_handler();
+    lite::start_interrupt_watchdog(0.5);
+    lite::TemporaryFileGuard in_flight(temporary);
+    ::open(fifo.c_str(), O_RDONLY);  // blocks: SA_RESTART resumes it after the handler
+    ::_exit(0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto sent = std::chrono::steady_clock::now();
+  ::kill(child, SIGTERM);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 143);
+  CHECK(waited < 2.0);
+  CHECK_FALSE(std::filesystem::exists(temporary));
 }

@@ -2,6 +2,7 @@
 // rules, and the one name lookup of plug-in tables.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,4 +121,26 @@ TEST_CASE("Gates records each failed gate once") {
   CHECK_FALSE(g.passed());
   CHECK(g.failed == std::vector<std::string>{"speed", "tolerance"});
   CHECK(nlohmann::json(g)["passed"] == false);
+}
+
+TEST_CASE("OMP_NUM_THREADS and MKL_NUM_THREADS: thread counts from 1 to 4x the cores, else a usage error") {
+  const int most = lite::option_rules::max_threads();
+  for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    for (const std::string& fine : {std::string("1"), std::to_string(most), std::string("2,1"), std::string("")}) {
+      ::setenv(name, fine.c_str(), 1);
+      CHECK_NOTHROW(lite::option_rules::thread_environment());
+    }
+    for (const std::string& bad : {std::string("100000"), std::string("0"), std::string("-1"), std::string("x"),
+                                   std::to_string(most + 1), std::string("2,100000"), std::string("99999999999999")}) {
+      ::setenv(name, bad.c_str(), 1);
+      try {
+        lite::option_rules::thread_environment();
+        FAIL("accepted " << name << "=" << bad);
+      } catch (const lite::UsageError& e) {
+        CHECK(std::string(e.what()).find(name) == 0);
+      }
+    }
+    ::unsetenv(name);
+  }
+  CHECK_NOTHROW(lite::option_rules::thread_environment());
 }

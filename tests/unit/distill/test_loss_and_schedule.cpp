@@ -49,7 +49,7 @@ TEST_CASE("soft loss is T^2 KL(softmax(teacher/T) || softmax(student/T)), averag
   CHECK(soft_loss(teacher, teacher, T).item<double>() == doctest::Approx(0).epsilon(1e-7));
 }
 
-TEST_CASE("the full loss mixes the soft term and cross-entropy by alpha; without labels it is the soft term") {
+TEST_CASE("the full loss mixes the soft term and cross-entropy by alpha, without labels it is the soft term") {
   auto student = row({1, 2, 3}), teacher = row({3, 2, 1});
   auto labels = torch::tensor({int64_t(2)});
   const double T = 4;

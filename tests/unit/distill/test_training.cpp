@@ -154,7 +154,7 @@ TEST_CASE("a loss that becomes NaN fails the finite_loss gate and keeps the best
   auto student = make_student(dir.path);
   auto o = options(student, dir.path, "nan");
   o.optimizer = "sgd";
-  o.lr = 1e30;
+  o.lr = 1e30;  // the largest lr validate() allows: the weights blow up within a few steps
   o.warmup_fraction = 0;
   auto r = lite::distill::run(o, lite::no_progress());
   CHECK_FALSE(r.gates.passed());

@@ -53,7 +53,7 @@ TEST_CASE("no options and no environment: one process") {
   CHECK(w.source == "one process");
 }
 
-TEST_CASE("torchrun's variables describe the world; options override them one by one") {
+TEST_CASE("torchrun's variables describe the world, options override them one by one") {
   FakeEnvironment env{{{"WORLD_SIZE", "4"}, {"RANK", "3"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "10.0.0.1"},
                        {"MASTER_PORT", "29501"}}};
   auto w = resolve_world(DistillOptions{}, env.lookup());

@@ -41,7 +41,7 @@ TEST_CASE("a one-element list's APPEND and nested containers") {
   CHECK(v.toGenericDict().at("a").toListRef()[0].toGenericDict().at("b").toInt() == 2);
 }
 
-TEST_CASE("protocol 4 framing and memo opcodes are rewritten; unknown opcodes leave the stream alone") {
+TEST_CASE("protocol 4 framing and memo opcodes are rewritten, unknown opcodes leave the stream alone") {
   // pickle.dumps({'x': 1}, protocol=4)
   const char p4[] = "\x80\x04\x95\n\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01x\x94K\x01s.";
   auto out = rewrite_for_torch_unpickler(bytes(p4, sizeof(p4) - 1));

@@ -88,7 +88,7 @@ TEST_CASE("spikes, drift, noise and re-specialization are flagged with threshold
   CHECK(mentions(profile::diagnose_latency(m, ""), "not frozen"));
 }
 
-TEST_CASE("page faults on every call are flagged with the allocator fix; a few are not") {
+TEST_CASE("page faults on every call are flagged with the allocator fix, a few are not") {
   std::vector<double> steady(100, 1.0);
   auto m = with_samples(steady);
   m.page_faults_per_call = 2900;  // MobileNetV2 int8 at batch 1 on glibc malloc

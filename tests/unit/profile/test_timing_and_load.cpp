@@ -128,7 +128,7 @@ TEST_CASE("a queue that keeps growing is saturated") {
   CHECK(profile::summarize_load(1000, arrivals, start, finish).saturated);
 }
 
-TEST_CASE("under a budget a slow model gets the minimum calls and a note; with may_skip it is skipped") {
+TEST_CASE("under a budget a slow model gets the minimum calls and a note, with may_skip it is skipped") {
   auto m = model::load_model(test::bundled_model());
   profile::TimingOptions o;
   o.warmup = 50;

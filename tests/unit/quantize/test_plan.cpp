@@ -73,7 +73,7 @@ TEST_CASE("weight-only sizes: int4 packs two weights per byte with a float16 sca
   CHECK(find_mode("weight-int4").scheme->layer_bytes(l) == 256u * 1152u / 2u + 2u * 256u * 18u);
 }
 
-TEST_CASE("--skip and --only choose layers by glob; small Linear layers stay float in int8 modes") {
+TEST_CASE("--skip and --only choose layers by glob, small Linear layers stay float in int8 modes") {
   const ModeEntry& m = find_mode("static");
   Plan p = make_plan(cnn_layers(), m, "onednn", {}, {}, {}, 0);
   // classifier.4 (2560 MACs per sample) is too small for an int8 call.

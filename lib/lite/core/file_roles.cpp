@@ -1,0 +1,103 @@
+#include "lite/core/file_roles.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite {
+
+namespace {
+
+bool skipped(const fs::path& path) { return path.empty() || path == "-"; }
+
+// "a character device", "a FIFO", ... for an existing path that is not a regular file or folder; "" otherwise.
+std::string special_kind(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return {};
+}
+
+std::string quoted(const fs::path& path) { return escape_control(path.string()); }
+
+template <class Entry>
+std::string describe(const Entry& e) {
+  return e.role.empty() ? quoted(e.path) : e.role + " (" + quoted(e.path) + ")";
+}
+
+void check_output_place(const std::string& key, const fs::path& path) {
+  const std::string where = quoted(path) + ": ";
+  if (path.empty()) throw OptionError(key, "empty output path", "give a file name");
+  const std::string kind = special_kind(path);
+  if (!kind.empty())
+    throw OptionError(key, where + "exists and is " + kind + ", not a regular file; lite replaces the file it writes",
+                      "give the path of a regular file");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw OptionError(key, where + "is a directory", "give a file name");
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw OptionError(key, where + "its folder does not exist",
+                      "create " + quoted(parent) + " first, or choose another path");
+  if (::access(parent.c_str(), W_OK) != 0)  // a read-only file system refuses root too (EROFS)
+    throw OptionError(key, where + "its folder " + quoted(parent) + " is not writable: " + std::strerror(errno),
+                      "choose a path in a writable folder");
+}
+
+}  // namespace
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
+  return !ea && !eb && ca == cb;
+}
+
+void refuse_special_output(const fs::path& path) {
+  const std::string kind = special_kind(path);
+  if (!kind.empty())
+    throw InputError(quoted(path), "exists and is " + kind + ", not a regular file; lite replaces the file it writes",
+                     "give the path of a regular file");
+}
+
+FileRoles& FileRoles::reads(const std::string& role, const fs::path& path) {
+  if (!skipped(path)) inputs_.push_back({{}, role, path});
+  return *this;
+}
+
+FileRoles& FileRoles::writes(const std::string& key, const fs::path& path, const std::string& role) {
+  outputs_.push_back({key, role.empty() ? "{" + key + "}" : role, path});
+  return *this;
+}
+
+void FileRoles::check() const {
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const Entry& out = outputs_[i];
+    check_output_place(out.key, out.path);
+    const std::string where = quoted(out.path) + ": ";
+    for (const Entry& in : inputs_)
+      if (same_file(out.path, in.path))
+        throw OptionError(out.key, where + "would overwrite the input " + describe(in),
+                          "choose a different path (lite never overwrites its inputs)");
+    for (size_t j = 0; j < i; ++j)
+      if (same_file(out.path, outputs_[j].path))
+        throw OptionError(out.key, where + "is also the path of the output " + describe(outputs_[j]) + "; one would replace the other",
+                          "give each output its own path");
+  }
+}
+
+}  // namespace lite

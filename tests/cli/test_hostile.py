@@ -1,0 +1,360 @@
+"""Hostile input, second round (issue 22): what a hostile user (run as root, as CI runners and containers do) tried
+and what must happen instead. Every case asserts the exit code, one documented error line, every input
+byte-identical (sha256 before and after) and no file or folder created; signal cases assert the exit code within
+2 s of the signal. Device nodes and FIFOs are made inside the test's own temp folder, never under /dev.
+
+One class per cause of the issue: outputs that are not regular files (1), outputs onto inputs (2), nothing
+created before the checks (3), deep or absurd values (4, 5), signals (7) and form (8). Data-file bounds (6) are
+in test_user_inputs.py, trace bounds in test_cache_sim.py, JSON depth in test_config.py.
+"""
+import hashlib
+import json
+import os
+import pathlib
+import signal
+import stat
+import subprocess
+import time
+import unittest
+
+from litetest import DATA, LITE, PYTHON, LiteTestCase, run_lite
+
+MODEL = DATA / "fmnist_cnn.pt"
+EVAL = DATA / "fmnist_eval.pt"
+TRACE = DATA / "inference_requests.csv"
+IS_ROOT = os.geteuid() == 0
+
+
+def python(code, cwd):
+    subprocess.run([PYTHON, "-c", code], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+def sha256(path):
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+class HostileCase(LiteTestCase):
+    def rejected_keeping(self, sub, *args, inputs=(), needles=()):
+        """assert_rejected, and every file in `inputs` byte-identical afterwards."""
+        before = {str(p): sha256(p) for p in inputs}
+        r = self.assert_rejected(sub, *args, needles=needles)
+        self.assertEqual({str(p): sha256(p) for p in inputs}, before, "an input changed")
+        return r
+
+    def copy(self, source, name):
+        target = self.tmp / name
+        target.write_bytes(pathlib.Path(source).read_bytes())
+        return target
+
+
+class OutputsThatAreNotRegularFiles(HostileCase):
+    """Cause 1: the atomic write renames over its target, which would replace a device or a FIFO."""
+
+    def assert_special_output_refused(self, sub, flag, special, *args):
+        mode = os.stat(special).st_mode
+        r = run_lite(sub, *args, flag, special)
+        self.assert_bad_input(r, flag, "not a regular file")
+        self.assertEqual(os.stat(special).st_mode, mode, f"{special} was replaced")
+
+    def test_plot_onto_a_fifo_is_refused_and_the_fifo_stays(self):
+        fifo = self.tmp / "plot.svg"
+        os.mkfifo(fifo)
+        self.assert_special_output_refused("cache-sim", "--plot", fifo, TRACE)
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+
+    @unittest.skipUnless(IS_ROOT, "mknod of a character device needs root")
+    def test_outputs_onto_a_character_device_are_refused_and_it_stays(self):
+        null = self.tmp / "null"
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the same device as /dev/null, in our own folder
+        self.assert_special_output_refused("cache-sim", "--plot", null, TRACE)
+        self.assert_special_output_refused("quantize", "-o", null, MODEL, "--mode", "dynamic")
+        self.assert_special_output_refused("profile", "--trace", null, MODEL, "--ops", "--iterations", "2")
+        self.assertTrue(stat.S_ISCHR(os.stat(null).st_mode))
+
+    def test_quantize_output_onto_a_fifo_is_refused(self):
+        fifo = self.tmp / "m.int8.pt"
+        os.mkfifo(fifo)
+        self.assert_special_output_refused("quantize", "-o", fifo, MODEL, "--mode", "dynamic")
+
+
+class OutputsOntoInputs(HostileCase):
+    """Cause 2: one rule for every verb: no output may be any input, nor another output."""
+
+    def test_prune_output_onto_its_eval_data(self):
+        data = self.copy(EVAL, "eval.pt")
+        self.rejected_keeping("prune", MODEL, "--ratio", "0.3", "--eval", data, "-o", data, inputs=[data],
+                              needles=["-o", "--eval"])
+
+    def test_prune_sensitivity_sidecar_onto_its_eval_data(self):
+        data = self.copy(EVAL, "m.sensitivity.csv")
+        self.rejected_keeping("prune", MODEL, "--sensitivity", "--eval", data, "-o", self.tmp / "m.pt",
+                              inputs=[data], needles=["sensitivity", "--eval"])
+
+    def test_prune_output_onto_taylor_data(self):
+        data = self.copy(EVAL, "d.pt")
+        self.rejected_keeping("prune", MODEL, "--ratio", "0.3", "--criterion", "taylor", "--data", data,
+                              "-o", data, inputs=[data], needles=["--data"])
+
+    def test_distill_output_and_checkpoint_onto_its_data(self):
+        data = self.copy(EVAL, "train.pt")
+        student = self.copy(MODEL, "student.pt")
+        self.rejected_keeping("distill", "--teacher", MODEL, "--student", student, "--data", data, "-o", data,
+                              inputs=[data, student], needles=["-o", "--data"])
+        ckpt_dir = self.tmp / "ckpt"
+        ckpt_dir.mkdir()
+        last = self.copy(EVAL, "ckpt/last.ckpt")
+        self.rejected_keeping("distill", "--teacher", MODEL, "--student", student, "--data", last,
+                              "--checkpoint-dir", ckpt_dir, "-o", self.tmp / "s.pt", inputs=[last],
+                              needles=["--checkpoint-dir", "--data"])
+
+    def test_output_onto_the_config_file(self):
+        config = self.tmp / "c.json"
+        config.write_text(json.dumps({"model": str(MODEL), "mode": "dynamic"}))
+        self.rejected_keeping("quantize", "--config", config, "-o", config, inputs=[config],
+                              needles=["--config"])
+
+    def write_recipe(self, name="r.json"):
+        recipe = self.tmp / name
+        recipe.write_text(json.dumps({"lite_recipe": 1, "model": str(MODEL), "steps": [{"quantize": {"mode": "dynamic"}}]}))
+        return recipe
+
+    def test_run_report_onto_the_recipe(self):
+        recipe = self.write_recipe()
+        self.rejected_keeping("run", recipe, "-o", self.tmp / "m.pt", "--report-md", recipe, inputs=[recipe],
+                              needles=["--report-md", "recipe"])
+
+    def test_run_two_outputs_on_one_path(self):
+        recipe = self.write_recipe()
+        same = self.tmp / "same.pt"
+        self.rejected_keeping("run", recipe, "-o", same, "--report-md", same, inputs=[recipe],
+                              needles=["--report-md", "-o"])
+
+    def test_run_work_files_onto_recipe_data(self):
+        work = self.tmp / "work"
+        work.mkdir()
+        data = self.copy(EVAL, "work/step0-quantize.json")  # the name of step 0's report in the work folder
+        recipe = self.tmp / "r.json"
+        recipe.write_text(json.dumps({"lite_recipe": 1, "model": str(MODEL), "steps": [{"quantize": {"mode": "dynamic", "eval": str(data)}}]}))
+        self.rejected_keeping("run", recipe, "-o", self.tmp / "m.pt", "--work-dir", work, inputs=[data, recipe],
+                              needles=["--work-dir"])
+
+
+class NothingCreatedBeforeTheChecks(HostileCase):
+    """Cause 3: a recipe whose model is not a model leaves no work folder (it was /etc/passwd.t.work)."""
+
+    def test_run_with_a_text_file_as_model_creates_nothing(self):
+        fake = self.tmp / "passwd"
+        fake.write_text("root:x:0:0:root:/root:/bin/bash\n")
+        recipe = self.tmp / "t.json"
+        recipe.write_text(json.dumps({"lite_recipe": 1, "model": str(fake), "steps": [{"quantize": {"mode": "dynamic"}}]}))
+        self.rejected_keeping("run", recipe, inputs=[fake, recipe], needles=["passwd"])
+
+
+class AbsurdValues(HostileCase):
+    """Causes 4 and 5: values that crashed lite or reached exit 3 are bad input, with the value and the bound."""
+
+    def test_thread_variables_beyond_the_machine(self):
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            r = run_lite("profile", MODEL, "--iterations", "2", env={name: "100000"})
+            self.assert_bad_input(r, name, "100000")
+        r = run_lite("profile", MODEL, "--iterations", "2", "--json", env={"OMP_NUM_THREADS": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_huge_batches(self):
+        for value in ("2000000000", "99999999999999999999"):
+            self.assert_rejected("profile", MODEL, "--batch", value, needles=["--batch"])
+            self.assert_rejected("quantize", MODEL, "--mode", "dynamic", "--batch", value, needles=["--batch"])
+
+    def test_load_that_would_never_end(self):
+        self.assert_rejected("profile", MODEL, "--qps", "1e9", "--requests", "99999999999", needles=["--qps"])
+        self.assert_rejected("profile", MODEL, "--qps", "10", "--requests", "99999999999", needles=["--requests"])
+        self.assert_rejected("profile", MODEL, "--qps", "0.01", "--requests", "10000", needles=["--requests", "s"])
+
+    def test_distill_learning_rate_overflow(self):
+        student = self.copy(MODEL, "student.pt")
+        self.assert_rejected("distill", "--teacher", MODEL, "--student", student, "--data", EVAL, "--lr", "1e300",
+                             needles=["--lr"])
+
+    def test_proc_file_as_model(self):
+        self.assert_rejected("profile", "/proc/self/environ", needles=["/proc/self/environ"])
+        self.assert_rejected("quantize", "/proc/self/environ", "--mode", "dynamic", needles=["/proc/self/environ"])
+
+    def test_absurd_declared_input_shape(self):
+        python(
+            "import torch, json\n"
+            "m = torch.jit.load(%r)\n"
+            "torch.jit.save(m, 'big.pt', _extra_files={'lite.json': json.dumps({'inputs': ['100000x1x28x28000']})})\n"
+            % str(MODEL), self.tmp)
+        self.assert_rejected("profile", self.tmp / "big.pt", needles=["big.pt"])
+
+    def test_output_layer_with_no_features(self):
+        python(
+            "import torch\n"
+            "m = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 0)).eval()\n"
+            "torch.jit.script(m).save('empty.pt')\n", self.tmp)
+        for sub, extra in (("profile", ["--iterations", "2"]), ("quantize", ["--mode", "dynamic"])):
+            r = run_lite(sub, self.tmp / "empty.pt", "--input", "1x1x28x28", *extra)
+            self.assertNotEqual(r.returncode, 3, r.stderr)
+            self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+
+
+class Form(HostileCase):
+    """Cause 8."""
+
+    def write_eval(self, labels):
+        python("import torch; d = torch.load(%r); d['y'][:3] = torch.tensor(%r); torch.save(d, 'e.pt')"
+               % (str(EVAL), labels), self.tmp)
+        return self.tmp / "e.pt"
+
+    def test_labels_outside_the_models_classes(self):
+        for labels in ([-1, 0, 1], [10, 0, 1], [2 ** 62, 0, 1]):
+            data = self.write_eval(labels)
+            self.rejected_keeping("profile", MODEL, "--eval", data, "--iterations", "2", inputs=[data],
+                                  needles=["--eval", "10 classes"])
+            self.rejected_keeping("quantize", MODEL, "--mode", "dynamic", "--eval", data, "-o", self.tmp / "q.pt",
+                                  inputs=[data], needles=["--eval", "10 classes"])
+            self.rejected_keeping("prune", MODEL, "--ratio", "0.3", "--eval", data, "-o", self.tmp / "p.pt",
+                                  inputs=[data], needles=["--eval", "10 classes"])
+
+    def test_empty_values_do_not_fall_back_to_defaults(self):
+        self.assert_rejected("quantize", MODEL, "--mode", "dynamic", "-o", "", needles=["--output", "empty"])
+        self.assert_rejected("cache-sim", TRACE, "--plot", "", needles=["--plot", "empty"])
+
+    def test_zero_where_zero_means_unset(self):
+        self.assert_rejected("distill", "--teacher", MODEL, "--student", MODEL, "--data", EVAL, "--world-size", "0",
+                             needles=["--world-size"])
+        self.assert_rejected("distill", "--teacher", MODEL, "--student", MODEL, "--data", EVAL, "--launch-local", "0",
+                             needles=["--launch-local"])
+        self.assert_rejected("prune", MODEL, "--ratio", "0.3", "--iterations", "0", needles=["--iterations"])
+
+    def test_a_models_print_does_not_break_json(self):
+        # torch.jit.script reads the class's source, so the fixture is a file, not python -c
+        (self.tmp / "chatty.py").write_text(
+            "import torch\n"
+            "class Chatty(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.fc = torch.nn.Linear(8, 4)\n"
+            "    def forward(self, x):\n"
+            "        print('hello from the model')\n"
+            "        return self.fc(x)\n"
+            "torch.jit.script(Chatty().eval()).save('chatty.pt')\n")
+        subprocess.run([PYTHON, "chatty.py"], cwd=self.tmp, check=True, capture_output=True)
+        r = run_lite("profile", self.tmp / "chatty.pt", "--input", "1x8", "--iterations", "3", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        json.loads(r.stdout)  # nothing but the report on stdout
+        self.assertIn("hello from the model", r.stderr)
+
+
+def _handles(pid, signum, exe_name):
+    """True once `pid` runs `exe_name` and catches `signum` (SigCgt in /proc/PID/status)."""
+    try:
+        if not os.readlink(f"/proc/{pid}/exe").endswith(exe_name):
+            return False
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << (signum - 1)))
+    except OSError:
+        pass
+    return False
+
+
+class Signals(HostileCase):
+    """Cause 7: a signal always ends the command, with its exit code, within 2 s, also where nothing polls."""
+
+    def signal_after_start(self, args, signum=signal.SIGTERM, exe_name="lite-torch", after_s=1.0, ready=None):
+        """Starts lite ARGS, waits until its handler is installed (and `ready()` holds), sends `signum`; returns
+        (exit code, seconds from the signal to the exit, stderr)."""
+        p = subprocess.Popen([LITE, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=self.tmp)
+        deadline = time.monotonic() + 120
+        while not _handles(p.pid, signum, exe_name) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        while ready and not ready() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(after_s)
+        if p.poll() is not None:
+            self.fail("lite ended before the signal: " + p.stderr.read())
+        sent = time.monotonic()
+        p.send_signal(signum)
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            self.fail(f"lite {' '.join(map(str, args))} did not end within 30 s of signal {signum}")
+        return p.returncode, time.monotonic() - sent, err
+
+    def assert_ends(self, args, code=143, **kwargs):
+        returncode, waited, err = self.signal_after_start(args, **kwargs)
+        self.assertEqual(returncode, code, err)
+        self.assertLess(waited, 2.0, f"took {waited:.1f} s to end after the signal")
+        return err
+
+    def test_sigterm_while_opening_a_fifo_with_no_writer(self):
+        fifo = self.tmp / "trace.csv"
+        os.mkfifo(fifo)
+        self.assert_ends(["cache-sim", fifo, "--format", "csv"], exe_name="lite")
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+
+    def test_sigterm_between_poisson_arrivals(self):
+        self.assert_ends(["profile", MODEL, "--qps", "0.01", "--requests", "2"], after_s=2.0)
+
+    def test_sigint_between_poisson_arrivals(self):
+        self.assert_ends(["profile", MODEL, "--qps", "0.01", "--requests", "2"], code=130, signum=signal.SIGINT,
+                         after_s=2.0)
+
+    def endless_model(self):
+        script = self.tmp / "endless.py"
+        script.write_text(
+            "import torch\n"
+            "class Endless(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.fc = torch.nn.Linear(4, 4)\n"
+            "    def forward(self, x):\n"
+            "        i = 0\n"
+            "        while i >= 0:\n"
+            "            x = x * 1.0\n"
+            "            i += 1\n"
+            "        return self.fc(x)\n"
+            "torch.jit.script(Endless().eval()).save('endless.pt')\n")
+        subprocess.run([PYTHON, script], cwd=self.tmp, check=True, capture_output=True)
+        script.unlink()
+        return self.tmp / "endless.pt"
+
+    def test_sigterm_in_an_endless_forward(self):
+        self.endless_model()
+        self.assert_ends(["profile", self.tmp / "endless.pt", "--input", "1x4", "--iterations", "1"], after_s=2.0)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["endless.pt"])
+
+    def test_quantize_budget_bounds_an_endless_forward(self):
+        model = self.endless_model()
+        start = time.monotonic()
+        r = run_lite("quantize", model, "--input", "1x4", "--mode", "dynamic", "--budget", "1", "-o", self.tmp / "q.pt",
+                     timeout=120)
+        self.assert_bad_input(r, "--budget")
+        self.assertLess(time.monotonic() - start, 60)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["endless.pt"])
+
+    def distill_args(self, *extra):
+        student = self.copy(MODEL, "student.pt")
+        return ["distill", "--teacher", MODEL, "--student", student, "--data", EVAL, "--epochs", "50", "--threads",
+                "1", "--latency-iterations", "0", "-o", self.tmp / "s.pt", *extra]
+
+    def test_sigterm_during_distill_training_exits_143(self):
+        args = self.distill_args("--checkpoint-dir", self.tmp / "ckpt")
+        self.assert_ends(args, after_s=4.0)
+        self.assertFalse((self.tmp / "s.pt").exists())
+
+    def test_sigterm_to_distill_launch_local(self):
+        args = self.distill_args("--launch-local", "2")
+        self.assert_ends(args, after_s=6.0)
+        time.sleep(0.5)
+        leftover = subprocess.run(["pgrep", "-f", str(self.tmp / "student.pt")], capture_output=True, text=True)
+        self.assertEqual(leftover.stdout.strip(), "", "worker processes outlived the launcher")
+
+
+if __name__ == "__main__":
+    unittest.main()
