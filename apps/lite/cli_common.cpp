@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -15,6 +14,7 @@
 #include "config_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/file_roles.hpp"
+#include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
@@ -214,16 +214,10 @@ void add_config_flags(CLI::App& app, ConfigFlags& flags) {
 }
 
 nlohmann::json read_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open the config file", "check the --config path");
-  try {
-    nlohmann::json j = nlohmann::json::parse(in);
-    if (!j.is_object()) throw InputError(path, "is not a JSON object of options", "see --dump-config for the form");
-    return j;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, std::string("is not valid JSON: ") + first_line(e.what()),
-                     "see --dump-config for the form");
-  }
+  const std::string form_fix = "see --dump-config for the form";
+  nlohmann::json j = read_json_input_file(path, "config file", form_fix);
+  if (!j.is_object()) throw InputError(path, "is not a JSON object of options", form_fix);
+  return j;
 }
 
 namespace {

@@ -23,7 +23,8 @@ struct ConfigFlags {
 
 void add_config_flags(CLI::App& app, ConfigFlags& flags);
 
-// Reads FILE as a JSON object (InputError naming the file when it cannot).
+// Reads FILE as a JSON object through read_json_input_file (a regular file of at most 16 MiB, nested at most 256
+// deep, no key twice); InputError naming the file when it cannot.
 nlohmann::json read_config_file(const std::string& path);
 
 // Whether the flag that words option `key` was given on the command line.

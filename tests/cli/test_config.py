@@ -2,6 +2,7 @@
 back through --config reproduces them, flags given beside --config override the file, and a bad config file is
 one error line naming the file and the key."""
 import json
+import os
 import unittest
 
 from litetest import DATA, LiteTestCase, run_lite
@@ -65,6 +66,49 @@ class ConfigRoundTrip(LiteTestCase):
         broken.write_text("{not json")
         self.assert_rejected("quantize", "--config", broken, needles=["broken.json", "not valid JSON"])
         self.assert_rejected("quantize", "--config", self.tmp / "none.json", needles=["none.json", "cannot open"])
+
+
+
+class HostileConfigFiles(LiteTestCase):
+    """--config files that once crashed lite (nested 100k deep: a stack overflow), silently kept the last of a
+    repeated key, exited 3 (a folder) or could hang it (a device, a FIFO): each is exit 2 with one line naming the
+    file, and nothing written. Through cache-sim, which the torch-free `lite` runs itself."""
+    TRACE = DATA / "inference_requests.csv"
+
+    def assert_config_rejected(self, config, needles, timeout=None):
+        plot = self.tmp / "plot.svg"
+        args = ("cache-sim", self.TRACE, "--config", config, "--plot", plot)
+        if timeout is None:
+            self.assert_rejected(*args, needles=needles)
+        else:  # a reader that waits on a FIFO or reads /dev/zero must fail the test, not hang it
+            self.assert_bad_input(run_lite(*args, timeout=timeout), *needles)
+        self.assertFalse(plot.exists())
+
+    def test_a_config_nested_100k_deep_is_refused(self):
+        deep = self.tmp / "deep.json"
+        deep.write_text('{"sizes": "1%", "policies": ' + "[" * 100000 + "]" * 100000 + "}")
+        self.assert_config_rejected(deep, ["deep.json", "deeper than 256 levels", "policies[0][0][0]"])
+        just_deep_enough = self.tmp / "ok.json"
+        just_deep_enough.write_text('{"sizes": "1%", "policies": ["lru"], "x": ' + "[" * 255 + "]" * 255 + "}")
+        self.assert_config_rejected(just_deep_enough, ["ok.json", "unknown option 'x'"])  # read, then checked
+
+    def test_a_key_given_twice_is_refused(self):
+        twice = self.tmp / "twice.json"
+        twice.write_text('{"sizes": "1%", "policies": ["lru"], "sizes": "10%"}')
+        self.assert_config_rejected(twice, ["twice.json", "has the key 'sizes' twice in the top-level object"])
+        long_key = "k" * 5000
+        twice.write_text(json.dumps({long_key: 1})[:-1] + f', "{long_key}": 2}}')
+        r = self.assert_rejected("cache-sim", self.TRACE, "--config", twice, needles=["k" * 40 + "...'"])
+        self.assertLess(len(r.stderr), 400)
+
+    def test_a_config_that_is_not_a_regular_file_is_refused(self):
+        self.assert_config_rejected(self.tmp, [str(self.tmp), "is a folder, not a config file"])
+        fifo = self.tmp / "fifo.json"
+        os.mkfifo(fifo)
+        self.assert_config_rejected(fifo, ["fifo.json", "is not a regular file"], timeout=60)
+        for device in ("/dev/zero", "/dev/urandom"):
+            with self.subTest(device=device):
+                self.assert_config_rejected(device, [device, "is not a regular file"], timeout=60)
 
 
 if __name__ == "__main__":

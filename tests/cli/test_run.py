@@ -205,6 +205,24 @@ class GatesAndErrors(LiteTestCase):
         self.assert_rejected("run", bad, needles=["bad.json", "not valid JSON"])
         self.assert_rejected("run", self.tmp / "none.json", needles=["none.json"])
 
+    def test_hostile_recipes_exit_2_with_one_line(self):
+        """A recipe nested 100k deep once overflowed the stack; a repeated key silently kept the last value; a
+        device or FIFO given as the recipe must be refused, not read forever."""
+        text = json.dumps(self.dynamic_recipe())
+        deep = self.tmp / "deep.json"
+        deep.write_text(text[:-1] + ', "notes": ' + "[" * 100000 + "]" * 100000 + "}")
+        self.assert_rejected("run", deep, "-o", self.tmp / "out.pt", needles=["deep.json", "deeper than 256 levels"])
+        twice = self.tmp / "twice.json"
+        twice.write_text(text.replace('"mode": "dynamic"', '"mode": "static", "mode": "dynamic"'))
+        self.assert_rejected("run", twice, "-o", self.tmp / "out.pt",
+                             needles=["twice.json", "'mode' twice in steps[0].quantize"])
+        self.assert_rejected("run", self.tmp, needles=["is a folder"])
+        fifo = self.tmp / "fifo.json"
+        os.mkfifo(fifo)
+        for recipe in (fifo, "/dev/zero"):
+            with self.subTest(recipe=recipe):
+                self.assert_bad_input(run_lite("run", recipe, timeout=60), recipe, "is not a regular file")
+
     def test_output_may_not_be_an_input(self):
         recipe = self.write(self.dynamic_recipe())
         self.assert_rejected("run", recipe, "-o", DATA / "fmnist_cnn.pt", needles=["-o"], watch=[DATA])

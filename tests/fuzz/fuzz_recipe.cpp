@@ -1,13 +1,16 @@
-// Fuzz target: the recipe parser of lite run (lite::recipe::parse_recipe), torch-free. Input: the recipe's JSON
-// text (invalid JSON is skipped: read_recipe reports it before the parser runs).
-// Invariants: the parser rejects input only with OptionError/InputError; an accepted recipe has at least one step,
-// every step a known verb with an object of options, and every "@steps[I]" reference in a file-naming key points to
-// an earlier step (that writes a model, unless it reads the step's report).
+// Fuzz target: lite run's recipe reader, torch-free: the recipe's JSON text through lite::parse_json_input (the
+// reader of every untrusted JSON document: recipes and --config files), then lite::recipe::parse_recipe.
+// Invariants: both reject input only with OptionError/InputError (never a crash, whatever the nesting); the JSON
+// reader accepts no text nlohmann's own parser rejects, and builds the same document it does; an accepted recipe
+// has at least one step, every step a known verb with an object of options, and every "@steps[I]" reference in a
+// file-naming key points to an earlier step (that writes a model, unless it reads the step's report).
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "fuzz_common.hpp"
+#include "lite/core/json_input.hpp"
 #include "lite/recipe/recipe.hpp"
 #include "lite/recipe/verbs.hpp"
 
@@ -34,10 +37,12 @@ void check_references(const nlohmann::json& options, const lite::recipe::VerbInf
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  const nlohmann::json document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded()) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const nlohmann::json plain = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   fuzz::expect_clean([&] {
+    const nlohmann::json document = lite::parse_json_input(text, "/fuzz/recipe.json", "fix the JSON");
+    fuzz::require(!plain.is_discarded(), "the JSON reader accepts only what nlohmann's parser accepts");
+    fuzz::require(document == plain, "the JSON reader builds the document nlohmann's parser builds");
     const lite::recipe::Recipe r = lite::recipe::parse_recipe(document, "/fuzz/recipe.json");
     fuzz::require(!r.steps.empty(), "a recipe has steps");
     for (const auto& step : r.steps) {

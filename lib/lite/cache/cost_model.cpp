@@ -6,9 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "lite/cache/latency_internal.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/json_input.hpp"
 
 namespace lite::cache {
 
@@ -103,13 +105,11 @@ ModelVariant load_profile_variant(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     throw InputError(path, "cannot read the profile report (no such file)", "pass the JSON written by 'lite profile --json'");
-  std::ifstream in(path);
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const std::exception& e) {
-    throw InputError(path, "is not valid JSON", "pass the JSON written by 'lite profile --json'");
-  }
+  // Read through parse_json_input (depth and repeated keys checked) but not read_json_input_file: a long profile
+  // run's raw samples may pass that reader's 16 MiB cap, and the regular-file check above keeps out devices.
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const nlohmann::json j = parse_json_input(text, path, "pass the JSON written by 'lite profile --json'");
   const std::string fix = "pass the JSON written by 'lite profile MODEL --json'";
   if (!j.is_object() || j.value("tool", std::string()) != "lite" || j.value("command", std::string()) != "profile")
     throw InputError(path,

@@ -72,6 +72,15 @@ std::string escape_control(std::string_view s) {
   return out;
 }
 
+std::string shorten(std::string_view s, size_t max_chars) {
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // a UTF-8 continuation byte
+    if (chars++ == max_chars) return std::string(s.substr(0, i)) + "...";
+  }
+  return std::string(s);
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;

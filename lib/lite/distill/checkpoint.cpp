@@ -7,6 +7,7 @@
 
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/json_input.hpp"
 #include "lite/model/torch_errors.hpp"
 
 namespace fs = std::filesystem;
@@ -136,7 +137,7 @@ void load_checkpoint(const fs::path& path, torch::jit::Module& student, torch::o
     archive.load_from(file);
     c10::IValue meta_text;
     archive.read("meta", meta_text);
-    meta = nlohmann::json::parse(meta_text.toStringRef());
+    meta = parse_json_input(meta_text.toStringRef(), file, "pass a CHECKPOINT_DIR/last.ckpt written by lite distill");
   } catch (const std::exception& e) {
     throw InputError(file, "not a lite distill checkpoint (" + model::torch_error_reason(e) + ")",
                      "pass a CHECKPOINT_DIR/last.ckpt written by lite distill");

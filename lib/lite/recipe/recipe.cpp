@@ -8,10 +8,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "lite/core/error.hpp"
+#include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 #include "lite/recipe/verbs.hpp"
@@ -327,19 +326,7 @@ Recipe parse_recipe(const nlohmann::json& document, const fs::path& recipe_file)
 }
 
 Recipe read_recipe(const fs::path& recipe_file) {
-  std::ifstream in(recipe_file);
-  if (!in) throw InputError(recipe_file.string(), "cannot be read", "check the path");
-  if (fs::is_directory(recipe_file)) throw InputError(recipe_file.string(), "is a folder", "give the recipe's JSON file");
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(recipe_file.string(), std::string("is not valid JSON: ") + first_line(e.what()),
-                     "fix the JSON (see recipes/README.md)");
-  }
-  return parse_recipe(document, recipe_file);
+  return parse_recipe(read_json_input_file(recipe_file, "recipe", "fix the JSON (see recipes/README.md)"), recipe_file);
 }
 
 }  // namespace lite::recipe

@@ -83,7 +83,8 @@ std::string step_reference(int step, bool report = false);
 // Checks the structure and resolves paths and references; throws OptionError naming the key path (with
 // "did you mean" and the valid keys) for the first problem. `recipe_file` names the folder paths resolve in.
 Recipe parse_recipe(const nlohmann::json& document, const std::filesystem::path& recipe_file);
-// Reads and parses FILE; InputError when it cannot be read or is not JSON.
+// Reads and parses FILE through read_json_input_file (lite/core/json_input.hpp); InputError when it cannot be
+// read, is not a regular file of at most 16 MiB, is not JSON, nests deeper than 256 or repeats a key.
 Recipe read_recipe(const std::filesystem::path& recipe_file);
 
 // The key paths of gates, in the order they are checked and printed.

@@ -82,3 +82,13 @@ TEST_CASE("--miss-latency-from reads result.latency_ms and labels by the model f
             .find("latency_ms") != std::string::npos);
   CHECK(input_error((d.path / "absent.json").string()).find("absent.json") != std::string::npos);
 }
+
+TEST_CASE("--miss-latency-from refuses a report nested 100k deep or with a key twice, naming the file") {
+  ScratchDir d;
+  const std::string deep = input_error(d.file("deep.json", R"({"tool": "lite", "x": )" + std::string(100000, '[') +
+                                                                std::string(100000, ']') + "}"));
+  CHECK(deep.find("deep.json: nests arrays and objects deeper than 256 levels") != std::string::npos);
+  const std::string twice = input_error(d.file("twice.json", R"({"tool": "lite", "command": "profile", "tool": "x"})"));
+  CHECK(twice.find("twice.json: has the key 'tool' twice") != std::string::npos);
+  CHECK(input_error("/dev/zero").find("/dev/zero") != std::string::npos);
+}

@@ -43,3 +43,11 @@ TEST_CASE("escape_control writes control characters as escapes and keeps UTF-8")
   CHECK(escape_control("\x7f") == "\\x7f");
   CHECK(escape_control("µs 'ok'") == "µs 'ok'");
 }
+
+TEST_CASE("shorten keeps the first code points of a long value and marks the cut") {
+  CHECK(shorten("short") == "short");
+  CHECK(shorten(std::string(40, 'a')) == std::string(40, 'a'));
+  CHECK(shorten(std::string(41, 'a')) == std::string(40, 'a') + "...");
+  CHECK(shorten("µµµµ", 2) == "µµ...");  // never cuts inside a UTF-8 sequence
+  CHECK(shorten("", 0) == "");
+}

@@ -213,3 +213,35 @@ TEST_CASE("recipe: read_recipe reports unreadable files and invalid JSON by file
   const auto r = lite::recipe::read_recipe(dir.file("ok.json", base().dump()));
   CHECK(r.model == (dir.path / "models/m.pt").lexically_normal());
 }
+
+TEST_CASE("recipe: read_recipe refuses deep nesting and repeated keys by file, before any step is read") {
+  lite::test::ScratchDir dir("recipe");
+  auto message_of = [](const std::filesystem::path& file) -> std::string {
+    try {
+      lite::recipe::read_recipe(file);
+    } catch (const lite::InputError& e) {
+      return e.what();
+    }
+    FAIL("expected an InputError for " << file);
+    return {};
+  };
+  // 100k levels inside a step's options: refused, not a stack overflow.
+  const std::string deep = R"({"lite_recipe": 1, "model": "m.pt", "steps": [{"quantize": {"skip": )" +
+                           std::string(100000, '[') + std::string(100000, ']') + "}}]}";
+  const std::string deep_message = message_of(dir.file("deep.json", deep));
+  CHECK(deep_message.find("deep.json: nests arrays and objects deeper than 256 levels") != std::string::npos);
+  CHECK(deep_message.find("steps[0].quantize.skip[0]") != std::string::npos);
+
+  const std::string twice_step = R"({"lite_recipe": 1, "model": "m.pt",
+    "steps": [{"quantize": {"mode": "static"}, "quantize": {"mode": "dynamic"}}]})";
+  CHECK(message_of(dir.file("step.json", twice_step)).find("step.json: has the key 'quantize' twice in steps[0]") !=
+        std::string::npos);
+  const std::string twice_option = R"({"lite_recipe": 1, "model": "m.pt",
+    "steps": [{"prune": {"ratio": 0.3}}, {"quantize": {"mode": "static", "calib": "c.pt", "mode": "dynamic"}}]})";
+  CHECK(message_of(dir.file("opt.json", twice_option)).find("has the key 'mode' twice in steps[1].quantize") !=
+        std::string::npos);
+  CHECK(message_of(dir.file("top.json", R"({"lite_recipe": 1, "lite_recipe": 1})"))
+            .find("'lite_recipe' twice in the top-level object") != std::string::npos);
+  CHECK(message_of(dir.path).find("is a folder, not a recipe") != std::string::npos);
+  CHECK(message_of("/dev/zero").find("is not a regular file") != std::string::npos);
+}
