@@ -3,7 +3,6 @@
 // (0.1) or percentages (10%).
 #include <fmt/format.h>
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -78,7 +77,7 @@ SizeSpec parse_plain(const std::string& t, bool bytes) {
 
 // A number with a byte unit: 64KiB, 1.5GB.
 SizeSpec parse_with_unit(const std::string& t, const std::string& unit, bool bytes) {
-  const bool byte_unit = std::isalpha(static_cast<unsigned char>(unit[0])) && parse_byte_size("1" + unit).has_value();
+  const bool byte_unit = parse_byte_size("1 " + unit).has_value();  // the blank keeps "e3" or "5" from being digits
   if (!byte_unit) throw_not_a_size(t, bytes);  // 0x10, 5 5, 10 objects
   const std::optional<double> number = parse_decimal(std::string_view(t).substr(0, t.size() - unit.size()));
   if (number && *number <= 0)
@@ -87,7 +86,7 @@ SizeSpec parse_with_unit(const std::string& t, const std::string& unit, bool byt
     throw OptionError("sizes", fmt::format("'{}' has a byte unit but the simulation counts objects", t),
                       "add {bytes}, or give a number of objects");
   const auto b = parse_byte_size(t);
-  if (!b) throw_overflow(t);  // the unit is fine: the number is too large
+  if (!b) throw_overflow(t);  // the unit is a byte unit: the number is too large
   if (*b == 0) throw OptionError("sizes", fmt::format("'{}' is zero bytes", t), "cache sizes must be > 0; " + sizes_fix(bytes));
   SizeSpec s;
   s.text = t;

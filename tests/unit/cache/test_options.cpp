@@ -112,11 +112,12 @@ TEST_CASE("--sizes: sizes that do not fit 64 bits are rejected as overflow, neve
   CHECK(lite::parse_byte_size("1e19").value() == 10000000000000000000ULL);
 }
 
-TEST_CASE("--sizes: hex, inf, nan and other junk are not sizes; the message names the value and the forms") {
+TEST_CASE("--sizes: hex, inf, nan and other junk are not sizes, the message names the value and the forms") {
   for (bool bytes : {false, true})
     for (const char* text : {"0x10", "0x1p4", "inf", "nan", "infinity", "1e", "5 5", "--5", "1..5", "+-1", "0x10%",
                              "1e3e3", "10 objects", "%"}) {
-      CAPTURE(text);
+      const std::string shown = text;
+      CAPTURE(shown);
       CAPTURE(bytes);
       const std::string m = usage_error([&] { parse_sizes(text, bytes); });
       CHECK(m.rfind("sizes: '", 0) == 0);
