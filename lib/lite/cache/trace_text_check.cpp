@@ -29,6 +29,10 @@ void check_text_trace(BufferedInput& in, const std::string& name) {
   const size_t looked = std::min(n, kTextCheckBytes);
   const auto* d = reinterpret_cast<const unsigned char*>(in.data());
   const char* fix = "pass {format} oracleGeneral or {format} vscsi for a binary trace, or check that this is the trace";
+  // spreadsheets export "Unicode text" as UTF-16: a NUL byte in every other place, after a byte-order mark
+  if (looked >= 2 && ((d[0] == 0xFF && d[1] == 0xFE) || (d[0] == 0xFE && d[1] == 0xFF)))
+    throw InputError(name, "is UTF-16 text, not a text trace in UTF-8 or ASCII",
+                     "convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8.csv");
   if (const void* nul = std::memchr(d, '\0', looked))
     throw InputError(name,
                      fmt::format("is not a text trace: byte {} is a NUL byte (binary data)",

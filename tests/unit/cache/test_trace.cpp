@@ -302,6 +302,9 @@ TEST_CASE("text traces: binary data is refused as 'not a text trace', whatever t
   auto explicit_txt = config(d.file("r.bin", random_bytes));
   explicit_txt.format = TraceFormat::txt;
   CHECK(message_of(explicit_txt).find("is not a text trace") != std::string::npos);
+  // UTF-16 (a spreadsheet's "Unicode text") is named as such
+  CHECK(message_of(config(d.file("u16.csv", std::string("\xFF\xFEk\0e\0y\0\n\0", 10)))).find("is UTF-16 text") !=
+        std::string::npos);
   // UTF-8 keys are text
   CHECK(read_all(config(d.file("utf8.txt", "caf\xC3\xA9\n\xE6\x97\xA5\n"))).keys.size() == 2);
 }
