@@ -3,6 +3,7 @@
 // and maps the library's typed errors to exit codes (README "Exit codes"). The only place that prints an
 // error line or picks an exit status.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -108,6 +109,12 @@ std::string first_empty_value(const CLI::App& app) {
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  // Broken pipe (README "Exit codes"): a reader that stops early (`lite ... --json | head -c 10`) ends the
+  // output, not the command. Without this, the first write after it closed kills lite with SIGPIPE (exit 141);
+  // ignored, the write fails with EPIPE, which std::cout and stdio keep to themselves, and lite ends as the
+  // run ended (0 when it succeeded), with nothing on stderr.
+  std::signal(SIGPIPE, SIG_IGN);
+
   // An unknown first word gets a "did you mean" instead of CLI11's generic complaint.
   std::vector<std::string> names;
   for (const auto& c : commands()) names.push_back(c.name);

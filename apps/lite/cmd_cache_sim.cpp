@@ -13,6 +13,7 @@
 #include "lite/cache/policies.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
+#include "number_flags.hpp"
 
 namespace lite::cli {
 
@@ -60,26 +61,36 @@ Runner setup_cache_sim(CLI::App& app) {
       ->group("Simulation");
   app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass (Mattson)")
       ->group("Simulation");
-  app.add_option("--threads", o.threads, "Simulation threads (0 = all cores)")->group("Simulation");
-  app.add_option("--sample-rate", o.sample_rate, "SHARDS fixed-rate sampling: keep keys with hash < R*2^64 (0 < R <= 1)")
-      ->group("Sampling");
-  app.add_option("--sample-objects", o.sample_objects, "SHARDS fixed-size sampling: keep the N keys with the smallest hashes")
-      ->group("Sampling");
+  decimal_only(app.add_option("--threads", o.threads, "Simulation threads (0 = all cores)")->group("Simulation"),
+               NumberText::signed_whole, "a whole number of threads (0 = all cores)");
+  decimal_only(app.add_option("--sample-rate", o.sample_rate,
+                              "SHARDS fixed-rate sampling: keep keys with hash < R*2^64 (0 < R <= 1)")
+                   ->group("Sampling"),
+               NumberText::real, "a decimal rate in (0, 1], e.g. 0.01");
+  decimal_only(app.add_option("--sample-objects", o.sample_objects,
+                              "SHARDS fixed-size sampling: keep the N keys with the smallest hashes")
+                   ->group("Sampling"),
+               NumberText::unsigned_whole, "a whole number of keys from 1 to 18446744073709551615");
   app.add_flag("--sample-check", o.sample_check, "Also simulate the full trace and report the sampling error")
       ->group("Sampling");
-  app.add_option("--hit-latency", o.hit_latency_ms, "Latency of a cache hit in ms (default 0)")->group("Cost model");
-  app.add_option("--miss-latency", o.miss_latency_ms, "Latency of a miss in ms (the model's inference time)")
-      ->group("Cost model");
+  decimal_only(app.add_option("--hit-latency", o.hit_latency_ms, "Latency of a cache hit in ms (default 0)")
+                   ->group("Cost model"),
+               NumberText::real, "a decimal latency in ms, 0 or more, e.g. 0.2");
+  decimal_only(app.add_option("--miss-latency", o.miss_latency_ms, "Latency of a miss in ms (the model's inference time)")
+                   ->group("Cost model"),
+               NumberText::real, "a decimal latency in ms, 0 or more, e.g. 12.5");
   app.add_option("--miss-latency-from", o.miss_latency_from,
                  "One or more 'lite profile --json' reports (one per model variant; comma-separated or repeated): "
                  "miss latency from each model's mean/p50/p99")
       ->group("Cost model")
       ->allow_extra_args(false)
       ->delimiter(',');
-  app.add_option("--target-hit-ratio", o.target_hit_ratio, "Recommend the smallest size with hit ratio >= X")
-      ->group("Sizing");
-  app.add_option("--target-p99", o.target_p99_ms, "Recommend the smallest size with p99 request latency <= MS")
-      ->group("Sizing");
+  decimal_only(app.add_option("--target-hit-ratio", o.target_hit_ratio, "Recommend the smallest size with hit ratio >= X")
+                   ->group("Sizing"),
+               NumberText::real, "a decimal hit ratio in (0, 1], e.g. 0.8");
+  decimal_only(app.add_option("--target-p99", o.target_p99_ms, "Recommend the smallest size with p99 request latency <= MS")
+                   ->group("Sizing"),
+               NumberText::real, "a decimal latency in ms above 0, e.g. 30");
   app.add_option("--plot", o.plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
   add_output_flags(app, s->output);
   add_config_flags(app, s->config);

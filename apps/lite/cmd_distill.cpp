@@ -21,6 +21,7 @@
 #include "lite/distill/optimizers.hpp"
 #include "lite/prune/prune.hpp"
 #include "lite/distill/world.hpp"
+#include "number_flags.hpp"
 
 namespace lite::cli {
 
@@ -163,7 +164,8 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--alpha", o.alpha,
                  "Weight of the teacher term in [0,1]; 1 - alpha weighs the labels' cross-entropy (default 0.9; 1 "
                  "without labels)");
-  app.add_option("--seed", o.seed, "Seed of shuffling and dropout (default 1)");
+  decimal_only(app.add_option("--seed", o.seed, "Seed of shuffling and dropout (default 1)"), NumberText::unsigned_whole,
+               "a whole number from 0 to 18446744073709551615");
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
   app.add_option("--teacher-cache-mb", o.teacher_cache_mb,
                  "Cache the teacher's logits of the whole training set when they fit in this many MB (default 1024; "

@@ -7,6 +7,7 @@
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/profile.hpp"
+#include "number_flags.hpp"
 
 namespace lite::cli {
 
@@ -34,7 +35,8 @@ Runner setup_profile(CLI::App& app) {
   app.add_option("--input-file", o.input_files, "Input tensor file (torch.save tensor, .npy); repeat per input")
       ->group("Inputs");
   app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
-  app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs");
+  decimal_only(app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs"),
+               NumberText::unsigned_whole, "a whole number from 0 to 18446744073709551615");
   app.add_option("--warmup", o.warmup, "Untimed warm-up iterations (default 20)")->group("Timing");
   auto* iters = app.add_option("--iterations", o.iterations, "Timed iterations (default: run for --duration)")
                     ->group("Timing");

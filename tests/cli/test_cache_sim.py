@@ -27,6 +27,41 @@ def handles_signal(pid, sig):
     return bool(caught & (1 << (int(sig) - 1)))
 
 
+def sha256(path):
+    import hashlib
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def run_measured(args, stdin=None, timeout=120):
+    """Runs lite with `args`; returns (result with returncode/stdout/stderr, peak RSS of that process in MB, wall
+    seconds). The peak is os.wait4's for this one child, so other tests' runs do not count."""
+    import os
+    import threading
+    import time
+    from types import SimpleNamespace
+    start = time.monotonic()
+    p = subprocess.Popen([LITE, *map(str, args)], stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killer = threading.Timer(timeout, p.kill)
+    killer.start()
+    streams = {}
+    readers = [threading.Thread(target=lambda n=n, f=f: streams.__setitem__(n, f.read()))
+               for n, f in (("out", p.stdout), ("err", p.stderr))]
+    for r in readers:
+        r.start()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.monotonic() - start
+    killer.cancel()
+    for r in readers:
+        r.join()
+    p.stdout.close()
+    p.stderr.close()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    result = SimpleNamespace(returncode=p.returncode, stdout=streams["out"].decode(errors="replace"),
+                             stderr=streams["err"].decode(errors="replace"))
+    return result, usage.ru_maxrss / 1024.0, wall
+
+
 def misses(doc):
     return [(r["policy"], r["size"], r["n_miss"]) for r in doc["result"]["records"]]
 
@@ -368,6 +403,158 @@ class CacheSimCli(LiteTestCase):
                 self.assertEqual(out, "", "an interrupted run prints no result")
                 self.assertIn("interrupted; nothing was written", err)
                 self.assertEqual(snapshot(self.tmp), before, "an interrupted run writes nothing (no plot, no temporary)")
+
+    # ---- hostile input: endless streams, binary garbage, junk numbers, huge sweeps ---------------------
+
+    def assert_bounded_rejection(self, args, *needles, stdin=None, max_mb=200, max_s=30):
+        """assert_bad_input plus: peak memory under max_mb, done within max_s seconds, no file added to or removed
+        from self.tmp and every regular file in it unchanged (sha256). FIFOs in self.tmp are allowed to have been
+        written (their mtime changes), so this does not use assert_rejected's snapshot."""
+        names = sorted(p.name for p in self.tmp.iterdir())
+        digests = {p.name: sha256(p) for p in self.tmp.iterdir() if p.is_file()}
+        r, peak_mb, wall = run_measured(["cache-sim", *args], stdin=stdin, timeout=max_s + 30)
+        self.assert_bad_input(r, *needles)
+        self.assertTrue(r.stderr.startswith("lite cache-sim: error: "), r.stderr)
+        self.assertLess(peak_mb, max_mb, f"peak memory {peak_mb:.0f} MB for {args}")
+        self.assertLess(wall, max_s, f"{wall:.1f} s for {args}")
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), names, "nothing created (also no temporaries)")
+        self.assertEqual({p.name: sha256(p) for p in self.tmp.iterdir() if p.is_file()}, digests, "inputs unchanged")
+        return r
+
+    def test_dev_zero_and_dev_urandom_stop_at_once_in_bounded_memory(self):
+        """Endless streams without line breaks or with binary bytes, as a path, as stdin, in every format."""
+        import os
+        if not (os.path.exists("/dev/zero") and os.path.exists("/dev/urandom")):
+            self.skipTest("no /dev/zero or /dev/urandom")
+        t = self.zipf_txt()  # a regular input beside them, checked unchanged
+        cases = [
+            (["/dev/zero"], "/dev/zero", "cannot tell the trace format"),
+            (["/dev/zero", "--format", "txt"], "/dev/zero", "not a text trace"),
+            (["/dev/zero", "--format", "csv", "--sizes", "10%"], "not a text trace"),
+            (["/dev/zero", "--format", "oracleGeneral", "--policy", "belady", "--sizes", "10"], "all zero bytes"),
+            (["/dev/zero", "--format", "vscsi"], "all zero bytes"),
+            (["/dev/urandom"], "/dev/urandom", "cannot tell the trace format"),
+            (["/dev/urandom", "--format", "txt"], "/dev/urandom", "not a text trace"),
+            (["/dev/urandom", "--format", "csv", "--bytes"], "not a text trace"),
+            (["/dev/urandom", "--format", "oracleGeneral"], "/dev/urandom", "record"),
+            (["/dev/urandom", "--format", "vscsi"], "/dev/urandom", "vscsi"),
+        ]
+        for args, *needles in cases:
+            with self.subTest(args=args):
+                self.assert_bounded_rejection([*args, "--plot", self.tmp / "out.svg"], *needles)
+        for device, args, needle in (("/dev/zero", ["--format", "txt"], "not a text trace"),
+                                     ("/dev/zero", [], "cannot tell the trace format"),
+                                     ("/dev/urandom", ["--format", "csv"], "not a text trace")):
+            with self.subTest(stdin=device, args=args), open(device, "rb") as endless:
+                self.assert_bounded_rejection(["-", *args], "<stdin>", needle, stdin=endless)
+        self.assertTrue(t.exists())
+
+    def fifo(self, name, payload, endless=False):
+        """A FIFO in self.tmp fed by a thread: `payload` once, or over and over when `endless`, until the reader
+        closes it. Returns the FIFO's path."""
+        import os
+        import threading
+        path = self.tmp / name
+        os.mkfifo(path)
+
+        def feed():
+            try:
+                fd = os.open(path, os.O_WRONLY)
+            except OSError:
+                return
+            try:
+                while True:
+                    view = memoryview(payload)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    if not endless:
+                        break
+            except OSError:  # EPIPE: lite closed it
+                pass
+            finally:
+                os.close(fd)
+
+        threading.Thread(target=feed, daemon=True).start()
+        return path
+
+    def test_fifos_are_streams_within_the_same_bounds(self):
+        """A FIFO holding garbage stops at the same checks; a FIFO holding a trace is read once and spooled when
+        a second pass is needed (auto sizes, Belady), giving the counts of the regular file."""
+        import random
+        rng = random.Random(3)
+        noise = bytes(rng.randrange(256) for _ in range(1 << 16))
+        self.assert_bounded_rejection([self.fifo("endless.txt", b"a" * (1 << 16), endless=True)],
+                                      "endless.txt:1", "the line is longer than 1048576 bytes")
+        self.assert_bounded_rejection([self.fifo("noise.csv", noise, endless=True)], "noise.csv", "not a text trace")
+        self.assert_bounded_rejection([self.fifo("z.oracleGeneral.bin", bytes(1 << 16), endless=True)],
+                                      "z.oracleGeneral.bin", "all zero bytes")
+        t = self.zipf_txt()
+        for args in (["--sizes", "10,100"], ["--policy", "lru,belady"], ["--sample-objects", "50", "--sizes", "20"]):
+            with self.subTest(args=args):
+                want = misses(run_lite_json("cache-sim", t, *args))
+                got = run_lite_json("cache-sim", self.fifo(f"trace{len(list(self.tmp.iterdir()))}.txt",
+                                                           t.read_bytes()), *args)
+                self.assertEqual(misses(got), want)
+
+    def test_junk_numbers_are_refused_naming_the_flag_value_and_range(self):
+        t = self.zipf_txt()
+        cases = [
+            (["--sizes", "0x10"], "--sizes", "'0x10' is not a size"),
+            (["--sizes", "0x10", "--bytes"], "--sizes", "'0x10' is not a size"),
+            (["--sizes", "10,0x1p4"], "--sizes", "'0x1p4' is not a size"),
+            (["--sizes", "inf"], "--sizes", "'inf' is not a size"),
+            (["--sizes", "5 5"], "--sizes", "'5 5' is not a size"),
+            (["--sizes", "1e999"], "--sizes", "does not fit in 64 bits"),
+            (["--sample-objects", "-1"], "--sample-objects", "'-1' is not a whole number of keys from 1 to"),
+            (["--sample-objects", "0x10"], "--sample-objects", "'0x10' is not a whole number of keys"),
+            (["--sample-objects", "1.5"], "--sample-objects", "'1.5' is not a whole number"),
+            (["--threads", "0x2"], "--threads", "'0x2' is not a whole number of threads"),
+            (["--threads", "2.0"], "--threads", "'2.0' is not a whole number of threads"),
+            (["--sample-rate", "0x1p-3"], "--sample-rate", "'0x1p-3' is not a decimal rate in (0, 1]"),
+            (["--hit-latency", "0x1", "--miss-latency", "5"], "--hit-latency", "'0x1' is not a decimal latency"),
+            (["--miss-latency", "5ms"], "--miss-latency", "'5ms' is not a decimal latency"),
+            (["--target-hit-ratio", "0x.8p0"], "--target-hit-ratio", "is not a decimal hit ratio in (0, 1]"),
+            (["--target-p99", "1e", "--miss-latency", "5"], "--target-p99", "'1e' is not a decimal latency"),
+            (["--policy", "s3fifo:small=0x1p-3"], "--policy", "needs a number"),
+        ]
+        for args, flag, *needles in cases:
+            with self.subTest(args=args):
+                r = self.rejected([t, *args], flag, *needles)
+                self.assertRegex(r.stderr, rf"^lite cache-sim: error: {re.escape(flag)}: ")
+        # a leading zero is decimal, never octal: 0100 keys are 100, not 64
+        doc = run_lite_json("cache-sim", t, "--sizes", "10", "--threads", "01", "--sample-objects", "0100")
+        self.assertEqual(doc["result"]["options"]["threads"], 1)
+        self.assertEqual(doc["result"]["options"]["sample_objects"], 100)
+        # the same from a config file: -1 is not read as 2^64-1
+        cfg = self.write("c.json", json.dumps({"trace": str(t), "sizes": "10", "sample_objects": -1}))
+        self.rejected(["--config", cfg], "-1 is outside the whole numbers")
+
+    def test_sweeps_are_bounded_in_count_and_memory(self):
+        t = self.zipf_txt()
+        many = ",".join(str(i) for i in range(1, 1026))
+        r = self.rejected([t, "--sizes", many], "--sizes", "more than 1024 sizes", "--mrc")
+        self.assertLess(len(r.stderr), 400, "the message does not quote the whole list")
+        lhd = ",".join(str(i) for i in range(1, 601))
+        self.rejected([t, "--policy", "lru,lhd", "--sizes", lhd], "--sizes", "600 sizes x 2 policies", "lhd alone",
+                      "2.00 GiB", "give at most")
+        doc = run_lite_json("cache-sim", t, "--policy", "lru,lhd", "--sizes", ",".join(str(i) for i in range(1, 51)))
+        self.assertEqual(len(doc["result"]["records"]), 100)
+
+    def test_a_reader_that_closes_early_ends_the_output_quietly(self):
+        """`lite cache-sim TRACE --json | head -c 10`: exit 0 and nothing on stderr, not death by SIGPIPE (141)."""
+        t = self.zipf_txt()
+        sizes = ",".join(str(i) for i in range(5, 400, 5))  # a JSON far larger than a pipe's buffer
+        p = subprocess.Popen([LITE, "cache-sim", str(t), "--policy", "all", "--sizes", sizes, "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        head = p.stdout.read(10)
+        p.stdout.close()
+        err = p.stderr.read()
+        code = p.wait(timeout=300)
+        p.stderr.close()
+        self.assertEqual(len(head), 10)
+        self.assertTrue(head.startswith(b"{"), head)
+        self.assertEqual(code, 0, f"exit {code}: {err!r}")
+        self.assertEqual(err, b"")
 
     def test_flag_combinations(self):
         t = self.zipf_txt()

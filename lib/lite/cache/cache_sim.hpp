@@ -72,6 +72,11 @@ struct PolicySpec {
 // "lru,fifo,s3fifo:small=0.1,ghost=0.9", "all", or "none" (an empty list: --mrc alone). UsageError names the known policies, the closest
 // match and, for a bad parameter, the policy's parameters.
 std::vector<PolicySpec> parse_policies(const std::string& text);
+// Memory one simulator of `policy` takes before it holds any object (LHD's age histograms, ~4 MB; a table's
+// first slots), measured on a fresh one: the per-size cost of a sweep, which validate() bounds.
+uint64_t empty_simulator_bytes(const PolicySpec& policy, bool bytes);
+// The most a sweep's empty simulators (policies x sizes, twice with a sampling check) may take together.
+constexpr uint64_t kMaxSweepBytes = uint64_t(2) << 30;
 
 // ---- sizes --------------------------------------------------------------------------------------
 
@@ -80,9 +85,11 @@ struct SizeSpec {
   uint64_t absolute = 0;   // objects or bytes, when fraction == 0
   double fraction = 0;     // of the working set, in (0, 1]
 };
-// "auto" -> empty list (the caller picks libCacheSim's fractions). UsageError for zero, negative,
-// malformed sizes and for byte units in object mode.
+// "auto" -> empty list (the caller picks libCacheSim's fractions). OptionError (key "sizes") for zero,
+// negative, malformed (hex, inf, "5 5") and too many sizes, and for byte units in object mode.
 std::vector<SizeSpec> parse_sizes(const std::string& text, bool bytes);
+// The most sizes one run takes: each is one simulator per policy (LHD alone keeps ~4 MB per simulator).
+constexpr size_t kMaxSizes = 1024;
 // The fractions used by --sizes auto: libCacheSim cachesim's eight, plus 0.5 and the whole working set.
 const std::vector<double>& auto_size_fractions();
 // A cache size as lite prints it: KiB/MiB/GiB in byte mode, a plain count in object mode.

@@ -141,21 +141,24 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
   const std::string name = display_name(opt.trace);
   ReaderConfig rc = reader_config(opt, name);
 
-  // [spool] stdin when more than one pass is needed (an oracleGeneral trace carries next accesses)
+  // [spool] a stream (stdin, a FIFO) read more than once is copied to a temporary file while the first pass
+  // reads it, so the format checks and the line bound see its first bytes before the copy grows (an
+  // oracleGeneral trace carries its next accesses: Belady alone needs no second pass over it)
   std::unique_ptr<TempFile> spool;
-  const bool next_in_trace = opt.format == TraceFormat::oracle_general;
+  if (rc.format == TraceFormat::auto_detect && rc.path != "-") rc.format = format_from_name(rc.path);
+  const bool next_in_trace = rc.format == TraceFormat::oracle_general;
   const bool multi_pass = needs.wss || (needs.next && !next_in_trace) || opt.sample_objects > 0;
-  if (opt.trace == "-" && multi_pass) {
-    spool = spool_stdin(opt.temp_dir, name, progress);
-    rc.path = spool->proc_path();
-  }
+  if (multi_pass && is_stream(rc.path)) spool = std::make_unique<TempFile>(opt.temp_dir, "spool");
   const uint64_t source_size = file_size_or_zero(rc.path);
 
   // [scan] and [next] (the scan reuses the first reader; the main pass reopens the trace after a scan)
   ScanResult scan;
   std::unique_ptr<TempFile> next_file;
   int passes = 0;
-  std::unique_ptr<TraceReader> reader = open_trace(rc);  // validates the format before any long work
+  CopyBytes copy;
+  if (spool) copy = [&spool](const char* data, size_t n) { spool->append(data, n); };
+  // validates the format before any long work
+  std::unique_ptr<TraceReader> reader = open_trace(rc, open_source(rc.path, name, copy));
   check_csv_only_flags(opt, *reader, name);
   const bool compute_next = needs.next && !reader->has_next();
   if (needs.wss || compute_next || opt.sample_objects > 0) {
@@ -165,6 +168,10 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
     result.trace.n_obj = scan.n_obj;
     result.trace.working_set_bytes = scan.wss;
     result.trace.max_object_size = scan.max_size;
+    if (spool) {  // the main pass reads the copy, in the format the scan found
+      rc.format = reader->format();
+      rc.path = spool->proc_path();
+    }
     reader.reset();
   }
   if (compute_next) {
@@ -223,10 +230,11 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
   if (result.recommendation && !result.recommendation->reached) result.gates.fail("target");
 
   result.passes = passes;
-  if (spool)  // first note, written once the number of passes is known
+  if (spool && passes > 1)  // first note, written once the number of passes is known
     result.notes.insert(result.notes.begin(),
-                        fmt::format("stdin was copied to a temporary file ({}) for {} passes",
-                                    format_bytes(double(spool->size())), passes));
+                        fmt::format("{} was copied to a temporary file ({}) for {} passes",
+                                    opt.trace == "-" ? std::string("stdin") : name, format_bytes(double(spool->size())),
+                                    passes));
   result.simulations = set.slots.size() + (opt.sample_check ? set.slots.size() : 0);
   result.seconds = seconds_since(t_start);
   result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;

@@ -1,7 +1,7 @@
 #pragma once
 // The jobs simulate() (engine.cpp) strings together, one function each, so each can be read alone:
 //
-//   engine_passes.cpp    [spool] stdin to a temporary file, [scan] the working set / key file /
+//   engine_passes.cpp    the temporary files (a spooled stream), [scan] the working set / key file /
 //                        fixed-size SHARDS threshold, [next] Belady's backward next-access pass
 //   engine_plan.cpp      size resolution, the sampling plan, one simulator slot per policy x size
 //   engine_main_pass.cpp the main pass: batches to every simulator, on a pool with double buffering
@@ -61,9 +61,6 @@ class NextStream {
 };
 
 // ---- passes before the main one (engine_passes.cpp) ---------------------------------------------
-
-// Copies stdin to a temporary file (for traces read more than once).
-std::unique_ptr<TempFile> spool_stdin(const std::string& temp_dir, const std::string& name, Progress& progress);
 
 struct ScanRequest {
   bool write_keys = false;       // Belady without next accesses in the trace: keep the key sequence

@@ -1,6 +1,7 @@
 // The passes simulate() may need before the main one, and the temporary files they write.
 //
-//   [spool] stdin is copied to an unlinked temporary file when more than one pass is needed
+//   [spool] (in engine.cpp) a stream read more than once is copied to an unlinked TempFile by the scan's
+//           own reads (open_source's CopyBytes), so nothing is read before the format checks
 //   [scan]  one pass for the working set (sizes given as fractions, auto sizes), for Belady's key file
 //           when the format lacks next accesses, or for fixed-size SHARDS (the N smallest key hashes
 //           give the sampling rate)
@@ -89,24 +90,6 @@ void NextStream::fill(int64_t* out, size_t n) {
     pos_ += k;
     done += k;
   }
-}
-
-// ---- [spool] ------------------------------------------------------------------------------------
-
-std::unique_ptr<TempFile> spool_stdin(const std::string& temp_dir, const std::string& name, Progress& progress) {
-  ProgressPhase phase(progress, "spooling stdin", 0);
-  auto spool = std::make_unique<TempFile>(temp_dir, "stdin");
-  std::vector<char> buf(size_t(4) << 20);
-  while (true) {
-    ssize_t r = ::read(0, buf.data(), buf.size());
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw InputError(name, std::string("read failed: ") + std::strerror(errno), "check what feeds stdin");
-    if (r == 0) break;
-    spool->append(buf.data(), static_cast<size_t>(r));
-    phase.advance(static_cast<uint64_t>(r));
-    throw_if_interrupted();
-  }
-  return spool;
 }
 
 // ---- [scan] -------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lite/core/atomic_file.hpp"
@@ -78,6 +79,35 @@ SimulationConfig resolve(const CacheSimOptions& o) {
   return c;
 }
 
+namespace {
+
+// policies x sizes simulators, each with its fixed state: refused before any work when they would take more
+// than kMaxSweepBytes, with the policy that costs most named (thousands of sizes x LHD's ~4 MB each).
+void check_sweep_memory(const SimulationConfig& o) {
+  const uint64_t n_sizes = o.sizes.empty() ? auto_size_fractions().size() : o.sizes.size();
+  const uint64_t copies = o.sample_check ? 2 : 1;  // the sampled and the full simulator
+  uint64_t per_size = 0, largest = 0;
+  std::string largest_name;
+  for (const auto& p : o.policies) {
+    const uint64_t b = empty_simulator_bytes(p, o.bytes);
+    per_size += b;
+    if (b > largest) largest = b, largest_name = p.label();
+  }
+  const double total = double(per_size) * double(n_sizes) * double(copies);
+  if (total <= double(kMaxSweepBytes)) return;
+  const uint64_t fits = kMaxSweepBytes / std::max<uint64_t>(1, per_size * copies);
+  throw OptionError("sizes",
+                    fmt::format("{} sizes x {} polic{} need about {} before caching anything ({} alone {} per size), "
+                                "more than the {} a sweep may take",
+                                n_sizes, o.policies.size(), o.policies.size() == 1 ? "y" : "ies", format_bytes(total),
+                                largest_name, format_bytes(double(largest)), format_bytes(double(kMaxSweepBytes))),
+                    fmt::format("give at most {} sizes with these policies, fewer policies (drop {}), or {{mrc}} for "
+                                "the exact LRU curve at every size in one pass",
+                                fits, largest_name));
+}
+
+}  // namespace
+
 void validate(const SimulationConfig& o) {
   finite("sample_rate", o.sample_rate);
   if (o.target_hit_ratio) finite("target_hit_ratio", *o.target_hit_ratio);
@@ -109,6 +139,7 @@ void validate(const SimulationConfig& o) {
       if (s.absolute && s.text.find_first_of("kKmMgGtTbB") != std::string::npos)
         throw OptionError("sizes", fmt::format("'{}' has a byte unit but the simulation counts objects", s.text),
                           "add {bytes}");
+  check_sweep_memory(o);
 }
 
 namespace {

@@ -120,11 +120,11 @@ void add_param(PolicySpec& spec, const std::string& assignment) {
                         fmt::format("write just {}", e.name));
     throw_unknown_name("policies", fmt::format("parameter of policy '{}'", e.name), key, known);
   }
-  char* end = nullptr;
-  double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !std::isfinite(v))
+  const std::optional<double> parsed = parse_decimal(value);  // decimal only: no 0x10, inf or nan
+  if (!parsed)
     throw OptionError("policies", fmt::format("policy '{}': parameter {} needs a number, got '{}'", e.name, param->name, value),
                       fmt::format("write {}:{}=NUMBER", e.name, param->name));
+  const double v = *parsed;
   if (v < param->min_value || v > param->max_value || (param->integer && v != std::floor(v)))
     throw OptionError("policies", fmt::format("policy '{}': {}={} is out of range", e.name, param->name, value),
                       fmt::format("use {} {} .. {}", param->integer ? "a whole number in" : "a value in",
@@ -205,4 +205,9 @@ std::unique_ptr<Simulator> make_simulator(const PolicySpec& spec, uint64_t capac
 }
 
 }  // namespace detail
+
+uint64_t empty_simulator_bytes(const PolicySpec& policy, bool bytes) {
+  // a small cache: what a simulator takes before its first object, whatever its size
+  return detail::make_simulator(policy, 1000, bytes)->memory_bytes();
+}
 }  // namespace lite::cache

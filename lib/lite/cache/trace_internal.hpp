@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,9 +27,16 @@ class ByteSource {
   virtual uint64_t consumed() const = 0;
 };
 
-// Opens a path ("-" = stdin); transparently decompresses zstd (detected by its magic number).
-// (trace_source_fd.cpp)
-std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display = "");
+// Every byte read from a file or stdin, in order, before any decompression (a spool of a stream).
+using CopyBytes = std::function<void(const char* data, size_t n)>;
+// Opens a path ("-" = stdin); transparently decompresses zstd (detected by its magic number). `copy`, when
+// given, sees every raw byte read, so one pass over a stream can also spool it (trace_source_fd.cpp).
+std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display = "",
+                                        CopyBytes copy = {});
+// True for stdin and for paths that can be read only once (a FIFO, /dev/fd/N of a pipe, a character
+// device): a trace read twice must be spooled. A path that cannot be stat'ed is not a stream (opening it
+// reports the problem).
+bool is_stream(const std::string& path);
 // Bytes in memory, which must outlive the source (tests, fuzz targets); zstd detected as for files.
 std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes, const std::string& name);
 // True when `head` starts with zstd's frame magic number (28 B5 2F FD).
@@ -40,9 +48,16 @@ uint64_t file_size_or_zero(const std::string& path);
 // The name used in messages: the path, or "<stdin>".
 std::string display_name(const std::string& path);
 
+// The longest line a text trace may have (README "Trace formats"): a file or stream without line breaks
+// (/dev/zero, a binary file read as text) stops here instead of growing the buffer until memory runs out.
+constexpr size_t kMaxLineBytes = size_t(1) << 20;
+// How much of a text trace is looked at to tell text from binary data (check_text_trace).
+constexpr size_t kTextCheckBytes = size_t(64) << 10;
+
 class BufferedInput {
  public:
-  BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size = size_t(1) << 20);
+  // `name` is the trace in messages (a line longer than kMaxLineBytes is reported as NAME:LINE).
+  BufferedInput(std::unique_ptr<ByteSource> source, std::string name = "", size_t buffer_size = size_t(1) << 20);
   // Makes at least `want` bytes available (fewer only at the end); returns what is available.
   size_t ensure(size_t want);
   const char* data() const { return buf_.get() + pos_; }
@@ -50,12 +65,16 @@ class BufferedInput {
   void consume(size_t n) { pos_ += n; }
   bool at_end() { return available() == 0 && ensure(1) == 0; }
   // The next line without its '\n' (and a trailing '\r'); false at the end. Valid until the next call.
+  // Throws InputError (NAME:LINE) for a line longer than kMaxLineBytes.
   bool next_line(std::string_view& line);
   uint64_t line_number() const { return line_; }
   uint64_t source_consumed() const { return source_->consumed(); }
 
  private:
+  [[noreturn]] void line_too_long() const;
+
   std::unique_ptr<ByteSource> source_;
+  std::string name_;
   std::unique_ptr<char[]> buf_;  // not zero-filled
   size_t capacity_;
   size_t pos_ = 0, end_ = 0;
@@ -172,6 +191,14 @@ bool parse_key(std::string_view text, uint64_t& key);
 bool parse_uint(std::string_view text, uint64_t& value);
 bool parse_double(std::string_view text, double& value);
 std::string_view trim_view(std::string_view s);
+// The format a file name says (.csv, .txt, .vscsi, oracleGeneral; a .zst/.zstd suffix ignored), else auto.
+TraceFormat format_from_name(const std::string& path);
+// Refuses binary data read as a text trace (trace_text_check.cpp): InputError naming the trace when its first
+// kTextCheckBytes hold a NUL byte or more than 1% control characters other than tab, CR, LF, FF and VT.
+void check_text_trace(BufferedInput& in, const std::string& name);
+// Refuses a binary trace whose first kTextCheckBytes are all zero bytes (/dev/zero, a preallocated or sparse
+// file): every record would be skipped as size 0, forever on an endless stream.
+void check_not_all_zero(BufferedInput& in, const std::string& name, TraceFormat format);
 // Consumes a UTF-8 byte-order mark (EF BB BF) at the start of a text trace, which editors and spreadsheet
 // exports write: it is not part of the first header name or key.
 void skip_utf8_bom(BufferedInput& in);

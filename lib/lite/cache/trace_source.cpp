@@ -42,8 +42,8 @@ std::string trace_format_name(TraceFormat f) {
 
 namespace detail {
 
-BufferedInput::BufferedInput(std::unique_ptr<ByteSource> source, size_t buffer_size)
-    : source_(std::move(source)), buf_(new char[buffer_size]), capacity_(buffer_size) {}
+BufferedInput::BufferedInput(std::unique_ptr<ByteSource> source, std::string name, size_t buffer_size)
+    : source_(std::move(source)), name_(std::move(name)), buf_(new char[buffer_size]), capacity_(buffer_size) {}
 
 size_t BufferedInput::ensure(size_t want) {
   if (end_ - pos_ >= want || source_done_) return end_ - pos_;
@@ -75,12 +75,14 @@ bool BufferedInput::next_line(std::string_view& line) {
     const void* nl = avail > scanned ? std::memchr(start + scanned, '\n', avail - scanned) : nullptr;
     if (nl) {
       size_t len = static_cast<const char*>(nl) - start;
+      if (len > kMaxLineBytes) line_too_long();
       pos_ += len + 1;
       ++line_;
       if (len && start[len - 1] == '\r') --len;
       line = std::string_view(start, len);
       return true;
     }
+    if (avail > kMaxLineBytes) line_too_long();
     if (source_done_) {
       if (avail == 0) return false;
       size_t len = avail;  // the last line has no '\n'
@@ -91,9 +93,15 @@ bool BufferedInput::next_line(std::string_view& line) {
       return true;
     }
     scanned = avail;
-    if (avail >= (size_t(1) << 30)) throw InputError("", "a line of the trace is longer than 1 GiB", "is this a binary trace? pass {format}");
-    ensure(avail + std::max<size_t>(avail, 1 << 16));
+    // grow geometrically, but never read more than one byte past the longest line allowed
+    ensure(std::min(avail + std::max<size_t>(avail, 1 << 16), kMaxLineBytes + 1));
   }
+}
+
+void BufferedInput::line_too_long() const {
+  throw InputError(fmt::format("{}:{}", name_.empty() ? std::string("trace") : name_, line_ + 1),
+                   fmt::format("the line is longer than {} bytes (1 MiB, the longest line a text trace may have)", kMaxLineBytes),
+                   "is it a binary trace? pass {format} oracleGeneral or {format} vscsi; else split the line");
 }
 
 void TraceReader::bad(const std::string& where, const std::string& field, const std::string& problem) {
@@ -160,8 +168,6 @@ bool parse_key(std::string_view text, uint64_t& key) {
   return true;
 }
 
-namespace {
-
 TraceFormat format_from_name(const std::string& path) {
   std::string p = to_lower(path);
   for (const char* z : {".zst", ".zstd"}) {
@@ -177,6 +183,8 @@ TraceFormat format_from_name(const std::string& path) {
   if (base.find("oraclegeneral") != std::string::npos) return TraceFormat::oracle_general;
   return TraceFormat::auto_detect;
 }
+
+namespace {
 
 TraceFormat format_from_contents(BufferedInput& in, const std::string& name) {
   size_t n = in.ensure(size_t(64) << 10);
@@ -209,12 +217,14 @@ std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config) {
 
 std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config, std::unique_ptr<ByteSource> source) {
   const std::string name = config.display.empty() ? display_name(config.path) : config.display;
-  auto in = std::make_unique<BufferedInput>(std::move(source));
+  auto in = std::make_unique<BufferedInput>(std::move(source), name);
   TraceFormat f = config.format;
   if (f == TraceFormat::auto_detect && config.path != "-") f = format_from_name(config.path);
   if (f == TraceFormat::auto_detect) f = format_from_contents(*in, name);
   ReaderConfig c = config;
   c.format = f;
+  if (f == TraceFormat::csv || f == TraceFormat::txt) check_text_trace(*in, name);
+  else check_not_all_zero(*in, name, f);
   switch (f) {
     case TraceFormat::csv: return make_csv_reader(c, std::move(in));
     case TraceFormat::txt: return make_txt_reader(c, std::move(in));

@@ -1,6 +1,9 @@
 // Byte sources for plain bytes: a file or stdin (a file descriptor, read straight into the caller's buffer),
 // and bytes already in memory (tests, fuzz targets). open_source() puts a zstd source around either when the
-// first four bytes are zstd's magic number, so every reader sees decompressed bytes and never knows.
+// first four bytes are zstd's magic number, so every reader sees decompressed bytes and never knows. A file
+// source can hand every raw byte it reads to a CopyBytes callback: the engine spools a stream (stdin, a FIFO)
+// in the same pass that first reads it, so the text checks and the line bound stop /dev/zero before the spool
+// grows (engine.cpp).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +26,13 @@ uint64_t file_size_or_zero(const std::string& path) {
   return static_cast<uint64_t>(st.st_size);
 }
 
+bool is_stream(const std::string& path) {
+  if (path == "-") return true;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 bool has_zstd_magic(std::string_view head) {
   return head.size() >= 4 && static_cast<unsigned char>(head[0]) == 0x28 &&
          static_cast<unsigned char>(head[1]) == 0xB5 && static_cast<unsigned char>(head[2]) == 0x2F &&
@@ -33,7 +43,8 @@ namespace {
 
 class FdSource final : public ByteSource {
  public:
-  FdSource(int fd, bool own, std::string name) : fd_(fd), own_(own), name_(std::move(name)) {}
+  FdSource(int fd, bool own, std::string name, CopyBytes copy)
+      : fd_(fd), own_(own), name_(std::move(name)), copy_(std::move(copy)) {}
   ~FdSource() override {
     if (own_) ::close(fd_);
   }
@@ -50,6 +61,7 @@ class FdSource final : public ByteSource {
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno), "check the file and its disk");
       consumed_ += static_cast<uint64_t>(r);
+      if (copy_ && r > 0) copy_(dst + done, static_cast<size_t>(r));
       return done + static_cast<size_t>(r);
     }
   }
@@ -63,6 +75,7 @@ class FdSource final : public ByteSource {
       if (r < 0) throw InputError(name_, std::string("read failed: ") + std::strerror(errno), "check the file and its disk");
       if (r == 0) break;
       consumed_ += static_cast<uint64_t>(r);
+      if (copy_) copy_(tmp, static_cast<size_t>(r));
       peek_.append(tmp, static_cast<size_t>(r));
     }
     return peek_;
@@ -72,6 +85,7 @@ class FdSource final : public ByteSource {
   int fd_;
   bool own_;
   std::string name_;
+  CopyBytes copy_;
   std::string peek_;
   size_t pos_ = 0;
   uint64_t consumed_ = 0;
@@ -95,7 +109,7 @@ class MemorySource final : public ByteSource {
 
 }  // namespace
 
-std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display) {
+std::unique_ptr<ByteSource> open_source(const std::string& path, const std::string& display, CopyBytes copy) {
   const std::string name = display.empty() ? display_name(path) : display;
   int fd = 0;
   bool own = false;
@@ -111,7 +125,7 @@ std::unique_ptr<ByteSource> open_source(const std::string& path, const std::stri
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
   }
-  auto fd_source = std::make_unique<FdSource>(fd, own, name);
+  auto fd_source = std::make_unique<FdSource>(fd, own, name, std::move(copy));
   if (has_zstd_magic(fd_source->peek(4))) return make_zstd_source(std::move(fd_source), name);
   return fd_source;
 }

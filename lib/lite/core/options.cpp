@@ -88,6 +88,17 @@ void OptionReader::check_type(const std::string& key, const nlohmann::json& valu
                       fmt::format("write {}", expected));
 }
 
+void OptionReader::check_integer_range(const std::string& key, const nlohmann::json& value, long double low,
+                                       long double high) const {
+  const long double v = value.is_number_unsigned() ? static_cast<long double>(value.get<uint64_t>())
+                                                   : static_cast<long double>(value.get<int64_t>());
+  if (v >= low && v <= high) return;
+  throw OptionError(prefix_ + key,
+                    fmt::format("{} is outside the whole numbers this option holds ({:.0f} to {:.0f})", value.dump(),
+                                low, high),
+                    "give a value in that range");
+}
+
 void OptionReader::finish() const {
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;

@@ -13,6 +13,7 @@
 // share one vocabulary and one set of checks.
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -89,6 +90,9 @@ class OptionReader {
   template <class T>
   void assign(const std::string& key, const nlohmann::json& value, T& field) {
     check_type(key, value, expected_type<T>());
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      check_integer_range(key, value, static_cast<long double>(std::numeric_limits<T>::min()),
+                          static_cast<long double>(std::numeric_limits<T>::max()));
     try {
       field = value.get<T>();
     } catch (const OptionError& e) {
@@ -116,6 +120,8 @@ class OptionReader {
     else return Type::any;
   }
   void check_type(const std::string& key, const nlohmann::json& value, Type type) const;
+  // nlohmann's get<T>() wraps an integer that T cannot hold (-1 as uint64_t is 2^64-1): refused by key instead.
+  void check_integer_range(const std::string& key, const nlohmann::json& value, long double low, long double high) const;
 
   const nlohmann::json& object_;
   std::string prefix_;

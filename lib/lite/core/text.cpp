@@ -119,14 +119,48 @@ std::string unknown_name_message(std::string_view kind, std::string_view name, c
   return msg;
 }
 
+size_t decimal_number_length(std::string_view text) {
+  auto digits = [&](size_t i) {
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i;
+  };
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  const size_t whole_end = digits(i);
+  size_t end = whole_end;
+  bool any_digit = whole_end > i;
+  if (end < text.size() && text[end] == '.') {
+    const size_t fraction_end = digits(end + 1);
+    any_digit = any_digit || fraction_end > end + 1;
+    end = fraction_end;
+  }
+  if (!any_digit) return 0;
+  if (end < text.size() && (text[end] == 'e' || text[end] == 'E')) {
+    size_t j = end + 1;
+    if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
+    const size_t exponent_end = digits(j);
+    if (exponent_end > j) end = exponent_end;  // "5e" is 5 followed by the unit "e"
+  }
+  return end;
+}
+
+std::optional<double> parse_decimal(std::string_view text) {
+  const std::string s = trim(text);
+  const size_t n = decimal_number_length(s);
+  if (n == 0 || n != s.size()) return std::nullopt;
+  const double value = std::strtod(s.c_str(), nullptr);  // decimal by now: strtod reads it exactly as written
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
 std::optional<uint64_t> parse_byte_size(std::string_view text) {
   std::string s = trim(text);
-  if (s.empty()) return std::nullopt;
-  const char* begin = s.c_str();
-  char* end = nullptr;
-  double value = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(value) || value < 0) return std::nullopt;
-  std::string unit = to_lower(trim(std::string_view(end)));
+  const size_t n = decimal_number_length(s);
+  if (n == 0) return std::nullopt;
+  const std::optional<double> parsed = parse_decimal(std::string_view(s).substr(0, n));
+  if (!parsed || *parsed < 0) return std::nullopt;
+  const double value = *parsed;
+  std::string unit = to_lower(trim(std::string_view(s).substr(n)));
   double scale = 1;
   if (unit.empty() || unit == "b") scale = 1;
   else if (unit == "k" || unit == "kb" || unit == "kib") scale = 1024.0;

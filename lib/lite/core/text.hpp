@@ -32,8 +32,17 @@ std::optional<std::string> closest_match(std::string_view name, const std::vecto
 // "unknown KIND 'NAME'; did you mean 'X'? known: a, b, c"
 std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known);
 
+// The length of the plain decimal number at the start of `text`: [+-]digits[.digits][(e|E)[+-]digits] or
+// [+-].digits[...]; 0 when `text` does not start with one. strtod and CLI11 also read hex ("0x10", "0x1p4"),
+// "inf", "nan" and (for integers) "010" as octal 8: lite's numbers are decimal only.
+size_t decimal_number_length(std::string_view text);
+// `text` (blanks around it allowed) as a plain decimal number (decimal_number_length); nullopt when it is
+// anything else or not finite as a double.
+std::optional<double> parse_decimal(std::string_view text);
+
 // Parses "4096", "64KB", "1.5 GiB", "512MiB" into bytes. KB/MB/GB and KiB/MiB/GiB are all powers of
-// 1024 (as libCacheSim reads them). Returns nullopt if the text is not a size or does not fit 64 bits.
+// 1024 (as libCacheSim reads them). The number is decimal (decimal_number_length). Returns nullopt if the text
+// is not a size or does not fit 64 bits.
 std::optional<uint64_t> parse_byte_size(std::string_view text);
 
 // 1536 -> "1.5 KiB"

@@ -1,5 +1,6 @@
 // Parsing of --policy, --sizes, --csv-columns and --format, including the error messages.
 #include "cache_test_util.hpp"
+#include "lite/cache/options.hpp"
 #include "lite/cache/policies.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
@@ -98,7 +99,7 @@ TEST_CASE("--sizes: sizes that do not fit 64 bits are rejected as overflow, neve
     CAPTURE(text);
     const std::string m = usage_error([&] { parse_sizes(text, false); });
     CHECK(m.find("does not fit in 64 bits") != std::string::npos);
-    CHECK(m.rfind("{sizes}: ", 0) == 0);
+    CHECK(m.rfind("sizes: ", 0) == 0);
     CHECK(m.find("; give a smaller size") != std::string::npos);
   }
   for (const char* text : {"1e30GB", "16777216TB", "18446744073709551616B"}) {
@@ -109,4 +110,67 @@ TEST_CASE("--sizes: sizes that do not fit 64 bits are rejected as overflow, neve
   CHECK(!lite::parse_byte_size("1e30GB"));
   CHECK(!lite::parse_byte_size("18446744073709551616"));
   CHECK(lite::parse_byte_size("1e19").value() == 10000000000000000000ULL);
+}
+
+TEST_CASE("--sizes: hex, inf, nan and other junk are not sizes, the message names the value and the forms") {
+  for (bool bytes : {false, true})
+    for (const char* text : {"0x10", "0x1p4", "inf", "nan", "infinity", "1e", "5 5", "--5", "1..5", "+-1", "0x10%",
+                             "1e3e3", "10 objects", "%"}) {
+      const std::string shown = text;
+      CAPTURE(shown);
+      CAPTURE(bytes);
+      const std::string m = usage_error([&] { parse_sizes(text, bytes); });
+      CHECK(m.rfind("sizes: '", 0) == 0);
+      CHECK(m.find(std::string("'") + text + "' is not a size") != std::string::npos);
+      CHECK(m.find("use e.g.") != std::string::npos);
+    }
+  CHECK(usage_error([] { parse_sizes("1e999", false); }).find("does not fit in 64 bits") != std::string::npos);
+  CHECK(parse_sizes("1e3", false)[0].absolute == 1000);  // decimal exponents are decimal
+  CHECK(parse_sizes("010", false)[0].absolute == 10);    // never octal
+}
+
+TEST_CASE("--sizes: at most kMaxSizes sizes, with the bound and the way out in the message") {
+  std::string list;
+  for (size_t i = 1; i <= kMaxSizes; ++i) list += std::to_string(i) + ",";
+  CHECK(parse_sizes(list, false).size() == kMaxSizes);
+  const std::string m = usage_error([&] { parse_sizes(list + "99999", false); });
+  CHECK(m.rfind("sizes: more than 1024 sizes given", 0) == 0);
+  CHECK(m.find("{mrc}") != std::string::npos);
+}
+
+TEST_CASE("the sweep's empty simulators are bounded: thousands of LHD sizes are refused before any work") {
+  SimulationConfig c;
+  c.trace = "unused.txt";
+  std::string list;
+  for (size_t i = 1; i <= kMaxSizes; ++i) list += std::to_string(i * 10) + ",";
+  c.sizes = parse_sizes(list, false);
+  c.policies = parse_policies("lru,s3fifo,sieve");
+  validate(c);  // small fixed state: 1024 sizes are fine
+  CHECK(empty_simulator_bytes(parse_policies("lhd")[0], false) > (uint64_t(3) << 20));  // LHD's histograms
+  c.policies = parse_policies("lru,lhd");
+  const std::string m = usage_error([&] { validate(c); });
+  CHECK(m.rfind("sizes: 1024 sizes x 2 policies need about", 0) == 0);
+  CHECK(m.find("lhd alone") != std::string::npos);
+  CHECK(m.find("2.00 GiB") != std::string::npos);
+  CHECK(m.find("give at most") != std::string::npos);
+  c.sizes.resize(100);
+  validate(c);
+  c.sample_check = true;  // twice the simulators
+  c.sample_rate = 0.5;
+  c.sizes = parse_sizes(list, false);
+  c.sizes.resize(400);
+  CHECK(usage_error([&] { validate(c); }).rfind("sizes: 400 sizes x 2 policies", 0) == 0);
+}
+
+TEST_CASE("--policy parameters are decimal: hex and inf are refused") {
+  for (const char* spec : {"s3fifo:small=0x1p-3", "s3fifo:small=inf", "clock:bits=0x2"}) {
+    CAPTURE(spec);
+    CHECK(usage_error([&] { parse_policies(spec); }).find("needs a number") != std::string::npos);
+  }
+}
+
+TEST_CASE("--config: sample_objects -1 is refused by key, not read as 2^64-1") {
+  CacheSimOptions o;
+  const std::string m = usage_error([&] { from_json(nlohmann::json{{"trace", "t.txt"}, {"sample_objects", -1}}, o); });
+  CHECK(m.rfind("sample_objects: -1 is outside", 0) == 0);
 }

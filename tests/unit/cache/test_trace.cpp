@@ -1,4 +1,6 @@
 // Trace readers: each format, format detection, csv columns and headers, malformed input.
+#include <sys/stat.h>
+
 #include <cstring>
 
 #include "cache_test_util.hpp"
@@ -248,4 +250,101 @@ TEST_CASE("csv: a cost beyond float's range is a malformed field, not an infinit
   auto r = read_all(c);
   CHECK(r.costs == std::vector<float>{2.0f});
   CHECK(r.stats.n_bad_lines == 1);
+}
+
+TEST_CASE("text traces: a line may be at most 1 MiB, a longer one is FILE:LINE, also without any line break") {
+  using lite::cache::detail::kMaxLineBytes;
+  ScratchDir d;
+  // exactly the bound is a line (a hashed key)
+  const std::string longest(kMaxLineBytes, 'k');
+  auto r = read_all(config(d.file("long.txt", "5\n" + longest + "\n6\n")));
+  CHECK(r.keys.size() == 3);
+  CHECK(r.keys[2] == 6);
+  // one byte more, on line 2, in both text formats
+  for (const char* name : {"over.txt", "over.csv"}) {
+    CAPTURE(name);
+    auto msg = message_of(config(d.file(name, "5\n" + longest + "k\n6\n")));
+    CHECK(msg.find(std::string(name) + ":2: the line is longer than 1048576 bytes") != std::string::npos);
+    CHECK(msg.find("--format") == std::string::npos);  // the library speaks keys: {format}
+    CHECK(msg.find("{format}") != std::string::npos);
+  }
+  // no line break at all, ending without one
+  auto endless = message_of(config(d.file("one.txt", std::string(3 * kMaxLineBytes, 'a'))));
+  CHECK(endless.find("one.txt:1: the line is longer") != std::string::npos);
+  // a last line without '\n' within the bound is still a line
+  CHECK(read_all(config(d.file("last.txt", "1\n" + std::string(1000, 'z')))).keys.size() == 2);
+}
+
+TEST_CASE("text traces: binary data is refused as 'not a text trace', whatever the name says") {
+  ScratchDir d;
+  std::string random_bytes;
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 100000; ++i) {  // xorshift: /dev/urandom's kind of bytes, deterministically
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    random_bytes.push_back(static_cast<char>(x));
+  }
+  for (const char* name : {"r.csv", "r.txt"}) {
+    CAPTURE(name);
+    auto msg = message_of(config(d.file(name, random_bytes)));
+    CHECK(msg.find(std::string(name) + ": is not a text trace") != std::string::npos);
+  }
+  auto nul = message_of(config(d.file("nul.csv", "key,size\na,1\n" + std::string(1, '\0') + "b,2\n")));
+  CHECK(nul.find("nul.csv: is not a text trace: byte 14 is a NUL byte") != std::string::npos);
+  // control characters other than whitespace: more than 1% is binary, a stray one is not
+  std::string controls;
+  for (int i = 0; i < 100; ++i) controls += std::to_string(i) + (i % 20 == 0 ? "\x01\x02\n" : "\n");
+  CHECK(message_of(config(d.file("ctl.txt", controls))).find("control characters") != std::string::npos);
+  std::string dos;
+  for (int i = 0; i < 1000; ++i) dos += std::to_string(i) + "\r\n";
+  auto ok = read_all(config(d.file("dos.txt", dos + "\x1a")));  // a DOS end-of-file mark
+  CHECK(ok.keys.size() == 1001);
+  // an explicit --format txt on binary data is refused just the same
+  auto explicit_txt = config(d.file("r.bin", random_bytes));
+  explicit_txt.format = TraceFormat::txt;
+  CHECK(message_of(explicit_txt).find("is not a text trace") != std::string::npos);
+  // UTF-16 (a spreadsheet's "Unicode text") is named as such
+  CHECK(message_of(config(d.file("u16.csv", std::string("\xFF\xFEk\0e\0y\0\n\0", 10)))).find("is UTF-16 text") !=
+        std::string::npos);
+  // UTF-8 keys are text
+  CHECK(read_all(config(d.file("utf8.txt", "caf\xC3\xA9\n\xE6\x97\xA5\n"))).keys.size() == 2);
+}
+
+TEST_CASE("binary traces: 64 KiB of zero bytes is not a trace, a short one is an empty trace as before") {
+  ScratchDir d;
+  const std::string zeros(size_t(64) << 10, '\0');
+  auto oracle = message_of(config(d.file("z.oracleGeneral.bin", zeros + zeros)));
+  CHECK(oracle.find("z.oracleGeneral.bin: is not an oracleGeneral trace: its first 64 KiB are all zero bytes") !=
+        std::string::npos);
+  auto vscsi = config(d.file("z.bin", zeros));
+  vscsi.format = TraceFormat::vscsi;
+  CHECK(message_of(vscsi).find("all zero bytes") != std::string::npos);
+  auto short_zero = read_all(config(d.file("s.oracleGeneral.bin", std::string(48, '\0'))));
+  CHECK(short_zero.keys.empty());
+  CHECK(short_zero.stats.n_skipped_zero_size == 2);
+}
+
+TEST_CASE("stream sources: the same bounds over bytes that are not a regular file") {
+  using namespace lite::cache::detail;
+  const std::string no_break(2 * kMaxLineBytes, 'x');
+  ReaderConfig c;
+  c.path = "-";
+  c.display = "<stdin>";
+  c.format = TraceFormat::txt;
+  try {
+    auto r = open_trace(c, open_memory_source(no_break, "<stdin>"));
+    Batch b;
+    b.reserve(4);
+    r->fill(b);
+    FAIL("a 2 MiB line was read");
+  } catch (const lite::InputError& e) {
+    CHECK(std::string(e.what()).find("<stdin>:1: the line is longer") == 0);
+  }
+  CHECK(is_stream("-"));
+  CHECK_FALSE(is_stream("/no/such/file"));  // opening it reports the problem
+  ScratchDir d;
+  CHECK_FALSE(is_stream(d.file("f.txt", "1\n").string()));
+  CHECK_FALSE(is_stream(d.path.string()));
+  const auto fifo = d.path / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(is_stream(fifo.string()));
 }

@@ -144,3 +144,27 @@ TEST_CASE("OMP_NUM_THREADS and MKL_NUM_THREADS: thread counts from 1 to 4x the c
   }
   CHECK_NOTHROW(lite::option_rules::thread_environment());
 }
+
+TEST_CASE("OptionReader refuses an integer its field cannot hold instead of wrapping it") {
+  struct Counts {
+    uint64_t keys = 1;
+    int threads = 0;
+  } c;
+  auto read = [&](const nlohmann::json& j) {
+    try {
+      lite::OptionReader r(j);
+      r.read("keys", c.keys).read("threads", c.threads);
+      r.finish();
+    } catch (const lite::OptionError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(read({{"keys", 18446744073709551615ULL}, {"threads", -3}}).empty());  // in range: the rules come later
+  CHECK(c.keys == 18446744073709551615ULL);
+  const std::string negative = read({{"keys", -1}});
+  CHECK(negative.rfind("keys: -1 is outside", 0) == 0);
+  CHECK(negative.find("0 to 18446744073709551615") != std::string::npos);
+  CHECK(read({{"threads", 4294967296LL}}).find("threads: 4294967296 is outside") == 0);
+  CHECK(c.keys == 18446744073709551615ULL);  // a refused value leaves the field alone
+}

@@ -51,3 +51,26 @@ TEST_CASE("shorten keeps the first code points of a long value and marks the cut
   CHECK(shorten("µµµµ", 2) == "µµ...");  // never cuts inside a UTF-8 sequence
   CHECK(shorten("", 0) == "");
 }
+
+TEST_CASE("numbers are decimal only: no hex, no inf or nan, a unit may follow") {
+  CHECK(decimal_number_length("12") == 2);
+  CHECK(decimal_number_length("-1.5e-3x") == 7);
+  CHECK(decimal_number_length(".5") == 2);
+  CHECK(decimal_number_length("5.") == 2);
+  CHECK(decimal_number_length("5e") == 1);  // "e" is then a unit, not an exponent
+  CHECK(decimal_number_length("64KiB") == 2);
+  CHECK(decimal_number_length("0x10") == 1);
+  for (const char* junk : {"", ".", "-", "+.", "e5", "inf", "nan", "x1"}) {
+    CAPTURE(junk);
+    CHECK(decimal_number_length(junk) == 0);
+  }
+  CHECK(parse_decimal(" 0.25 ") == 0.25);
+  CHECK(parse_decimal("1e3") == 1000.0);
+  for (const char* junk : {"0x10", "0x1p-3", "inf", "-inf", "nan", "1e999", "1.5.2", "5 5", "1,5", ""}) {
+    CAPTURE(junk);
+    CHECK_FALSE(parse_decimal(junk).has_value());
+  }
+  CHECK_FALSE(parse_byte_size("0x10MB").has_value());
+  CHECK_FALSE(parse_byte_size("infGB").has_value());
+  CHECK(parse_byte_size("1e3KB") == 1024000u);
+}

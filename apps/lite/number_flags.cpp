@@ -1,0 +1,46 @@
+// Strict decimal spelling for numeric flags (see number_flags.hpp).
+#include "number_flags.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "lite/core/text.hpp"
+
+namespace lite::cli {
+namespace {
+
+bool all_digits(const std::string& s, size_t from) {
+  return s.size() > from && s.find_first_not_of("0123456789", from) == std::string::npos;
+}
+
+bool spelled_right(std::string& value, NumberText kind) {
+  const std::string lower = to_lower(value);
+  switch (kind) {
+    case NumberText::unsigned_whole:
+    case NumberText::signed_whole: {
+      const size_t sign = kind == NumberText::signed_whole && !value.empty() && value[0] == '-' ? 1 : 0;
+      if (!all_digits(value, sign)) return false;
+      const size_t first = value.find_first_not_of('0', sign);  // "010" -> "10", "-0" -> "-0", "000" -> "0"
+      value.erase(sign, (first == std::string::npos ? value.size() - 1 : first) - sign);
+      return true;
+    }
+    case NumberText::real:
+      for (const char* word : {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"})
+        if (lower == word) return true;
+      return !value.empty() && decimal_number_length(value) == value.size();
+  }
+  return false;
+}
+
+}  // namespace
+
+CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::string& accepted) {
+  CLI::Validator strict(
+      [kind, accepted](std::string& value) -> std::string {
+        if (spelled_right(value, kind)) return {};
+        return "'" + value + "' is not " + accepted;
+      },
+      "");
+  return option->transform(strict);
+}
+
+}  // namespace lite::cli
