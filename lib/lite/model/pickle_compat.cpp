@@ -275,9 +275,9 @@ class PickleScan {
 
   void check_depth(uint64_t depth) const {
     if (depth + late_growth_ > kMaxPickleNesting)
-      refuse(fmt::format("the pickle nests containers more than {} levels deep (the limit; {} at byte {}), which "
-                         "would overflow libtorch's stack",
-                         kMaxPickleNesting, depth + late_growth_, position_));
+      refuse(fmt::format("the pickle nests containers {} levels deep (at byte {}), over lite's limit of {} "
+                         "(libtorch's unpickler would overflow its stack)",
+                         depth + late_growth_, position_, kMaxPickleNesting));
   }
 
   // The depth of a value built from `items` (one more than the deepest); marks them as held.
@@ -324,7 +324,8 @@ class PickleScan {
     const unsigned char code = op.code;
     if (code == '(') {
       if (++open_marks_ > kMaxPickleNesting)
-        refuse(fmt::format("the pickle opens more than {} MARKs at once (the limit; at byte {})", kMaxPickleNesting, pos));
+        refuse(fmt::format("the pickle opens {} MARKs at once (at byte {}), over lite's limit of {}", open_marks_, pos,
+                           kMaxPickleNesting));
       stack_.push_back({pos, true, 0, std::nullopt});
       return;
     }
@@ -354,7 +355,8 @@ class PickleScan {
       }
       if (code == 's' || code == 'a') {  // [..., dict, key, value] / [..., list, value]: MARK, then the batched form
         if (open_marks_ + 1 > kMaxPickleNesting)  // the MARK this inserts counts when the result is read
-          refuse(fmt::format("the pickle opens more than {} MARKs at once (the limit; at byte {})", kMaxPickleNesting, pos));
+          refuse(fmt::format("the pickle opens {} MARKs at once (at byte {}), over lite's limit of {}",
+                             open_marks_ + 1, pos, kMaxPickleNesting));
         edits_.push_back({start, 0, "("});
         edits_.push_back({pos, 1, code == 's' ? "u" : "e"});
         ++rewritten_;
