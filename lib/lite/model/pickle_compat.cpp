@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -130,7 +131,9 @@ struct StackItem {
   size_t start;
   bool mark;
   uint32_t object;                  // index into PickleScan::depth_ (0 for a MARK)
-  std::optional<std::string> text;  // a string pushed by a literal or a BINGET of one (for STACK_GLOBAL)
+  // A string pushed by a literal or a BINGET of one (for STACK_GLOBAL); shared, so that a stream fetching a
+  // long string many times costs a pointer each, not a copy.
+  std::shared_ptr<const std::string> text;
 };
 
 struct Edit {
@@ -225,7 +228,7 @@ class PickleScan {
     if (code == 0x94) edits_.push_back({pos, 1, "r" + le_bytes(index, 4)});
     if (stack_.empty() || stack_.back().mark) return;
     memo_object_[index] = stack_.back().object;
-    if (stack_.back().text) memo_text_[index] = *stack_.back().text;
+    if (stack_.back().text) memo_text_[index] = stack_.back().text;
   }
 
   // Protocol 4 and 5 forms libtorch's unpickler (protocol 2 only) lacks.
@@ -262,7 +265,7 @@ class PickleScan {
     edits_.erase(std::remove_if(edits_.begin(), edits_.end(), [&](const Edit& e) { return e.at >= from; }), edits_.end());
     edits_.push_back({from, pos + 1 - from, "c" + module + "\n" + name + "\n"});
     stack_.resize(stack_.size() - 2);
-    stack_.push_back({from, false, new_value(0), std::nullopt});
+    stack_.push_back({from, false, new_value(0), nullptr});
     return true;
   }
 
@@ -326,7 +329,7 @@ class PickleScan {
       if (++open_marks_ > kMaxPickleNesting)
         refuse(fmt::format("the pickle opens {} MARKs at once (at byte {}), over lite's limit of {}", open_marks_, pos,
                            kMaxPickleNesting));
-      stack_.push_back({pos, true, 0, std::nullopt});
+      stack_.push_back({pos, true, 0, nullptr});
       return;
     }
     if (op.pops == kToMark) {
@@ -335,7 +338,7 @@ class PickleScan {
       while (first > 0 && !stack_[first - 1].mark) --first;
       const uint32_t depth = op.pushes && first > 0 ? holding(stack_, first) : 0;
       const size_t start = pop_to_mark(op, fills_a_container(code));
-      if (op.pushes) stack_.push_back({start, false, new_value(depth), std::nullopt});
+      if (op.pushes) stack_.push_back({start, false, new_value(depth), nullptr});
       return;
     }
     if (stack_.size() < size_t(op.pops)) refuse(fmt::format("{} at byte {} on a short stack (a damaged pickle)", op.name, pos));
@@ -367,15 +370,16 @@ class PickleScan {
     if (code == 'h' || code == 'j') {
       const uint64_t index = little_endian(s_, pos + 1, code == 'h' ? 1 : 4);
       auto known = memo_object_.find(index);
-      stack_.push_back({start, false, known != memo_object_.end() ? known->second : new_value(0), std::nullopt});
+      stack_.push_back({start, false, known != memo_object_.end() ? known->second : new_value(0), nullptr});
       auto text = memo_text_.find(index);
       if (text != memo_text_.end()) stack_.back().text = text->second;
       return;
     }
     if (code == ']' || code == ')' || code == '}' || code == 0x8f) depth = 1;  // an empty container
-    stack_.push_back({start, false, new_value(depth), std::nullopt});
+    stack_.push_back({start, false, new_value(depth), nullptr});
     if (code == 'X' || code == 0x8c)
-      stack_.back().text = s_.substr(pos + 1 + (code == 'X' ? 4 : 1), arg - (code == 'X' ? 4 : 1));
+      stack_.back().text =
+          std::make_shared<const std::string>(s_.substr(pos + 1 + (code == 'X' ? 4 : 1), arg - (code == 'X' ? 4 : 1)));
   }
 
   PickleRewrite rewritten() {
@@ -413,7 +417,7 @@ class PickleScan {
   uint64_t globals_ = 0;           // GLOBAL opcodes read so far
   std::vector<size_t> memo_stores_;  // offsets of the memo stores read so far, in order
   std::unordered_map<uint64_t, uint32_t> memo_object_;
-  std::map<uint64_t, std::string> memo_text_;  // memoized strings, for STACK_GLOBAL arguments fetched by BINGET
+  std::map<uint64_t, std::shared_ptr<const std::string>> memo_text_;  // memoized strings, for STACK_GLOBAL's BINGETs
   int rewritten_ = 0;
   std::string stop_reason_;
 };
