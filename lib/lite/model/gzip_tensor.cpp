@@ -69,8 +69,8 @@ void check_declared(uint64_t declared, uint64_t compressed, uint64_t max_bytes, 
                      kRefetch);
   if (declared > max_bytes)
     throw InputError(file,
-                     fmt::format("its header declares {:.1f} MB, over the {:.1f} MB data may take in memory (half of "
-                                 "the available memory, or --data-memory-mb)",
+                     fmt::format("its header declares {:.1f} MB, over the {:.1f} MB data may take in memory (the "
+                                 "data memory budget: half of the available memory)",
                                  double(declared) / 1e6, double(max_bytes) / 1e6),
                      "free memory or pass a smaller file");
 }
