@@ -68,6 +68,29 @@ def run_lite(*args, stdin=None, timeout=900, env=None, torch_log_allowed=False):
     return r
 
 
+def run_lite_measured(*args, timeout=300):
+    """Runs lite like run_lite; returns (CompletedProcess, peak resident memory of that one process in MiB). The
+    peak is os.wait4's rusage of this child (ru_maxrss, KiB on Linux): getrusage(RUSAGE_CHILDREN) would report the
+    largest of every child this test process has waited for, fixture scripts included. `lite` execs lite-torch in
+    the same process, so the figure covers the verb."""
+    import threading
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([LITE, *map(str, args)], stdout=out, stderr=err)
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        r = subprocess.CompletedProcess(p.args, p.returncode, out.read().decode(errors="replace"),
+                                        err.read().decode(errors="replace"))
+    assert_no_torch_log(r.stderr, args)
+    return r, usage.ru_maxrss / 1024
+
+
 def run_lite_json(*args, **kwargs):
     """Runs lite with --json appended; asserts exit 0 and returns the parsed document."""
     r = run_lite(*args, "--json", **kwargs)
@@ -116,14 +139,20 @@ class LiteTestCase(unittest.TestCase):
         after = sorted(p.name for p in pathlib.Path(folder).iterdir())
         self.assertEqual(after, before, "a failed command must not write files (also no temporaries)")
 
-    def assert_rejected(self, sub, *args, needles=(), stdin=None, watch=()):
+    def assert_rejected(self, sub, *args, needles=(), stdin=None, watch=(), max_rss_mib=None):
         """Runs `lite SUB ARGS...` and checks the project's bad-input rule: exit 2, exactly one line on stderr,
         `lite SUB: error: FILE-OR-FLAG: PROBLEM; FIX`, mentioning every needle, nothing on stdout, and nothing written: no file added,
         removed or changed anywhere under self.tmp or under the folders in `watch` (an output folder elsewhere;
-        a watched folder that does not exist must not be created). Returns the CompletedProcess."""
+        a watched folder that does not exist must not be created). With `max_rss_mib`, also that the command's peak
+        resident memory stayed under it (run_lite_measured; a hostile input must not cost what it claims).
+        Returns the CompletedProcess."""
         folders = [self.tmp, *(pathlib.Path(f) for f in watch)]
         before = [snapshot(f) for f in folders]
-        r = run_lite(sub, *args, stdin=stdin)
+        if max_rss_mib is None:
+            r = run_lite(sub, *args, stdin=stdin)
+        else:
+            r, peak_mib = run_lite_measured(sub, *args)
+            self.assertLess(peak_mib, max_rss_mib, f"lite {sub} peaked at {peak_mib:.0f} MiB: {r.stderr}")
         self.assert_bad_input(r, *needles)
         self.assertTrue(r.stderr.startswith(f"lite {sub}: error: "),
                         f"expected 'lite {sub}: error: ...', got: {r.stderr!r}")

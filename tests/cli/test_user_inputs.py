@@ -1,7 +1,10 @@
 """What users bring: models saved without lite's declared input shape (the shape is inferred from the first
 layer, or the command stops naming --input), and data files in every form torch.save, numpy and idx give
 (a single-key dict, lists, tuples, .npz, ...). Models and files are made here by /usr/bin/python3."""
+import gzip
 import json
+import os
+import struct
 import subprocess
 import textwrap
 import unittest
@@ -180,6 +183,133 @@ class DataFileForms(LiteTestCase):
                self.tmp)
         self.assert_rejected("profile", CNN, "--input-file", self.tmp / "odd.pt",
                              needles=["odd.pt", "'pixels'", "'classes'", "name the inputs x"])
+
+
+def torch_save_with_pickle(path, pickle_bytes, cwd):
+    """A torch.save archive (zip format, as torch writes it) whose data.pkl is `pickle_bytes`: the way to hand
+    lite a pickle stream Python's own pickler would not write (or would overflow its stack writing)."""
+    stream = cwd / "pickle.bin"
+    stream.write_bytes(pickle_bytes)
+    python(f"""
+        import io, zipfile, torch
+        f = io.BytesIO()
+        torch.save(0, f)
+        src = zipfile.ZipFile(io.BytesIO(f.getvalue()))
+        with zipfile.ZipFile({str(path)!r}, "w", zipfile.ZIP_STORED) as z:
+            for info in src.infolist():
+                z.writestr(info.filename, open("pickle.bin", "rb").read() if info.filename.endswith("/data.pkl")
+                           else src.read(info))
+        """, cwd)
+    stream.unlink()
+
+
+def one_member_zip(name, data, method, declared):
+    """A zip with one member whose directory declares `declared` uncompressed bytes for `data` (as given)."""
+    local = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, method, 0, 0, 0, len(data), declared, len(name), 0)
+    central = struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, method, 0, 0, 0, len(data), declared,
+                          len(name), 0, 0, 0, 0, 0, 0)
+    body = local + name + data
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 1, 1, len(central) + len(name), len(body), 0)
+    return body + central + name + end
+
+
+def idx_header(*dims):
+    return bytes([0, 0, 0x08, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims)
+
+
+def gzip_bomb(head, gib):
+    """gzip of `head` followed by `gib` GiB of zeros: concatenated members of 64 MiB of zeros each (gzip and zlib
+    read them as one stream), about 1 MB per GiB."""
+    zeros = gzip.compress(bytes(64 << 20), 9)
+    return gzip.compress(head, 9) + zeros * (16 * gib)
+
+
+class HostileDataFiles(LiteTestCase):
+    """Issue 22: a data file that lies about its size or nests without end gets exit 2 with one line, never a crash,
+    and costs memory by what it really holds. MAX_RSS_MIB is far under what each cost before the fix (a SIGSEGV
+    for the nesting; 4 to 64 GiB asked for by the others) and well over a normal run (about 300 MiB)."""
+    MAX_RSS_MIB = 1500
+
+    def rejected(self, sub, *args, needles):
+        extra = ["-o", self.tmp / "q.pt"] if sub == "quantize" else FAST
+        return self.assert_rejected(sub, CNN, *args, *extra, needles=needles, max_rss_mib=self.MAX_RSS_MIB)
+
+    def test_a_pickle_nested_200k_deep_is_refused_not_a_stack_overflow(self):
+        # x = (); for _ in range(200000): x = (x,)  as pickle writes it (each tuple memoized)
+        stream = b"\x80\x02)" + b"".join(b"\x85" + (b"q" + bytes([i]) if i < 256 else b"r" + struct.pack("<I", i))
+                                        for i in range(200000)) + b"."
+        deep = self.tmp / "deep.pt"
+        torch_save_with_pickle(deep, stream, self.tmp)
+        self.rejected("profile", "--eval", deep, needles=["deep.pt", "1001 levels deep", "limit of 1000"])
+        self.rejected("quantize", "--mode", "static", "--calib", deep, needles=["deep.pt", "levels deep"])
+
+    def test_a_pickle_claiming_4_gib_in_100_bytes_is_refused_before_allocating(self):
+        pad = b"a" * 90
+        cases = {
+            "binunicode.pt": (b"\x80\x02X" + struct.pack("<I", 0xFFFFFFFF) + pad + b".",
+                              ["BINUNICODE at byte 2 claims 4294967295 bytes", "remain"]),
+            "binbytes8.pt": (b"\x80\x02\x8e" + struct.pack("<Q", 1 << 62) + pad + b".", ["BINBYTES8", "claims"]),
+            "binunicode8.pt": (b"\x80\x02\x8d" + struct.pack("<Q", 1 << 33) + pad + b".", ["BINUNICODE8", "claims"]),
+            # libtorch would grow its memo table to 2^32 slots (64 GiB) for this one
+            "memo.pt": (b"\x80\x02]r" + struct.pack("<I", 0xFFFFFFFF) + b".", ["memo index 4294967295"]),
+        }
+        for name, (stream, needles) in cases.items():
+            with self.subTest(file=name):
+                path = self.tmp / name
+                torch_save_with_pickle(path, stream, self.tmp)
+                self.rejected("profile", "--eval", path, needles=[name, *needles])
+        self.rejected("quantize", "--mode", "static", "--calib", self.tmp / "binunicode.pt",
+                      needles=["binunicode.pt", "claims 4294967295 bytes"])
+
+    def test_an_npz_declaring_3_gb_for_3_mb_and_an_npy_shape_beyond_its_file(self):
+        import random
+        import zlib
+        packer = zlib.compressobj(1, zlib.DEFLATED, -15)
+        data = random.Random(0).randbytes(3 << 20)
+        npz = self.tmp / "liar.npz"
+        npz.write_bytes(one_member_zip(b"x.npy", packer.compress(data) + packer.flush(), 8, 3_000_000_000))
+        self.rejected("profile", "--eval", npz,
+                      needles=["liar.npz", f"inflates to {len(data)} bytes, not the 3000000000 bytes its directory"])
+        self.rejected("quantize", "--mode", "static", "--calib", npz, needles=["liar.npz", "3000000000"])
+        packed = zlib.compress(b"a" * 3000)[2:-4]
+        beyond = self.tmp / "beyond.npz"
+        beyond.write_bytes(one_member_zip(b"x.npy", packed, 8, 4_000_000_000))
+        self.rejected("profile", "--eval", beyond, needles=["beyond.npz", "4000000000", "1032:1"])
+        header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }"
+        header += " " * (63 - (10 + len(header)) % 64) + "\n"
+        npy = self.tmp / "claims.npy"
+        npy.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(16))
+        self.rejected("profile", "--eval", npy, needles=["claims.npy", "truncated .npy data (16 of 4000000000000 bytes)"])
+
+    def test_an_idx_gz_inflating_to_4_gib_stops_at_its_header(self):
+        bomb = self.tmp / "bomb-idx3-ubyte.gz"
+        bomb.write_bytes(gzip_bomb(idx_header(10, 28, 28) + bytes(7840), 4))
+        self.assertLess(bomb.stat().st_size, 5 << 20)
+        self.rejected("profile", "--eval", bomb, needles=["bomb-idx3-ubyte.gz", "inflates to more than the 7856 bytes"])
+        self.rejected("quantize", "--mode", "static", "--calib", bomb, needles=["bomb-idx3-ubyte.gz", "7856"])
+        claims = self.tmp / "claims-idx3-ubyte.gz"
+        claims.write_bytes(gzip.compress(idx_header(65536, 256, 256) + bytes(4096), 9))
+        self.rejected("profile", "--eval", claims, needles=["claims-idx3-ubyte.gz", "4294967312 bytes", "1032:1"])
+        # The same as labels: a 10-image idx file and labels that inflate to 4 GiB.
+        images = self.tmp / "small-idx3-ubyte"
+        images.write_bytes(idx_header(10, 28, 28) + bytes(7840))
+        labels = self.tmp / "bomb-labels-idx1-ubyte.gz"
+        labels.write_bytes(gzip_bomb(idx_header(10) + bytes(10), 4))
+        self.rejected("profile", "--eval", images, "--labels", labels,
+                      needles=["bomb-labels-idx1-ubyte.gz", "inflates to more than the 18 bytes"])
+
+    def test_devices_and_fifos_are_refused_as_data_and_labels(self):
+        problem = "is not a regular file (a device, FIFO or socket); give a data file"
+        fifo = self.tmp / "feed.pt"
+        os.mkfifo(fifo)
+        images = self.tmp / "small-idx3-ubyte"
+        images.write_bytes(idx_header(10, 28, 28) + bytes(7840))
+        for bad in ("/dev/zero", "/dev/urandom", fifo):
+            with self.subTest(file=str(bad)):
+                self.rejected("profile", "--eval", bad, needles=[f"{bad}: {problem}"])
+                self.rejected("profile", "--eval", images, "--labels", bad, needles=[f"{bad}: {problem}"])
+                self.rejected("profile", "--input-file", bad, needles=[f"{bad}: {problem}"])
+                self.rejected("quantize", "--mode", "static", "--calib", bad, needles=[f"{bad}: {problem}"])
 
 
 if __name__ == "__main__":

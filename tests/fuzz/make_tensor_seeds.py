@@ -2,12 +2,16 @@
 """Writes the seed corpora of the tensor-file fuzz targets (tensor_headers, pickle_compat, zip_members) into
 tests/fuzz/corpus/: small valid files as numpy and torch write them, plus a few near misses. Run with Debian's
 /usr/bin/python3 (numpy and torch): tests/fuzz/make_tensor_seeds.py. Every seed stays a few KB (fuzz.sh's
--max_len is 8192). The seeds are committed; rerun only to add forms."""
+-max_len is 8192). The seeds are committed; rerun only to add forms (`make_tensor_seeds.py hostile` writes only
+the hostile shapes of issue 22, which need neither numpy nor torch to build)."""
+import gzip
 import io
 import os
 import pickle
 import struct
+import sys
 import zipfile
+import zlib
 
 import numpy as np
 import torch
@@ -101,7 +105,61 @@ def zip_members():
     write(t, "empty_archive", b"PK\x05\x06" + bytes(18))
 
 
+def zip_one(name, data, method, declared):
+    """A zip with one member whose directory declares `declared` uncompressed bytes (the data as given)."""
+    local = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, method, 0, 0, 0, len(data), declared, len(name), 0)
+    central = struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, method, 0, 0, 0, len(data), declared,
+                          len(name), 0, 0, 0, 0, 0, 0)
+    body = local + name + data
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 1, 1, len(central) + len(name), len(body), 0)
+    return body + central + name + end
+
+
+def raw_deflate(data, level=9):
+    c = zlib.compressobj(level, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush()
+
+
+def hostile():
+    """Issue 22's hostile shapes, small: nesting, lengths and memo indices past the stream, declared sizes the
+    data cannot back, gzip bombs behind small headers."""
+    t = "pickle_compat"
+    write(t, "hostile_nested_tuples_1500", b"\x80\x02)" + b"\x85" * 1500 + b".")
+    write(t, "hostile_nested_lists_1200", b"\x80\x02" + b"]" * 1200 + b"a" * 1199 + b".")
+    write(t, "hostile_open_marks_1100", b"\x80\x02" + b"(" * 1100 + b")t.")
+    # A tuple 900 deep put twice into a list already held by another: the late growth counts.
+    deep = b")" + b"\x85" * 899
+    write(t, "hostile_late_growth", b"\x80\x02]q\x00]q\x01a" + deep + b"q\x02h\x01h\x02a0h\x01h\x02a0.")
+    pad = b"a" * 90
+    write(t, "hostile_binunicode_4g", b"\x80\x02X" + struct.pack("<I", 0xFFFFFFFF) + pad + b".")
+    write(t, "hostile_binunicode8_huge", b"\x80\x04\x8d" + struct.pack("<Q", 1 << 62) + pad + b".")
+    write(t, "hostile_binbytes8_huge", b"\x80\x04\x8e" + struct.pack("<Q", 0xFFFFFFFFFFFFFFFF) + pad + b".")
+    write(t, "hostile_binbytes_4g", b"\x80\x02B" + struct.pack("<I", 0xFFFFFFFF) + pad + b".")
+    write(t, "hostile_long4_huge", b"\x80\x02\x8b" + struct.pack("<I", 0x7FFFFFFF) + pad + b".")
+    write(t, "hostile_memo_index_4g", b"\x80\x02]r" + struct.pack("<I", 0xFFFFFFFF) + b".")
+    write(t, "hostile_short_stack", b"\x80\x02\x85\x86\x87.")
+    t = "tensor_headers"
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }"
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    write(t, "hostile_npy_shape_beyond_file", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
+          header.encode() + bytes(16))
+    write(t, "hostile_idx_shape_beyond_file", bytes([0, 0, 8, 3]) + struct.pack(">III", 65536, 256, 256) + bytes(16))
+    idx_head = bytes([0, 0, 8, 3]) + struct.pack(">III", 10, 28, 28)
+    write(t, "hostile_idx_gz_longer_than_header", gzip.compress(idx_head + bytes(6 << 20), 9))
+    write(t, "hostile_idx_gz_claims_4g",
+          gzip.compress(bytes([0, 0, 8, 3]) + struct.pack(">III", 65536, 256, 256) + bytes(4096), 9))
+    write(t, "idx_gz_two_members", gzip.compress(idx_head[:7]) + gzip.compress(idx_head[7:] + bytes(7840)))
+    t = "zip_members"
+    packed = raw_deflate(b"\x00" * 3000)
+    write(t, "hostile_npz_declares_3g", zip_one(b"x.npy", packed, 8, 3000000000))
+    write(t, "hostile_npz_declares_more_than_inflates", zip_one(b"x.npy", packed, 8, 3000 * 500))
+    write(t, "hostile_npz_inflates_past_declared", zip_one(b"x.npy", raw_deflate(bytes(3 << 20)), 8, 1000))
+    write(t, "hostile_npz_stored_size_mismatch", zip_one(b"x.npy", b"abcd", 0, 4000))
+
+
 if __name__ == "__main__":
-    tensor_headers()
-    pickle_compat()
-    zip_members()
+    if sys.argv[1:] != ["hostile"]:
+        tensor_headers()
+        pickle_compat()
+        zip_members()
+    hostile()

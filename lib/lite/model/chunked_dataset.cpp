@@ -6,7 +6,6 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <fmt/format.h>
 
@@ -17,6 +16,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/model/data_file.hpp"
 #include "lite/model/tensor_dtype.hpp"
 #include "lite/model/tensor_headers.hpp"
 
@@ -58,6 +58,7 @@ RecordLayout idx_layout(const fs::path& path, const std::string& head, uint64_t 
 }
 
 std::string read_head(const fs::path& path, size_t max_bytes) {
+  require_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string(), "cannot open file for reading", "check the path and its permissions");
   std::string head(max_bytes, '\0');
@@ -66,17 +67,13 @@ std::string read_head(const fs::path& path, size_t max_bytes) {
   return head;
 }
 
-// Labels are small (one value per sample): read whole, gzip-aware (zlib passes plain files through).
+// Labels are small (one value per sample): read whole; a .gz is inflated no further than its header declares
+// and within the data memory budget (data_file.hpp).
 std::string read_whole_maybe_gzip(const fs::path& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw InputError(path.string(), "cannot open file for reading", "check the path and its permissions");
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, size_t(n));
-  gzclose(f);
-  if (n < 0) throw InputError(path.string(), "corrupt gzip data", "download the file again");
-  return out;
+  const std::string name = path.filename().string();
+  const TensorFormat format = idx_name(name) && !name_ends_with(name, ".npy") ? TensorFormat::idx : TensorFormat::npy;
+  const std::vector<char> bytes = read_tensor_file_maybe_gzip(path, format, default_data_memory_budget());
+  return std::string(bytes.begin(), bytes.end());
 }
 
 torch::Tensor read_labels(const fs::path& path) {
@@ -118,16 +115,6 @@ std::optional<RecordLayout> record_layout(const fs::path& path) {
 
 uint64_t sample_bytes_in_memory(const RecordLayout& l) {
   return l.idx ? l.record_bytes * sizeof(float) : l.record_bytes;
-}
-
-uint64_t default_data_memory_budget() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024 / 2;
-  return uint64_t(2) << 30;
 }
 
 ChunkedDataset::ChunkedDataset(RecordLayout layout, const std::optional<fs::path>& labels, int64_t limit,

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lite/core/progress.hpp"
+#include "lite/model/data_file.hpp"
 #include "lite/model/dataset.hpp"
 
 namespace lite::model {
@@ -45,8 +46,7 @@ std::optional<RecordLayout> record_layout(const std::filesystem::path& path);
 // Bytes one sample takes in memory once read and converted (idx: float32).
 uint64_t sample_bytes_in_memory(const RecordLayout& layout);
 
-// Half of MemAvailable (/proc/meminfo): the default memory budget for training data (2 GiB when unknown).
-uint64_t default_data_memory_budget();
+// default_data_memory_budget(): data_file.hpp.
 
 class ChunkedDataset {
  public:

@@ -1,13 +1,12 @@
 #include "lite/model/dataset.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
+#include "lite/model/data_file.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/model/tensor_dtype.hpp"
 #include "lite/model/tensor_headers.hpp"
@@ -20,26 +19,13 @@ namespace lite::model {
 
 namespace {
 
-std::vector<char> read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "cannot open file for reading", "check the path and its permissions");
-  return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+// Every data file is read through data_file.hpp: a regular file only, and gzip inflated within bounds.
+std::vector<char> read_all(const fs::path& path) { return read_data_file(path); }
 
-// gzip-aware read: zlib's gzread passes plain files through unchanged.
+// An idx file, gzip-compressed or not: inflated no further than its header declares, and within the data
+// memory budget (gzip_tensor.hpp).
 std::vector<char> read_maybe_gzip(const fs::path& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw InputError(path.string(), "cannot open file for reading", "check the path and its permissions");
-  std::vector<char> out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.insert(out.end(), buf, buf + n);
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  std::string problem = (n < 0 || err < 0) ? std::string(msg ? msg : "read error") : std::string();
-  gzclose(f);
-  if (!problem.empty()) throw InputError(path.string(), "corrupt gzip data (" + problem + ")", "download the file again");
-  return out;
+  return read_tensor_file_maybe_gzip(path, TensorFormat::idx, default_data_memory_budget());
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -196,7 +182,7 @@ Dataset from_pickle(const fs::path& path, const std::vector<char>& bytes) {
 Dataset from_npz(const fs::path& path, const std::vector<char>& bytes) {
   std::vector<std::pair<std::string, c10::IValue>> entries;
   bool positional = true;
-  for (auto& m : read_zip_members(std::string(bytes.begin(), bytes.end()), path.string())) {
+  for (auto& m : read_zip_members(std::string_view(bytes.data(), bytes.size()), path.string())) {
     std::string name = ends_with(m.name, ".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
     positional = positional && name.rfind("arr_", 0) == 0;
     entries.emplace_back(name, parse_npy(path / m.name, std::vector<char>(m.bytes.begin(), m.bytes.end())));
@@ -245,7 +231,7 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
   const std::string file = path.string();
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(file, "no such file", "check the path");
-  if (fs::is_directory(path, ec)) throw InputError(file, "is a directory", "pass a data file");
+  require_regular_file(path);  // a directory, a device (/dev/zero), a FIFO or a socket is refused here
   if (fs::file_size(path, ec) == 0) throw InputError(file, "is empty", "pass a file with at least one sample");
 
   const std::string name = path.filename().string();
@@ -282,6 +268,7 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
     if (d.y) throw InputError(labels->string(), "the data file already carries labels", "drop {labels}");
     std::error_code lec;
     if (!fs::exists(*labels, lec)) throw InputError(labels->string(), "no such file", "check the {labels} path");
+    require_regular_file(*labels);
     Dataset l;
     std::string lname = labels->filename().string();
     if (ends_with(lname, ".npy"))

@@ -20,15 +20,40 @@
 // Why a rewrite rather than an own unpickler: the tensors inside a torch.save file are rebuilt by torch's
 // unpickler (storages, strides, dtypes, the persistent-id protocol of the zip format), which lite should not
 // reimplement; the container level is the only part that differs, and a stack-effect scan of it is ~150 lines.
-// An opcode the scan does not model leaves the stream unchanged, so the worst case is today's error.
+// An opcode the scan does not model leaves the stream unchanged, so the worst case is today's error: every
+// opcode libtorch 1.13's unpickler reads is modeled here, so libtorch fails at (or before) the first opcode the
+// scan did not check, and never reads an unchecked tail.
+//
+// The same scan guards libtorch against hostile streams, which it would otherwise trust (limits in
+// pickle_compat.hpp and README "Data files"):
+//   - nesting: libtorch builds and frees containers recursively (an IValue's destructor releases its elements),
+//     so 200k nested tuples overflow the stack. Each value carries its depth (a scalar 0, a container one more
+//     than its deepest element; a container filled later, by APPEND(S)/SETITEM(S)/BUILD, grows to one more than
+//     what went in). A container changed after it was itself put inside another (only a self-referencing
+//     structure does that) may deepen its holders, which are not tracked: the growth is added to a global
+//     allowance instead, so the bound stays an upper bound. Nesting, and open MARKs, beyond kMaxPickleNesting
+//     are refused;
+//   - lengths: a string or bytes opcode whose length exceeds what is left of the stream is refused before
+//     anyone allocates it (libtorch resizes its buffer to the claimed length first);
+//   - memo indices: libtorch grows its memo table to the index a PUT names (16 bytes a slot), so an index that
+//     skips past the next free slot is refused (Python numbers them in order; two slots of slack per GLOBAL,
+//     for the ones a rewritten STACK_GLOBAL leaves unset);
+//   - a malformed stack (an opcode short of operands, a container opcode without its MARK or container) is
+//     refused: libtorch's unpickler pops without checking in places.
 #include "lite/model/pickle_compat.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
+
+#include "lite/core/error.hpp"
 
 namespace lite::model {
 
@@ -94,51 +119,21 @@ uint64_t little_endian(const std::string& s, size_t at, size_t n) {
   return v;
 }
 
-// Bytes taken by an opcode's argument at `at`, or nullopt when the stream ends inside it.
-std::optional<size_t> argument_size(const std::string& s, size_t at, Arg arg) {
-  // Compared with what is left, never as a sum: a LEN8 argument near 2^64 would wrap `at + n`.
-  auto fits = [&](uint64_t n) { return at <= s.size() && n <= s.size() - at ? std::optional<size_t>(n) : std::nullopt; };
-  auto counted = [&](size_t width) -> std::optional<size_t> {
-    if (at + width > s.size()) return std::nullopt;
-    const uint64_t length = little_endian(s, at, width);
-    return length <= s.size() ? fits(width + length) : std::nullopt;
-  };
-  auto line_end = [&](size_t from) -> std::optional<size_t> {
-    auto nl = s.find('\n', from);
-    return nl == std::string::npos ? std::nullopt : std::optional<size_t>(nl + 1);
-  };
-  switch (arg) {
-    case Arg::none: return 0;
-    case Arg::u1: return fits(1);
-    case Arg::u2: return fits(2);
-    case Arg::u4: return fits(4);
-    case Arg::u8: return fits(8);
-    case Arg::line: {
-      auto end = line_end(at);
-      return end ? std::optional<size_t>(*end - at) : std::nullopt;
-    }
-    case Arg::two_lines: {
-      auto first = line_end(at);
-      auto second = first ? line_end(*first) : std::nullopt;
-      return second ? std::optional<size_t>(*second - at) : std::nullopt;
-    }
-    case Arg::len1: return counted(1);
-    case Arg::len4: return counted(4);
-    case Arg::len8: return counted(8);
-  }
-  return std::nullopt;
-}
-
 std::string le_bytes(uint64_t v, size_t n) {
   std::string out(n, '\0');
   for (size_t i = 0; i < n; ++i) out[i] = char((v >> (8 * i)) & 0xff);
   return out;
 }
 
+constexpr const char* kFix = "save it again with torch.save (a tensor, a dict or list of tensors, or a tuple (x, y))";
+
 struct StackItem {
   size_t start;
   bool mark;
-  std::optional<std::string> text;  // a string pushed by a literal or a BINGET of one (for STACK_GLOBAL)
+  uint32_t object;                  // index into PickleScan::depth_ (0 for a MARK)
+  // A string pushed by a literal or a BINGET of one (for STACK_GLOBAL); shared, so that a stream fetching a
+  // long string many times costs a pointer each, not a copy.
+  std::shared_ptr<const std::string> text;
 };
 
 struct Edit {
@@ -147,116 +142,290 @@ struct Edit {
   std::string with;
 };
 
+// One pass over the opcodes: the stack effect of each (for the rewrite and the nesting bound), the memo, and
+// the edits; see the top of this file.
+class PickleScan {
+ public:
+  PickleScan(const std::string& s, const std::string& file) : s_(s), file_(file) {}
+
+  PickleRewrite run() {
+    size_t pos = 0;
+    while (pos < s_.size()) {
+      const unsigned char code = uint8_t(s_[pos]);
+      const OpInfo* op = find_op(code);
+      if (!op) return stopped("opcode 0x" + std::string(1, "0123456789abcdef"[code >> 4]) + "0123456789abcdef"[code & 15]);
+      const size_t arg = argument_size(pos, *op);
+      const size_t next = pos + 1 + arg;
+      if (code == '.') break;
+      position_ = pos;
+      if (code == 'c') ++globals_;
+      memo(pos, code);
+      protocol4(pos, code, arg);
+      if (code == 0x93) {
+        if (!stack_global(pos)) return stopped(stop_reason_);
+      } else {
+        stack_effect(pos, *op, arg);
+      }
+      pos = next;
+    }
+    return rewritten();
+  }
+
+ private:
+  [[noreturn]] void refuse(const std::string& problem) const { throw InputError(file_, problem, kFix); }
+
+  PickleRewrite stopped(const std::string& why) const { return {s_, 0, why}; }
+
+  // Bytes taken by the argument of the opcode at `pos`; a stream that ends inside it is refused, and so is a
+  // length that claims more than what is left (compared, never summed: a LEN8 near 2^64 would wrap).
+  size_t argument_size(size_t pos, const OpInfo& op) const {
+    const size_t at = pos + 1, left = s_.size() - at;
+    auto ends_inside = [&] { refuse(fmt::format("the pickle stream ends inside {} at byte {}", op.name, pos)); };
+    auto fixed = [&](size_t n) {
+      if (n > left) ends_inside();
+      return n;
+    };
+    auto counted = [&](size_t width) {
+      fixed(width);
+      const uint64_t length = little_endian(s_, at, width);
+      if (length > left - width)
+        refuse(fmt::format("{} at byte {} claims {} bytes, but only {} remain in the pickle stream", op.name, pos,
+                           length, left - width));
+      return width + size_t(length);
+    };
+    auto line_end = [&](size_t from) {
+      const size_t nl = s_.find('\n', from);
+      if (nl == std::string::npos) ends_inside();
+      return nl + 1;
+    };
+    switch (op.arg) {
+      case Arg::none: return 0;
+      case Arg::u1: return fixed(1);
+      case Arg::u2: return fixed(2);
+      case Arg::u4: return fixed(4);
+      case Arg::u8: return fixed(8);
+      case Arg::line: return line_end(at) - at;
+      case Arg::two_lines: return line_end(line_end(at)) - at;
+      case Arg::len1: return counted(1);
+      case Arg::len4: return counted(4);
+      case Arg::len8: return counted(8);
+    }
+    return 0;
+  }
+
+  // Memo bookkeeping: MEMOIZE's implicit index, the bound on indices, the value each slot holds.
+  void memo(size_t pos, unsigned char code) {
+    if (code != 'q' && code != 'r' && code != 0x94) return;
+    const uint64_t index = code == 0x94 ? memo_size_ : little_endian(s_, pos + 1, code == 'q' ? 1 : 4);
+    // Python numbers memo slots in order; a rewritten STACK_GLOBAL leaves up to two slots unset (see above),
+    // which its GLOBAL allows for when the rewritten stream is read.
+    const uint64_t allowed = memo_stores_.size() + 2 * globals_;
+    if (index > allowed)
+      refuse(fmt::format("memo index {} at byte {} skips past the next free slot {} (a damaged or hostile pickle)",
+                         index, pos, allowed));
+    memo_size_ = std::max(memo_size_, index + 1);
+    memo_stores_.push_back(pos);
+    if (code == 0x94) edits_.push_back({pos, 1, "r" + le_bytes(index, 4)});
+    if (stack_.empty() || stack_.back().mark) return;
+    memo_object_[index] = stack_.back().object;
+    if (stack_.back().text) memo_text_[index] = stack_.back().text;
+  }
+
+  // Protocol 4 and 5 forms libtorch's unpickler (protocol 2 only) lacks.
+  void protocol4(size_t pos, unsigned char code, size_t arg) {
+    if (code == 0x80 && uint8_t(s_[pos + 1]) > 2) edits_.push_back({pos, 2, std::string("\x80\x02", 2)});
+    if (code == 0x95) edits_.push_back({pos, 1 + arg, ""});
+    if (code == 0x8c) edits_.push_back({pos, 2, "X" + le_bytes(little_endian(s_, pos + 1, 1), 4)});
+    if (code == 0x8a && arg < 9) {  // LONG1 of fewer than 8 bytes: libtorch reads only 8, sign-extended here
+      const size_t n = arg - 1;
+      const bool negative = n > 0 && (uint8_t(s_[pos + 1 + n]) & 0x80);
+      edits_.push_back({pos, 1 + arg, "\x8a\x08" + s_.substr(pos + 2, n) + std::string(8 - n, negative ? '\xff' : '\0')});
+    }
+  }
+
+  // STACK_GLOBAL of two known strings -> GLOBAL "module\nname\n" in their place; false (stop) otherwise.
+  bool stack_global(size_t pos) {
+    if (stack_.size() < 2 || !stack_[stack_.size() - 2].text || !stack_.back().text) {
+      stop_reason_ = "STACK_GLOBAL of computed names";
+      return false;
+    }
+    // GLOBAL's names are lines: a name holding a newline cannot be written as one (and is no Python name).
+    const std::string& module = *stack_[stack_.size() - 2].text;
+    const std::string& name = *stack_.back().text;
+    if (module.find('\n') != std::string::npos || name.find('\n') != std::string::npos) {
+      stop_reason_ = "STACK_GLOBAL of a name with a newline";
+      return false;
+    }
+    const size_t from = stack_[stack_.size() - 2].start;
+    // The GLOBAL replaces [from, pos]: at most the two names' memo stores may go with it (see memo()).
+    if (memo_stores_.end() - std::lower_bound(memo_stores_.begin(), memo_stores_.end(), from) > 2) {
+      stop_reason_ = "STACK_GLOBAL of names built in more than two steps";
+      return false;
+    }
+    edits_.erase(std::remove_if(edits_.begin(), edits_.end(), [&](const Edit& e) { return e.at >= from; }), edits_.end());
+    edits_.push_back({from, pos + 1 - from, "c" + module + "\n" + name + "\n"});
+    stack_.resize(stack_.size() - 2);
+    stack_.push_back({from, false, new_value(0), nullptr});
+    return true;
+  }
+
+  uint32_t new_value(uint32_t depth) {
+    check_depth(depth);
+    depth_.push_back(depth);
+    contained_.push_back(false);
+    return uint32_t(depth_.size() - 1);
+  }
+
+  void check_depth(uint64_t depth) const {
+    if (depth + late_growth_ > kMaxPickleNesting)
+      refuse(fmt::format("the pickle nests containers {} levels deep (at byte {}), over lite's limit of {} "
+                         "(libtorch's unpickler would overflow its stack)",
+                         depth + late_growth_, position_, kMaxPickleNesting));
+  }
+
+  // The depth of a value built from `items` (one more than the deepest); marks them as held.
+  uint32_t holding(const std::vector<StackItem>& items, size_t from) {
+    uint32_t deepest = 0;
+    for (size_t i = from; i < items.size(); ++i) {
+      if (items[i].mark) continue;
+      deepest = std::max(deepest, depth_[items[i].object]);
+      contained_[items[i].object] = true;
+    }
+    return deepest + 1;
+  }
+
+  // `target` takes in items[from..]: APPEND(S), SETITEM(S), ADDITEMS, BUILD.
+  void fill(const StackItem& target, size_t from) {
+    const uint32_t before = depth_[target.object];
+    const uint32_t after = std::max(before, holding(stack_, from));
+    if (contained_[target.object]) late_growth_ += after - before;
+    depth_[target.object] = after;
+    check_depth(after);
+  }
+
+  // Pops to the MARK (items above it first handed to `fill`'s target, when the opcode fills one).
+  size_t pop_to_mark(const OpInfo& op, bool fills) {
+    size_t mark = stack_.size();
+    while (mark > 0 && !stack_[mark - 1].mark) --mark;
+    if (mark == 0) refuse(fmt::format("{} at byte {} has no MARK before it (a damaged pickle)", op.name, position_));
+    if (fills) {
+      if (mark < 2 || stack_[mark - 2].mark)
+        refuse(fmt::format("{} at byte {} has no container to fill (a damaged pickle)", op.name, position_));
+      fill(stack_[mark - 2], mark);
+    }
+    const size_t start = stack_[mark - 1].start;
+    stack_.resize(mark - 1);
+    --open_marks_;
+    return start;
+  }
+
+  static bool fills_a_container(unsigned char code) {
+    return code == 'a' || code == 's' || code == 'b' || code == 'e' || code == 'u' || code == 0x90;
+  }
+
+  void stack_effect(size_t pos, const OpInfo& op, size_t arg) {
+    const unsigned char code = op.code;
+    if (code == '(') {
+      if (++open_marks_ > kMaxPickleNesting)
+        refuse(fmt::format("the pickle opens {} MARKs at once (at byte {}), over lite's limit of {}", open_marks_, pos,
+                           kMaxPickleNesting));
+      stack_.push_back({pos, true, 0, nullptr});
+      return;
+    }
+    if (op.pops == kToMark) {
+      const size_t mark_at = stack_.size();
+      size_t first = mark_at;
+      while (first > 0 && !stack_[first - 1].mark) --first;
+      const uint32_t depth = op.pushes && first > 0 ? holding(stack_, first) : 0;
+      const size_t start = pop_to_mark(op, fills_a_container(code));
+      if (op.pushes) stack_.push_back({start, false, new_value(depth), nullptr});
+      return;
+    }
+    if (stack_.size() < size_t(op.pops)) refuse(fmt::format("{} at byte {} on a short stack (a damaged pickle)", op.name, pos));
+    size_t start = pos;
+    uint32_t depth = 0;
+    if (op.pops > 0) {
+      const size_t first = stack_.size() - size_t(op.pops);
+      for (size_t i = first; i < stack_.size(); ++i)
+        if (stack_[i].mark) refuse(fmt::format("{} at byte {} across a MARK (a damaged pickle)", op.name, pos));
+      start = stack_[first].start;
+      if (fills_a_container(code)) {
+        if (first == 0 || stack_[first - 1].mark)
+          refuse(fmt::format("{} at byte {} has no container to fill (a damaged pickle)", op.name, pos));
+        fill(stack_[first - 1], first);
+      } else if (op.pushes) {
+        depth = holding(stack_, first);
+      }
+      if (code == 's' || code == 'a') {  // [..., dict, key, value] / [..., list, value]: MARK, then the batched form
+        if (open_marks_ + 1 > kMaxPickleNesting)  // the MARK this inserts counts when the result is read
+          refuse(fmt::format("the pickle opens {} MARKs at once (at byte {}), over lite's limit of {}",
+                             open_marks_ + 1, pos, kMaxPickleNesting));
+        edits_.push_back({start, 0, "("});
+        edits_.push_back({pos, 1, code == 's' ? "u" : "e"});
+        ++rewritten_;
+      }
+      stack_.resize(first);
+    }
+    if (!op.pushes) return;
+    if (code == 'h' || code == 'j') {
+      const uint64_t index = little_endian(s_, pos + 1, code == 'h' ? 1 : 4);
+      auto known = memo_object_.find(index);
+      stack_.push_back({start, false, known != memo_object_.end() ? known->second : new_value(0), nullptr});
+      auto text = memo_text_.find(index);
+      if (text != memo_text_.end()) stack_.back().text = text->second;
+      return;
+    }
+    if (code == ']' || code == ')' || code == '}' || code == 0x8f) depth = 1;  // an empty container
+    stack_.push_back({start, false, new_value(depth), nullptr});
+    if (code == 'X' || code == 0x8c)
+      stack_.back().text =
+          std::make_shared<const std::string>(s_.substr(pos + 1 + (code == 'X' ? 4 : 1), arg - (code == 'X' ? 4 : 1)));
+  }
+
+  PickleRewrite rewritten() {
+    PickleRewrite out;
+    out.rewritten = rewritten_;
+    if (edits_.empty()) {
+      out.bytes = s_;
+      return out;
+    }
+    // Insertions sort before a replacement at the same offset (the MARK goes in front of the opcode there).
+    std::stable_sort(edits_.begin(), edits_.end(), [](const Edit& a, const Edit& b) {
+      return a.at != b.at ? a.at < b.at : (a.length == 0 && b.length != 0);
+    });
+    out.bytes.reserve(s_.size() + edits_.size());
+    size_t copied = 0;
+    for (const auto& e : edits_) {
+      out.bytes.append(s_, copied, e.at - copied);
+      out.bytes += e.with;
+      copied = e.at + e.length;
+    }
+    out.bytes.append(s_, copied, std::string::npos);
+    return out;
+  }
+
+  const std::string& s_;
+  const std::string& file_;
+  std::vector<StackItem> stack_;
+  std::vector<Edit> edits_;
+  std::vector<uint32_t> depth_;    // per value: containers nested in it (a scalar 0)
+  std::vector<bool> contained_;    // per value: put inside another value already
+  uint64_t late_growth_ = 0;       // depth added to values already held by others (see the top of the file)
+  size_t open_marks_ = 0;
+  size_t position_ = 0;            // the opcode being read, for messages
+  uint64_t memo_size_ = 0;         // MEMOIZE stores at the next index after the highest one used
+  uint64_t globals_ = 0;           // GLOBAL opcodes read so far
+  std::vector<size_t> memo_stores_;  // offsets of the memo stores read so far, in order
+  std::unordered_map<uint64_t, uint32_t> memo_object_;
+  std::map<uint64_t, std::shared_ptr<const std::string>> memo_text_;  // memoized strings, for STACK_GLOBAL's BINGETs
+  int rewritten_ = 0;
+  std::string stop_reason_;
+};
+
 }  // namespace
 
-PickleRewrite rewrite_for_torch_unpickler(const std::string& s) {
-  PickleRewrite out;
-  out.bytes = s;
-  std::vector<StackItem> stack;
-  std::vector<Edit> edits;
-  uint64_t memo_size = 0;  // MEMOIZE stores at the next index after the highest one used
-  std::map<uint64_t, std::string> memo_text;  // memoized strings, for STACK_GLOBAL arguments fetched by BINGET
-  auto pop_to_mark = [&]() -> std::optional<size_t> {
-    while (!stack.empty() && !stack.back().mark) stack.pop_back();
-    if (stack.empty()) return std::nullopt;
-    size_t start = stack.back().start;
-    stack.pop_back();
-    return start;
-  };
-  size_t pos = 0;
-  while (pos < s.size()) {
-    const unsigned char code = uint8_t(s[pos]);
-    const OpInfo* op = find_op(code);
-    if (!op) {
-      out.stopped_at = "opcode 0x" + std::string(1, "0123456789abcdef"[code >> 4]) + "0123456789abcdef"[code & 15];
-      return {s, 0, out.stopped_at};
-    }
-    auto arg = argument_size(s, pos + 1, op->arg);
-    if (!arg) return {s, 0, std::string(op->name) + " truncated"};
-    const size_t next = pos + 1 + *arg;
-    if (code == '.') {
-      pos = next;
-      break;
-    }
-    // Memo bookkeeping (for MEMOIZE's implicit index and for strings fetched back by BINGET).
-    if (code == 'q' || code == 'r' || code == 0x94) {
-      const uint64_t index = code == 0x94 ? memo_size : little_endian(s, pos + 1, code == 'q' ? 1 : 4);
-      memo_size = std::max(memo_size, index + 1);
-      if (code == 0x94) edits.push_back({pos, 1, "r" + le_bytes(index, 4)});
-      if (!stack.empty() && stack.back().text) memo_text[index] = *stack.back().text;
-    }
-    // Protocol 4 and 5 forms libtorch's unpickler (protocol 2 only) lacks.
-    if (code == 0x80 && uint8_t(s[pos + 1]) > 2) edits.push_back({pos, 2, std::string("\x80\x02", 2)});
-    if (code == 0x95) edits.push_back({pos, 1 + *arg, ""});
-    if (code == 0x8c) edits.push_back({pos, 2, "X" + le_bytes(little_endian(s, pos + 1, 1), 4)});
-    if (code == 0x8a && *arg < 9) {  // LONG1 of fewer than 8 bytes: libtorch reads only 8, sign-extended here
-      const size_t n = *arg - 1;
-      const bool negative = n > 0 && (uint8_t(s[pos + 1 + n]) & 0x80);
-      edits.push_back({pos, 1 + *arg, "\x8a\x08" + s.substr(pos + 2, n) + std::string(8 - n, negative ? '\xff' : '\0')});
-    }
-    if (code == 0x93) {  // STACK_GLOBAL of two known strings -> GLOBAL "module\nname\n" in their place
-      if (stack.size() < 2 || !stack[stack.size() - 2].text || !stack.back().text)
-        return {s, 0, "STACK_GLOBAL of computed names"};
-      // GLOBAL's names are lines: a name holding a newline cannot be written as one (and is no Python name).
-      if (stack[stack.size() - 2].text->find('\n') != std::string::npos || stack.back().text->find('\n') != std::string::npos)
-        return {s, 0, "STACK_GLOBAL of a name with a newline"};
-      const size_t from = stack[stack.size() - 2].start;
-      edits.erase(std::remove_if(edits.begin(), edits.end(), [&](const Edit& e) { return e.at >= from; }), edits.end());
-      edits.push_back({from, pos + 1 - from, "c" + *stack[stack.size() - 2].text + "\n" + *stack.back().text + "\n"});
-      stack.resize(stack.size() - 2);
-      stack.push_back({from, false, std::nullopt});
-      pos = next;
-      continue;
-    }
-    if (code == '(') {
-      stack.push_back({pos, true, std::nullopt});
-    } else if (op->pops == kToMark) {
-      auto start = pop_to_mark();
-      if (!start) return {s, 0, std::string(op->name) + " without MARK"};
-      if (op->pushes) stack.push_back({*start, false, std::nullopt});
-    } else {
-      if (stack.size() < size_t(op->pops)) return {s, 0, std::string(op->name) + " on a short stack"};
-      size_t start = pos;
-      if (op->pops > 0) {
-        const StackItem& deepest = stack[stack.size() - size_t(op->pops)];
-        if (deepest.mark) return {s, 0, std::string(op->name) + " across a MARK"};
-        start = deepest.start;
-        if (code == 's') {  // [..., dict, key, value]: MARK before key, then SETITEMS
-          edits.push_back({start, 0, "("});
-          edits.push_back({pos, 1, "u"});
-          ++out.rewritten;
-        } else if (code == 'a') {  // [..., list, value]: MARK before value, then APPENDS
-          edits.push_back({start, 0, "("});
-          edits.push_back({pos, 1, "e"});
-          ++out.rewritten;
-        }
-        stack.resize(stack.size() - size_t(op->pops));
-      }
-      if (op->pushes) stack.push_back({start, false, std::nullopt});
-      if (code == 'X' || code == 0x8c) stack.back().text = s.substr(pos + 1 + (code == 'X' ? 4 : 1), *arg - (code == 'X' ? 4 : 1));
-      if (code == 'h' || code == 'j') {
-        auto known = memo_text.find(little_endian(s, pos + 1, code == 'h' ? 1 : 4));
-        if (known != memo_text.end()) stack.back().text = known->second;
-      }
-    }
-    pos = next;
-  }
-  if (edits.empty()) return out;
-  // Insertions sort before a replacement at the same offset (the MARK goes in front of the opcode there).
-  std::stable_sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
-    return a.at != b.at ? a.at < b.at : (a.length == 0 && b.length != 0);
-  });
-  std::string rewritten;
-  rewritten.reserve(s.size() + edits.size());
-  size_t copied = 0;
-  for (const auto& e : edits) {
-    rewritten.append(s, copied, e.at - copied);
-    rewritten += e.with;
-    copied = e.at + e.length;
-  }
-  rewritten.append(s, copied, std::string::npos);
-  out.bytes = std::move(rewritten);
-  return out;
+PickleRewrite rewrite_for_torch_unpickler(const std::string& pickle, const std::string& file) {
+  return PickleScan(pickle, file).run();
 }
 
 }  // namespace lite::model

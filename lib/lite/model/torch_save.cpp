@@ -44,7 +44,9 @@ c10::IValue read_torch_save(const std::vector<char>& bytes, const std::string& f
   try {
     caffe2::serialize::PyTorchStreamReader reader(std::make_shared<MemoryReader>(bytes));
     auto [data, size] = reader.getRecord("data.pkl");
-    PickleRewrite pickle = rewrite_for_torch_unpickler(std::string(static_cast<const char*>(data.get()), size));
+    // The scan also refuses what would crash libtorch's unpickler or make it allocate what the stream does not
+    // hold (nesting, lengths, memo indices: pickle_compat.hpp); its InputError passes through as it is.
+    PickleRewrite pickle = rewrite_for_torch_unpickler(std::string(static_cast<const char*>(data.get()), size), file);
     rewrite_problem = pickle.stopped_at;
     size_t offset = 0;
     auto read = [&](char* buffer, size_t n) -> size_t {
@@ -57,6 +59,8 @@ c10::IValue read_torch_save(const std::vector<char>& bytes, const std::string& f
     torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
     unpickler.set_version(reader.version());
     return unpickler.parse_ivalue();
+  } catch (const InputError&) {
+    throw;
   } catch (const std::exception& e) {
     std::string reason = torch_error_reason(e);
     if (reason.find("central directory") != std::string::npos)

@@ -7,12 +7,18 @@
 // inflated with zlib's windowBits -15). Zip64 sizes are read from the member's extra field when the 32-bit
 // fields say 0xFFFFFFFF.
 //
+// Hostile archives: the directory's sizes are checked before anything is allocated (a stored member is as
+// long as its data; a deflated one claims at most kMaxDeflateRatio times its compressed bytes, deflate's own
+// limit, and under 4 GiB), the output grows only with what really inflates, and inflating stops at the declared
+// size (a member that inflates to more or less is refused). Memory thus follows the archive's real content.
+//
 // Why not libtorch's PyTorchStreamReader (miniz underneath): it accepts only archives whose members share
 // one top folder (torch.save's layout) and rejects an .npz's top-level "x.npy".
 #include "lite/model/zip_members.hpp"
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -22,37 +28,73 @@ namespace lite::model {
 
 namespace {
 
-uint64_t le(const std::string& s, size_t at, size_t n) {
+uint64_t le(std::string_view s, size_t at, size_t n) {
   uint64_t v = 0;
   for (size_t i = 0; i < n; ++i) v |= uint64_t(uint8_t(s[at + i])) << (8 * i);
   return v;
 }
 
-std::string inflate_raw(const std::string& in, uint64_t out_size, const std::string& file, const std::string& name) {
-  // The size field is the archive's word: deflate expands at most 1032:1, and zlib takes 32-bit counts, so a
-  // larger claim is a damaged (or hostile) archive, refused before it costs an allocation.
-  if (out_size > uint64_t(in.size()) * 1032 + 1024 || out_size > 0xFFFFFFFFu)
-    throw InputError(file, "member " + name + " claims " + std::to_string(out_size) + " bytes uncompressed from " +
-                               std::to_string(in.size()) + " (a damaged archive, or one over 4 GiB)",
-                     "save the file again (numpy.savez for large arrays)");
-  std::string out(size_t(out_size), '\0');
+constexpr const char* kResave = "save the file again (numpy.savez or numpy.savez_compressed)";
+
+// The directory's word on a member's size, checked before a byte is allocated: a stored member is as long as
+// its data, and a deflated one inflates to at most kMaxDeflateRatio times its compressed bytes (plus a little,
+// for tiny members), and zlib counts in 32 bits.
+void check_declared_size(const std::string& file, const std::string& name, uint64_t method, uint64_t packed,
+                         uint64_t size) {
+  if (method == 0 && size != packed)
+    throw InputError(file, "member " + name + " is stored uncompressed but its directory says " + std::to_string(size) +
+                               " bytes for its " + std::to_string(packed) + " (a damaged archive)",
+                     kResave);
+  if (method == 8 && (size > packed * kMaxDeflateRatio + 1024 || size > 0xFFFFFFFFu || packed > 0xFFFFFFFFu))
+    throw InputError(file, "member " + name + " claims " + std::to_string(size) + " bytes uncompressed from " +
+                               std::to_string(packed) + " (more than deflate's " + std::to_string(kMaxDeflateRatio) +
+                               ":1 allows, or over 4 GiB)",
+                     kResave);
+}
+
+// Inflates `in` into exactly `out_size` bytes. The output grows with what really inflates (never to the
+// declared size up front: a size the data does not back costs nothing), and inflating stops at the declared
+// size: a stream that would go on is refused, not followed.
+std::string inflate_raw(std::string_view in, uint64_t out_size, const std::string& file, const std::string& name) {
   z_stream z{};
   if (inflateInit2(&z, -15) != Z_OK) throw InputError(file, "cannot start zlib", "check the zlib installation");
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&z, Z_FINISH);
-  const size_t produced = out_size - z.avail_out;
+  z.avail_in = static_cast<uInt>(in.size());  // < 4 GiB: check_declared_size
+  std::string out;
+  int rc = Z_OK;
+  while (rc == Z_OK && out.size() < out_size) {
+    const size_t have = out.size();
+    out.resize(size_t(std::min<uint64_t>(out_size, have + (1 << 20))));  // capacity grows geometrically
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + have);
+    z.avail_out = static_cast<uInt>(out.size() - have);
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.resize(out.size() - z.avail_out);
+    if (rc == Z_BUF_ERROR && z.avail_out != 0) break;  // no progress possible: the input ended early
+  }
+  bool longer = false;
+  if (rc == Z_OK && out.size() == out_size) {  // all declared bytes are in: the stream must end here
+    unsigned char extra;
+    z.next_out = &extra;
+    z.avail_out = 1;
+    rc = inflate(&z, Z_FINISH);
+    longer = z.avail_out == 0;
+  }
   inflateEnd(&z);
-  if (rc != Z_STREAM_END || produced != out_size)
-    throw InputError(file, "member " + name + " has corrupt compressed data", "save the file again");
-  return out;
+  if (rc == Z_STREAM_END && out.size() == out_size && !longer) return out;
+  const std::string declared = std::to_string(out_size) + " bytes its directory declares";
+  throw InputError(file,
+                   "member " + name + " has corrupt compressed data (" +
+                       (longer ? "it inflates to more than the " + declared
+                        : rc == Z_STREAM_END || rc == Z_BUF_ERROR || rc == Z_OK
+                            ? "it inflates to " + std::to_string(out.size()) + " bytes, not the " + declared
+                            : std::string("not a deflate stream")) +
+                       ")",
+                   "save the file again");
 }
 
 }  // namespace
 
-std::vector<ZipMember> read_zip_members(const std::string& s, const std::string& file) {
+std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& file) {
   const std::string damaged = "is not a readable zip (.npz) archive";
   size_t eocd = std::string::npos;
   const size_t lowest = s.size() > 65536 + 22 ? s.size() - 65536 - 22 : 0;
@@ -74,7 +116,7 @@ std::vector<ZipMember> read_zip_members(const std::string& s, const std::string&
     uint64_t local = le(s, at + 42, 4);
     if (at + 46 + name_len + extra_len > s.size()) throw InputError(file, damaged + " (bad central directory)", "save it again");
     ZipMember m;
-    m.name = s.substr(at + 46, name_len);
+    m.name = std::string(s.substr(at + 46, name_len));
     // Zip64 extra field (id 1): the 64-bit values, in order, of the 32-bit fields that hold 0xFFFFFFFF. A
     // field whose length runs past the extra area ends the walk (its values would be read from beyond it).
     const size_t extra_end = at + 46 + name_len + extra_len;
@@ -96,14 +138,12 @@ std::vector<ZipMember> read_zip_members(const std::string& s, const std::string&
       throw InputError(file, damaged + " (bad local header of " + m.name + ")", "save it again");
     const uint64_t data = local + 30 + le(s, local + 26, 2) + le(s, local + 28, 2);
     if (data > s.size() || packed > s.size() - data) throw InputError(file, damaged + " (" + m.name + " is truncated)", "save it again");
-    const std::string raw = s.substr(data, packed);
-    if (method == 0)
-      m.bytes = raw;
-    else if (method == 8)
-      m.bytes = inflate_raw(raw, size, file, m.name);
-    else
+    if (method != 0 && method != 8)
       throw InputError(file, "member " + m.name + " uses zip compression method " + std::to_string(method),
                        "save it with numpy.savez or numpy.savez_compressed");
+    check_declared_size(file, m.name, method, packed, size);
+    const std::string_view raw = s.substr(size_t(data), size_t(packed));
+    m.bytes = method == 0 ? std::string(raw) : inflate_raw(raw, size, file, m.name);
     members.push_back(std::move(m));
   }
   return members;

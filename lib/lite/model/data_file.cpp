@@ -1,0 +1,64 @@
+// Opening data files: the one place lite turns a data path into bytes (dataset.cpp's whole-file reader, the
+// chunked reader's header and labels), so the checks every data file needs are made once.
+//
+// A data path must name a regular file: a device (/dev/zero, /dev/urandom) never ends and a FIFO or socket
+// blocks or streams without end, so "read the whole file" would grow until the process is killed. It is
+// checked by stat (following links) before the file is opened; a regular file's size is then what it holds,
+// and the read allocates exactly that.
+#include "lite/model/data_file.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "lite/core/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lite::model {
+
+void require_regular_file(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) throw InputError(path.string(), "no such file", "check the path");
+    throw InputError(path.string(), std::string("cannot open file for reading (") + std::strerror(errno) + ")",
+                     "check the path and its permissions");
+  }
+  if (S_ISDIR(st.st_mode)) throw InputError(path.string(), "is a directory", "pass a data file");
+  if (!S_ISREG(st.st_mode))
+    throw InputError(path.string(), "is not a regular file (a device, FIFO or socket)", "give a data file");
+}
+
+std::vector<char> read_data_file(const fs::path& path) {
+  require_regular_file(path);
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  if (!in || ec) throw InputError(path.string(), "cannot open file for reading", "check the path and its permissions");
+  std::vector<char> bytes(size_t(size), '\0');
+  in.read(bytes.data(), std::streamsize(size));
+  if (uint64_t(in.gcount()) != size)
+    throw InputError(path.string(), "ended early (changed while being read)", "check the file");
+  return bytes;
+}
+
+std::vector<char> read_tensor_file_maybe_gzip(const fs::path& path, TensorFormat format, uint64_t max_inflated_bytes) {
+  std::vector<char> bytes = read_data_file(path);
+  if (bytes.size() < 2 || uint8_t(bytes[0]) != 0x1f || uint8_t(bytes[1]) != 0x8b) return bytes;
+  return inflate_tensor_file(std::string_view(bytes.data(), bytes.size()), format, max_inflated_bytes, path.string());
+}
+
+uint64_t default_data_memory_budget() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024 / 2;
+  return uint64_t(2) << 30;
+}
+
+}  // namespace lite::model
