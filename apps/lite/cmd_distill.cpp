@@ -184,19 +184,19 @@ Runner setup_distill(CLI::App& app) {
                  "Training data larger than this in memory is streamed in chunks (.npy, uncompressed idx) instead "
                  "of loaded whole (default 0: half of MemAvailable)");
   name_flag("timeout_s", "--timeout");
-  app.add_option("--world-size", o.world_size,
-                 "Data parallel: processes in the job (default: WORLD_SIZE as torchrun sets it, else 1)")
-      ->check(CLI::PositiveNumber);  // 0 is the options' "unset"; given as a flag it is a mistake
+  not_zero(app.add_option("--world-size", o.world_size,
+                 "Data parallel: processes in the job (default: WORLD_SIZE as torchrun sets it, else 1)"),
+           "a number of processes, 1 or more");
   app.add_option("--rank", o.rank, "Data parallel: this process's rank, 0 to world size - 1 (default: RANK, else 0)");
   app.add_option("--master", o.master,
                  "Data parallel: ADDR:PORT where rank 0 hosts the rendezvous (default: MASTER_ADDR:MASTER_PORT)");
   app.add_option("--timeout", o.timeout_s,
                  "Data parallel: seconds to wait for the rendezvous and for any collective; a lost rank ends the job "
                  "after at most this long (default 300)");
-  app.add_option("--launch-local", o.launch_local,
+  not_zero(app.add_option("--launch-local", o.launch_local,
                  "Data parallel on this machine: start N worker processes, the threads split between them; rank 0's "
-                 "output is the command's output")
-      ->check(CLI::PositiveNumber);
+                 "output is the command's output"),
+           "a number of worker processes, 1 or more");
   app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: size of the flat gradient buckets all-reduced per step "
                  "(default 1)");
   add_output_flags(app, s->output);

@@ -76,8 +76,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,32)")->delimiter(',');
   app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
   app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement (default 3)");
-  app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)")
-      ->check(CLI::PositiveNumber);  // 0 is the options' "run for --duration"; given as a flag it is a mistake
+  app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
   app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given (default 1)");
   app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and gradient passes (default 64)");
   add_output_flags(app, s->output);

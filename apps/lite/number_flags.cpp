@@ -43,4 +43,14 @@ CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::strin
   return option->transform(strict);
 }
 
+CLI::Option* not_zero(CLI::Option* option, const std::string& accepted) {
+  CLI::Validator nonzero(
+      [accepted](std::string& value) -> std::string {
+        if (value.find_first_not_of("0") != std::string::npos) return {};
+        return "'" + value + "' is not " + accepted;
+      },
+      "");
+  return option->check(nonzero);
+}
+
 }  // namespace lite::cli

@@ -22,4 +22,8 @@ enum class NumberText {
 // fails parsing with "FLAG: 'VALUE' is not ACCEPTED". Returns `option`.
 CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::string& accepted);
 
+// For an option whose 0 means "unset" in the options struct (a config file may say so): given as a flag, 0 is a
+// mistake, refused with "FLAG: '0' is not ACCEPTED". Returns `option`.
+CLI::Option* not_zero(CLI::Option* option, const std::string& accepted);
+
 }  // namespace lite::cli

@@ -17,7 +17,7 @@ import subprocess
 import time
 import unittest
 
-from litetest import DATA, LITE, PYTHON, LiteTestCase, run_lite
+from litetest import DATA, LITE, PYTHON, LiteTestCase, run_lite, run_lite_measured
 
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
@@ -198,6 +198,25 @@ class AbsurdValues(HostileCase):
             self.assertIn(r.returncode, (0, 1, 2), r.stderr)
 
 
+class BoundedMemory(HostileCase):
+    """Cause 6, for the model file (data files: test_user_inputs.py, traces: test_cache_sim.py)."""
+
+    def test_a_lite_json_that_inflates_to_a_gigabyte_is_left_unread(self):
+        python(
+            "import torch, zipfile\n"
+            "torch.jit.script(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 10)).eval()).save('m.pt')\n"
+            "z = zipfile.ZipFile('m.pt', 'a', compression=zipfile.ZIP_DEFLATED)\n"
+            "prefix = z.namelist()[0].split('/')[0]\n"
+            "with z.open(prefix + '/extra/lite.json', 'w', force_zip64=True) as f:\n"
+            "    block = b' ' * (1 << 20)\n"
+            "    for _ in range(1024): f.write(block)\n"
+            "z.close()\n", self.tmp)
+        self.assertLess((self.tmp / "m.pt").stat().st_size, 8 << 20)
+        r, peak_mib = run_lite_measured("profile", self.tmp / "m.pt", "--input", "1x1x28x28", "--iterations", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(peak_mib, 600, "the 1 GiB lite.json was inflated")
+
+
 class Form(HostileCase):
     """Cause 8."""
 
@@ -215,6 +234,13 @@ class Form(HostileCase):
                                   inputs=[data], needles=["--eval", "10 classes"])
             self.rejected_keeping("prune", MODEL, "--ratio", "0.3", "--eval", data, "-o", self.tmp / "p.pt",
                                   inputs=[data], needles=["--eval", "10 classes"])
+
+    def test_eval_dict_with_labels_under_an_unknown_name(self):
+        python("import torch; d = torch.load(%r); torch.save({'x': d['x'], 'lbl': d['y']}, 'e.pt')" % str(EVAL),
+               self.tmp)
+        data = self.tmp / "e.pt"
+        self.rejected_keeping("profile", MODEL, "--eval", data, "--iterations", "2", inputs=[data],
+                              needles=["e.pt", "'lbl'", "name the labels y"])
 
     def test_empty_values_do_not_fall_back_to_defaults(self):
         self.assert_rejected("quantize", MODEL, "--mode", "dynamic", "-o", "", needles=["--output", "empty"])

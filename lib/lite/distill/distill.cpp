@@ -76,10 +76,7 @@ void check_file_roles(const DistillOptions& o, const fs::path& out) {
 
 void check_paths(const DistillOptions& o) {
   const fs::path out = output_path(o);
-  check_file_roles(o, out);
-  fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  if (::access(parent.c_str(), W_OK) != 0)
-    throw InputError(out.string(), "its folder " + parent.string() + " is not writable", "pass another output path");
+  check_file_roles(o, out);  // also that the output's folder exists and is writable
   std::error_code ec;
   if (!o.checkpoint_dir.empty()) {
     fs::path dir = o.checkpoint_dir;

@@ -114,7 +114,19 @@ Dataset from_named(const fs::path& path, const std::vector<std::pair<std::string
   Dataset d;
   d.source = path;
   d.x = tensor_of(path, x->second, "'" + x->first + "'");
-  if (const auto* y = find(label_keys())) d.y = tensor_of(path, y->second, "'" + y->first + "'");
+  if (const auto* y = find(label_keys())) {
+    d.y = tensor_of(path, y->second, "'" + y->first + "'");
+  } else if (entries.size() > 1) {
+    // Labels under a name lite does not read would silently turn accuracy into output agreement.
+    std::vector<std::string> others;
+    for (const auto& e : entries)
+      if (&e != x) others.push_back("'" + e.first + "'");
+    throw InputError(path.string(), container + " holds " + join(others, ", ") + " beside the inputs '" + x->first +
+                                        "', and no labels under a known name",
+                     "name the labels y (or " +
+                         join(std::vector<std::string>(label_keys().begin() + 1, label_keys().end()), ", ") +
+                         "), or save the inputs alone");
+  }
   return d;
 }
 

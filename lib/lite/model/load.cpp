@@ -8,9 +8,11 @@
 #include <fstream>
 
 #include "lite/core/error.hpp"
+#include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/sha256.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/model/zip_members.hpp"
 
 namespace fs = std::filesystem;
 
@@ -131,7 +133,13 @@ LoadedModel load_model(const fs::path& path) {
   m.path = path;
   m.file_bytes = fs::file_size(path);
   m.sha256 = sha256_file(path);
-  torch::jit::ExtraFilesMap extra{{kProvenanceFile, ""}};
+  // libtorch inflates an extra file whole, at whatever size the archive declares (a crafted lite.json of 1.5 GiB
+  // was read at 3.8 GB RSS): one declared larger than any JSON lite reads is left unread, as if absent.
+  torch::jit::ExtraFilesMap extra;
+  bool provenance_fits = true;
+  for (const auto& [name, size] : declared_member_sizes(path.string(), std::string("extra/") + kProvenanceFile))
+    provenance_fits = provenance_fits && size <= kMaxJsonFileBytes;
+  if (provenance_fits) extra[kProvenanceFile] = "";
   auto start = std::chrono::steady_clock::now();
   try {
     m.module = torch::jit::load(path.string(), torch::kCPU, extra);
@@ -140,10 +148,13 @@ LoadedModel load_model(const fs::path& path) {
   }
   m.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   m.module.eval();
-  const std::string& meta = extra[kProvenanceFile];
+  const std::string meta = provenance_fits ? extra[kProvenanceFile] : std::string();
   if (!meta.empty()) {
-    m.provenance = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
-    if (m.provenance.is_discarded()) m.provenance = nullptr;
+    try {  // inside a user's model file: bounded depth, no repeated keys (core/json_input.hpp)
+      m.provenance = parse_json_input(meta, path.string() + " (lite.json)", "re-save the model without it");
+    } catch (const InputError&) {
+      m.provenance = nullptr;  // an unreadable record of what was done is treated as none
+    }
     if (m.provenance.is_object() && m.provenance.contains("inputs")) {
       try {
         m.declared_inputs = m.provenance["inputs"].get<std::vector<InputSpec>>();

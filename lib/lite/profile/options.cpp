@@ -107,7 +107,9 @@ void validate(const ProfileOptions& o) {
   if (o.qps.empty() && o.requests > 0) throw OptionError("requests", "needs offered rates", "add {qps} RATE");
   for (double q : o.qps)
     if (!(q > 0) || !(q <= kMaxQps))
-      throw OptionError("qps", fmt::format("must be a rate above 0 and at most {:g} requests per second, got {:g}", kMaxQps, q),
+      throw OptionError("qps",
+                        fmt::format("must be a finite rate above 0 and at most {:g} requests per second, got {:g}",
+                                    kMaxQps, q),
                         "give rates in that range, e.g. {qps} 10,50");
   if (!o.qps.empty()) {
     in_range("requests", double(o.requests), 1, double(kMaxRequests), "give {requests} N, at most 10000000 per rate");

@@ -163,8 +163,8 @@ void validate(const PruneOptions& o) {
     if (b < 1) throw OptionError("batches", "batch sizes must be at least 1", "give batch sizes of 1 or more");
   option_rules::thread_count("threads", o.threads);
   if (o.warmup < 0) throw OptionError("warmup", "must be >= 0", "give 0 or more");
-  if (o.iterations < 0) throw OptionError("iterations", "must be >= 0", "give 0 (run for {duration_s}) or more");
-  if (o.iterations == 0 && !(o.duration_s > 0)) throw OptionError("duration_s", "must be > 0 seconds", "give a duration above 0");
+  if (o.iterations) option_rules::in_range("iterations", *o.iterations, 1, 1e8, "omit it to run for {duration_s}");
+  if (!o.iterations && !(o.duration_s > 0)) throw OptionError("duration_s", "must be > 0 seconds", "give a duration above 0");
   if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1", "give 1 or more");
   check_files(o);
 }

@@ -44,7 +44,7 @@ struct PruneOptions {
   std::vector<int64_t> batches = {1, 32};  // latency is measured at these batch sizes
   int threads = 0;                         // 0: libtorch's default
   int warmup = 3;
-  int iterations = 0;                      // timed iterations; 0 = run for duration_s
+  std::optional<int> iterations;           // timed iterations per measurement; unset: run for duration_s
   double duration_s = 1.0;
   int64_t eval_batch = 64;
   std::string command_line;                // recorded in the artifact

@@ -149,7 +149,7 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
 std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes, std::vector<std::string>& notes) {
   profile::TimingOptions timing;
   timing.warmup = c.o.warmup;
-  timing.iterations = c.o.iterations;
+  timing.iterations = c.o.iterations.value_or(0);
   timing.duration_s = c.o.duration_s;
   timing.min_iterations = 5;
   std::vector<Latency> out;

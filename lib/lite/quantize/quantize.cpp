@@ -14,6 +14,7 @@
 
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/json_input.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/stats.hpp"
@@ -275,15 +276,9 @@ std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, con
 
 // Reads the calibration JSON of an earlier run (calib_stats) for reuse; warns when it was made for another model.
 CalibrationStats read_calibration_stats(const fs::path& path, const model::LoadedModel& source, QuantizeResult& r) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string(), "cannot open the calibration file", "check the path");
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path.string(), std::string("is not valid JSON: ") + e.what(),
-                     "pass the .calib.json an earlier lite quantize run wrote");
-  }
+  // A user's file: bounded depth and size, no repeated keys, a regular file (core/json_input.hpp).
+  const nlohmann::json j =
+      read_json_input_file(path, "calibration file", "pass the .calib.json an earlier lite quantize run wrote");
   CalibrationStats stats = parse_calibration_document(j, path.string());
   if (!stats.model_sha256.empty() && stats.model_sha256 != source.sha256)
     r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)", "",

@@ -92,7 +92,7 @@ TEST_CASE("a header that declares more than the file can hold, or more than the 
   CHECK(has(inflate_refusal(big, TensorFormat::idx, 10000000), "over the 10.0 MB data may take in memory"));
 }
 
-TEST_CASE("a short stream is a truncated file; corrupt gzip and bad headers are named") {
+TEST_CASE("a short stream is a truncated file, corrupt gzip and bad headers are named") {
   CHECK(has(inflate_refusal(gzip_bytes(idx_header({100}) + std::string(50, 'a'))), "truncated idx data (50 of 100 bytes)"));
   CHECK(has(inflate_refusal(gzip_bytes(std::string("\0\0", 2))), "not an idx file"));
   std::string corrupt = gzip_bytes(idx_header({100}) + std::string(100, 'a'));

@@ -37,7 +37,7 @@ std::string nested_tuples(size_t levels) {
 
 }  // namespace
 
-TEST_CASE("nesting up to the limit passes; one level more is refused with the file, the depth and the limit") {
+TEST_CASE("nesting up to the limit passes, one level more is refused with the file, the depth and the limit") {
   CHECK(rewrite_for_torch_unpickler(nested_tuples(kMaxPickleNesting - 1), "ok.pt").stopped_at.empty());
   const std::string deep = refusal(nested_tuples(kMaxPickleNesting));
   CHECK(has(deep, "bad.pt: "));
