@@ -234,7 +234,7 @@ void check_config_not_named(const std::string& config, const nlohmann::json& opt
   for (auto it = options.begin(); it != options.end(); ++it)
     each_string(it.key(), it.value(), [&](const std::string& key, const std::string& path) {
       if (!path.empty() && path != "-" && same_file(path, config))
-        throw OptionError(key, escape_control(path) + ": is the {config} file, an input of this command",
+        throw OptionError(key, path + ": is the {config} file, an input of this command",
                           "choose a different path (lite never overwrites its inputs)");
     });
 }

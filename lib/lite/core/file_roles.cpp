@@ -6,11 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
-#include "lite/core/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -31,7 +28,8 @@ std::string special_kind(const fs::path& path) {
   return {};
 }
 
-std::string quoted(const fs::path& path) { return escape_control(path.string()); }
+// The CLI escapes control characters of the whole error line once; escaping here too would print "\\n".
+std::string quoted(const fs::path& path) { return path.string(); }
 
 template <class Entry>
 std::string describe(const Entry& e) {
@@ -43,7 +41,7 @@ void check_output_place(const std::string& key, const fs::path& path) {
   if (path.empty()) throw OptionError(key, "empty output path", "give a file name");
   const std::string kind = special_kind(path);
   if (!kind.empty())
-    throw OptionError(key, where + "exists and is " + kind + ", not a regular file; lite replaces the file it writes",
+    throw OptionError(key, where + "exists and is " + kind + ", not a regular file (lite replaces the file it writes)",
                       "give the path of a regular file");
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw OptionError(key, where + "is a directory", "give a file name");
@@ -70,7 +68,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 void refuse_special_output(const fs::path& path) {
   const std::string kind = special_kind(path);
   if (!kind.empty())
-    throw InputError(quoted(path), "exists and is " + kind + ", not a regular file; lite replaces the file it writes",
+    throw InputError(quoted(path), "exists and is " + kind + ", not a regular file (lite replaces the file it writes)",
                      "give the path of a regular file");
 }
 
