@@ -167,9 +167,9 @@ int launch_local(const LaunchPlan& plan) {
     workers[size_t(r)].pid = pid;
     if (r < kMaxTrackedWorkers) g_worker_pids[r] = pid;
   }
-  // Workers end within their own watchdog's 1.5 s of the forwarded signal; the launcher waits a little longer.
+  // Workers end within their own watchdog's 1 s of the forwarded signal; the launcher waits a little longer.
   on_forced_exit(kill_workers);
-  start_interrupt_watchdog(1.9);
+  start_interrupt_watchdog(1.4);
 
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> first_failure;

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     }
   }
   lite::install_interrupt_handler();
-  lite::start_interrupt_watchdog();  // a signal ends even a blocked command within 1.5 s
+  lite::start_interrupt_watchdog();  // a signal ends even a blocked command within 1 s
   lite::cli::remember_command_line(argc, argv);
   return lite::cli::run_cli(argc, argv);
 }

@@ -23,7 +23,7 @@ namespace {
 volatile std::sig_atomic_t g_signal = 0;  // 0 = none, else the first SIGINT/SIGTERM received
 int g_wake_pipe[2] = {-1, -1};            // the handler writes one byte; the watchdog reads it
 std::atomic<void (*)()> g_forced_exit_hook{nullptr};
-std::atomic<double> g_grace_s{1.5};
+std::atomic<double> g_grace_s{1.0};
 
 // Paths of temporary files in flight, fixed storage so the watchdog reads them without allocating.
 constexpr int kTemporarySlots = 32;

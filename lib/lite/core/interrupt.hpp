@@ -16,7 +16,7 @@ namespace lite {
 void install_interrupt_handler();
 // Starts the watchdog thread (once; a later call only changes the grace period); the CLI calls it, tests of the
 // polling path do not.
-void start_interrupt_watchdog(double grace_s = 1.5);
+void start_interrupt_watchdog(double grace_s = 1.0);
 // Called by the watchdog just before it ends the process (e.g. to kill worker processes); one at most, and
 // it must do only what is safe while other threads may hold locks (system calls on data it already holds).
 void on_forced_exit(void (*hook)());
