@@ -217,6 +217,83 @@ class BoundedMemory(HostileCase):
         self.assertLess(peak_mib, 600, "the 1 GiB lite.json was inflated")
 
 
+# Writes crafted torch.save and TorchScript files whose pickles or zip directories claim more bytes than they
+# hold (python(FORGE + call, tmp)). Patches keep every length, so only the claim changes.
+FORGE = r"""
+import io, re, struct, zipfile, torch
+
+def rezip(source, out, patch=lambda name, data: data):
+    zin = zipfile.ZipFile(io.BytesIO(source))
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info, patch(info.filename, zin.read(info.filename)))
+
+def declare(path, suffix, size):  # the central directory's uncompressed size of the members ending in suffix
+    raw = bytearray(open(path, "rb").read())
+    at = raw.find(b"PK\x01\x02")
+    while at >= 0:
+        n = struct.unpack_from("<H", raw, at + 28)[0]
+        if raw[at + 46:at + 46 + n].decode().endswith(suffix): struct.pack_into("<I", raw, at + 24, size)
+        at = raw.find(b"PK\x01\x02", at + 4)
+    open(path, "wb").write(bytes(raw))
+
+def numel_after_cpu(data, old, new):  # the storage's element count in its persistent id ('storage', T, key, 'cpu', n)
+    m = re.search(rb"X\x03\x00\x00\x00cpu(q.|r....)?K" + bytes([old]), data, re.S)
+    return data[:m.end() - 1] + bytes([new]) + data[m.end():]
+
+def saved_tensor(out, patch):  # 784 floats saved as a (1, 1, 28, 28) sample; patch edits data.pkl
+    buf = io.BytesIO()
+    torch.save(torch.zeros(1, 1, 28, 28), buf)
+    rezip(buf.getvalue(), out, lambda name, data: patch(data) if name.endswith("data.pkl") else data)
+
+def scripted_linear(out, patch=lambda data: data):
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 2))), buf)
+    rezip(buf.getvalue(), out, lambda name, data: patch(data) if name.endswith("/data.pkl") else data)
+"""
+
+
+class TensorsBeyondTheirBytes(HostileCase):
+    """Cause 6, tensors: a file whose pickle or zip directory claims more bytes than it holds is refused before
+    libtorch allocates the claim or a kernel reads past what was read (libtorch's unpickler trusts the pickle)."""
+
+    def forge(self, call):
+        python(FORGE + call, self.tmp)
+
+    def test_torch_save_tensors_claiming_more_than_their_record(self):
+        # data.pkl of torch.zeros(1, 1, 28, 28): the storage's count 784 (M\\x10\\x03) -> 1040 claims more than
+        # the record holds; the shape's 28 (K\\x1c) -> 255 and the offset 0 -> 255 reach past the storage.
+        self.forge("saved_tensor('claim.pt', lambda d: d.replace(b'cpuq\\x04M\\x10\\x03', b'cpuq\\x04M\\x10\\x04'))\n"
+                   "saved_tensor('shape.pt', lambda d: d.replace(b'K\\x1cK\\x1ctq', b'K\\xffK\\x1ctq'))\n"
+                   "saved_tensor('offset.pt', lambda d: d.replace(b'QK\\x00(', b'QK\\xff('))\n")
+        for name, needle in (("claim.pt", "storage claims 4160 bytes but only 3136 back it"),
+                             ("shape.pt", "of shape [1, 1, 255, 28] (offset 0, strides [784, 784, 28, 1]) reaches outside"),
+                             ("offset.pt", "(offset 255, strides [784, 784, 28, 1]) reaches outside its storage of 3136")):
+            with self.subTest(name):
+                self.rejected_keeping("quantize", MODEL, "--calib", self.tmp / name, "--mode", "static", "-o",
+                                      self.tmp / "q.pt", inputs=[self.tmp / name], needles=[name, needle])
+                self.assertFalse((self.tmp / "q.pt").exists())
+
+    def test_torch_save_record_declared_at_4_gib(self):
+        self.forge("saved_tensor('big.pt', lambda d: d)\ndeclare('big.pt', 'data/0', 0xF0000000)\n")
+        r, peak_mib = run_lite_measured("quantize", MODEL, "--calib", self.tmp / "big.pt", "--mode", "static",
+                                        "-o", self.tmp / "q.pt")
+        self.assert_bad_input(r, "big.pt", "stored uncompressed but its directory says 4026531840 bytes")
+        self.assertLess(peak_mib, 600)
+
+    def test_model_record_declared_at_4_gib(self):
+        self.forge("scripted_linear('m.pt')\ndeclare('m.pt', 'data/0', 0xF0000000)\n")
+        r, peak_mib = run_lite_measured("profile", self.tmp / "m.pt", "--input", "1x4", "--iterations", "2")
+        self.assert_bad_input(r, "m.pt", "stored uncompressed but its directory says 4026531840 bytes")
+        self.assertLess(peak_mib, 600)
+
+    def test_model_weight_storage_claiming_more_than_its_record(self):
+        # the Linear's weight storage holds 8 floats (32 bytes); its pickle now claims 255 (1020 bytes)
+        self.forge("scripted_linear('m.pt', lambda d: numel_after_cpu(d, 8, 255))\n")
+        self.rejected_keeping("profile", self.tmp / "m.pt", "--input", "1x4", "--iterations", "2",
+                              inputs=[self.tmp / "m.pt"], needles=["m.pt", "storage claims 1020 bytes"])
+
+
 class Form(HostileCase):
     """Cause 8."""
 

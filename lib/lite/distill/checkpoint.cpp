@@ -8,7 +8,9 @@
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/json_input.hpp"
+#include "lite/model/tensor_bounds.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/model/zip_directory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -131,6 +133,11 @@ EpochRecord record_from_json(const nlohmann::json& j) {
 void load_checkpoint(const fs::path& path, torch::jit::Module& student, torch::optim::Optimizer& optimizer,
                      TrainState& state, const nlohmann::json& fingerprint) {
   const std::string file = path.string();
+  const std::string fix = "pass a CHECKPOINT_DIR/last.ckpt written by lite distill";
+  // A checkpoint is a TorchScript archive: its record sizes are checked before libtorch allocates them.
+  std::error_code ec;
+  const auto file_bytes = fs::file_size(path, ec);
+  if (!ec) model::check_declared_sizes(model::zip_directory(file), file_bytes, file, fix);
   torch::serialize::InputArchive archive;
   nlohmann::json meta;
   try {
@@ -158,6 +165,9 @@ void load_checkpoint(const fs::path& path, torch::jit::Module& student, torch::o
   archive.read("best_weights", best);
   archive.read("rng", rng);
   archive.read("optimizer", optimizer_archive);
+  for (const c10::IValue* value : {&weights, &best})  // backed by what was read, before anything copies them
+    model::for_each_tensor(*value, [&](const at::Tensor& t) { model::check_tensor_backed(t, model::allocated_bytes(t), file, fix); });
+  model::check_tensor_backed(rng, model::allocated_bytes(rng), file, fix);
   restore_state(student, from_list(weights));
   optimizer.load(optimizer_archive);
   {

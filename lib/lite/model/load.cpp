@@ -11,8 +11,9 @@
 #include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/sha256.hpp"
+#include "lite/model/tensor_bounds.hpp"
 #include "lite/model/torch_errors.hpp"
-#include "lite/model/zip_members.hpp"
+#include "lite/model/zip_directory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -73,9 +74,8 @@ bool has_unserialized_mkldnn_constants(const fs::path& path) {
                    "re-export it with torch.jit.save from PyTorch <= 1.13 (this lite uses libtorch " TORCH_VERSION ")");
 }
 
-}  // namespace
-
-void check_torchscript_archive(const fs::path& path) {
+// check_torchscript_archive's checks; returns the archive's zip directory, read once.
+std::vector<ZipDirectoryEntry> checked_archive_directory(const fs::path& path) {
   std::error_code ec;
   const std::string file = path.string();
   if (!fs::exists(path, ec)) throw InputError(file, "no such file", "check the path");
@@ -98,6 +98,10 @@ void check_torchscript_archive(const fs::path& path) {
   if (!has_zip_end_record(path, size))
     throw InputError(file, "archive is truncated (no zip central directory)",
                      "copy the file again or re-save it with torch.jit.save");
+  // libtorch allocates each record at the size the directory declares before reading it: a 1 KiB file could
+  // ask for 4 GiB. Only sizes the archive's bytes can back get that far.
+  std::vector<ZipDirectoryEntry> directory = zip_directory(file);
+  check_declared_sizes(directory, size, file, "copy the file again or re-save it with torch.jit.save");
 
   std::vector<std::string> records;
   try {
@@ -125,20 +129,28 @@ void check_torchscript_archive(const fs::path& path) {
     throw InputError(file, "archive is damaged: " + first_line(e.what_without_backtrace()),
                      "copy the file again or re-save it with torch.jit.save");
   }
+  return directory;
 }
 
+}  // namespace
+
+void check_torchscript_archive(const fs::path& path) { checked_archive_directory(path); }
+
 LoadedModel load_model(const fs::path& path) {
-  check_torchscript_archive(path);
+  const std::vector<ZipDirectoryEntry> directory = checked_archive_directory(path);
   LoadedModel m;
   m.path = path;
   m.file_bytes = fs::file_size(path);
   m.sha256 = sha256_file(path);
-  // libtorch inflates an extra file whole, at whatever size the archive declares (a crafted lite.json of 1.5 GiB
-  // was read at 3.8 GB RSS): one declared larger than any JSON lite reads is left unread, as if absent.
+  // libtorch inflates an extra file whole, at whatever size the archive declares (a crafted lite.json of 1.5 GiB,
+  // deflated, was read at 3.8 GB RSS): one declared larger than any JSON lite reads is left unread, as if absent.
   torch::jit::ExtraFilesMap extra;
   bool provenance_fits = true;
-  for (const auto& [name, size] : declared_member_sizes(path.string(), std::string("extra/") + kProvenanceFile))
-    provenance_fits = provenance_fits && size <= kMaxJsonFileBytes;
+  const std::string provenance_member = std::string("/extra/") + kProvenanceFile;
+  for (const auto& entry : directory)
+    if (entry.name.size() >= provenance_member.size() &&
+        entry.name.compare(entry.name.size() - provenance_member.size(), std::string::npos, provenance_member) == 0)
+      provenance_fits = provenance_fits && entry.size <= kMaxJsonFileBytes;
   if (provenance_fits) extra[kProvenanceFile] = "";
   auto start = std::chrono::steady_clock::now();
   try {
@@ -147,6 +159,7 @@ LoadedModel load_model(const fs::path& path) {
     throw_load_failure(path, torch_error_reason(e));
   }
   m.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  check_module_tensors_backed(m.module, path.string(), "re-save the model with torch.jit.save");
   m.module.eval();
   const std::string meta = provenance_fits ? extra[kProvenanceFile] : std::string();
   if (!meta.empty()) {

@@ -6,6 +6,10 @@
 // top folder: "data.pkl", "data/<storage key>", "version"), rewrite data.pkl, and run torch's Unpickler
 // over the rewritten bytes with the same storage callback pickle_load uses ("data/" + key), so tensors are
 // rebuilt by torch itself, exactly as pickle_load would.
+//
+// Hostile files: the zip directory's sizes are checked before libtorch allocates a record at its declared size
+// (zip_directory.hpp), and every tensor the pickle builds is checked against the record that backs it before
+// anyone reads it (tensor_bounds.hpp).
 #include "lite/model/torch_save.hpp"
 
 #include <caffe2/serialize/inline_container.h>
@@ -13,10 +17,13 @@
 #include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <cstring>
+#include <unordered_map>
 
 #include "lite/core/error.hpp"
 #include "lite/model/pickle_compat.hpp"
+#include "lite/model/tensor_bounds.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/model/zip_directory.hpp"
 
 namespace lite::model {
 
@@ -40,6 +47,8 @@ class MemoryReader final : public caffe2::serialize::ReadAdapterInterface {
 }  // namespace
 
 c10::IValue read_torch_save(const std::vector<char>& bytes, const std::string& file) {
+  check_declared_sizes(zip_directory_in_memory(std::string_view(bytes.data(), bytes.size())), bytes.size(), file,
+                       "save the tensors again with torch.save");
   std::string rewrite_problem;
   try {
     caffe2::serialize::PyTorchStreamReader reader(std::make_shared<MemoryReader>(bytes));
@@ -55,10 +64,20 @@ c10::IValue read_torch_save(const std::vector<char>& bytes, const std::string& f
       offset += n;
       return n;
     };
-    auto read_record = [&](const std::string& key) { return std::get<0>(reader.getRecord("data/" + key)); };
+    std::unordered_map<const void*, size_t> record_bytes;
+    auto read_record = [&](const std::string& key) {
+      auto [data, size] = reader.getRecord("data/" + key);
+      record_bytes[data.get()] = size;
+      return std::move(data);
+    };
     torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
     unpickler.set_version(reader.version());
-    return unpickler.parse_ivalue();
+    c10::IValue value = unpickler.parse_ivalue();
+    for_each_tensor(value, [&](const at::Tensor& t) {
+      const auto record = t.has_storage() ? record_bytes.find(t.storage().data()) : record_bytes.end();
+      check_tensor_backed(t, record == record_bytes.end() ? 0 : record->second, file, "save the tensors again with torch.save");
+    });
+    return value;
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {

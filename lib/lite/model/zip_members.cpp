@@ -21,8 +21,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <optional>
 
 #include "lite/core/error.hpp"
 
@@ -37,22 +35,6 @@ uint64_t le(std::string_view s, size_t at, size_t n) {
 }
 
 constexpr const char* kResave = "save the file again (numpy.savez or numpy.savez_compressed)";
-
-// The directory's word on a member's size, checked before a byte is allocated: a stored member is as long as
-// its data, and a deflated one inflates to at most kMaxDeflateRatio times its compressed bytes (plus a little,
-// for tiny members), and zlib counts in 32 bits.
-void check_declared_size(const std::string& file, const std::string& name, uint64_t method, uint64_t packed,
-                         uint64_t size) {
-  if (method == 0 && size != packed)
-    throw InputError(file, "member " + name + " is stored uncompressed but its directory says " + std::to_string(size) +
-                               " bytes for its " + std::to_string(packed) + " (a damaged archive)",
-                     kResave);
-  if (method == 8 && (size > packed * kMaxDeflateRatio + 1024 || size > 0xFFFFFFFFu || packed > 0xFFFFFFFFu))
-    throw InputError(file, "member " + name + " claims " + std::to_string(size) + " bytes uncompressed from " +
-                               std::to_string(packed) + " (more than deflate's " + std::to_string(kMaxDeflateRatio) +
-                               ":1 allows, or over 4 GiB)",
-                     kResave);
-}
 
 // Inflates `in` into exactly `out_size` bytes. The output grows with what really inflates (never to the
 // declared size up front: a size the data does not back costs nothing), and inflating stops at the declared
@@ -143,71 +125,12 @@ std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& f
     if (method != 0 && method != 8)
       throw InputError(file, "member " + m.name + " uses zip compression method " + std::to_string(method),
                        "save it with numpy.savez or numpy.savez_compressed");
-    check_declared_size(file, m.name, method, packed, size);
+    check_declared_size(ZipDirectoryEntry{m.name, method, packed, size}, s.size(), file, kResave);
     const std::string_view raw = s.substr(size_t(data), size_t(packed));
     m.bytes = method == 0 ? std::string(raw) : inflate_raw(raw, size, file, m.name);
     members.push_back(std::move(m));
   }
   return members;
-}
-
-namespace {
-
-std::string read_at(std::ifstream& in, uint64_t offset, uint64_t length) {
-  std::string bytes(size_t(length), '\0');
-  in.seekg(std::streamoff(offset));
-  in.read(bytes.data(), std::streamsize(length));
-  bytes.resize(size_t(in.gcount()));
-  return bytes;
-}
-
-// Where the central directory starts and how long it is: from the end record, or its zip64 form when the
-// 32-bit fields are saturated. nullopt when the file has no readable end record.
-std::optional<std::pair<uint64_t, uint64_t>> central_directory(std::ifstream& in, uint64_t file_size) {
-  const uint64_t tail_start = file_size > 65536 + 22 ? file_size - 65536 - 22 : 0;
-  const std::string tail = read_at(in, tail_start, file_size - tail_start);
-  for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;) {
-    if (std::memcmp(tail.data() + i, "PK\x05\x06", 4) != 0) continue;
-    uint64_t size = le(tail, i + 12, 4), offset = le(tail, i + 16, 4);
-    if ((offset == 0xFFFFFFFF || size == 0xFFFFFFFF) && i >= 20 && std::memcmp(tail.data() + i - 20, "PK\x06\x07", 4) == 0) {
-      const std::string record = read_at(in, le(tail, i - 20 + 8, 8), 56);
-      if (record.size() < 56 || std::memcmp(record.data(), "PK\x06\x06", 4) != 0) return std::nullopt;
-      size = le(record, 40, 8), offset = le(record, 48, 8);
-    }
-    if (offset > file_size || size > file_size - offset) return std::nullopt;
-    return std::make_pair(offset, size);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::vector<std::pair<std::string, uint64_t>> declared_member_sizes(const std::string& archive_path,
-                                                                   std::string_view suffix) {
-  std::vector<std::pair<std::string, uint64_t>> found;
-  std::ifstream in(archive_path, std::ios::binary | std::ios::ate);
-  if (!in) return found;
-  const uint64_t file_size = uint64_t(in.tellg());
-  const auto where = central_directory(in, file_size);
-  if (!where || where->second > (uint64_t(64) << 20)) return found;  // 64 MiB: ~500k records
-  const std::string s = read_at(in, where->first, where->second);
-  for (size_t at = 0; at + 46 <= s.size() && std::memcmp(s.data() + at, "PK\x01\x02", 4) == 0;) {
-    uint64_t size = le(s, at + 24, 4);
-    const size_t name_len = le(s, at + 28, 2), extra_len = le(s, at + 30, 2), comment_len = le(s, at + 32, 2);
-    if (at + 46 + name_len + extra_len > s.size()) break;
-    const std::string_view name = std::string_view(s).substr(at + 46, name_len);
-    // Zip64 extra field (id 1): its first value is the uncompressed size when the 32-bit field is saturated.
-    for (size_t e = at + 46 + name_len, end = e + extra_len; e + 4 <= end;) {
-      const uint64_t id = le(s, e, 2), len = le(s, e + 2, 2);
-      if (len > end - e - 4) break;
-      if (id == 1 && size == 0xFFFFFFFF && len >= 8) size = le(s, e + 4, 8);
-      e += 4 + len;
-    }
-    if (name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
-      found.emplace_back(std::string(name), size);
-    at += 46 + name_len + extra_len + comment_len;
-  }
-  return found;
 }
 
 }  // namespace lite::model

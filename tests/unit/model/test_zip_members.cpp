@@ -65,3 +65,26 @@ TEST_CASE("inflating stops at the declared size") {
   CHECK(has(longer, "inflates to more than the 1000 bytes its directory declares"));
   CHECK(has(refusal(one_member_zip("x.npy", "\xff\xff\xff\xff", 8, 10)), "not a deflate stream"));
 }
+
+TEST_CASE("the directory alone gives each member's declared size, and a size the archive cannot back is refused") {
+  const std::string data = data_test::noise(4000);
+  const std::string stored = one_member_zip("m/data/0", data, 0, data.size());
+  const auto entries = lite::model::zip_directory_in_memory(stored);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].name == "m/data/0");
+  CHECK(entries[0].method == 0);
+  CHECK(entries[0].size == 4000);
+  CHECK(entries[0].packed == 4000);
+  lite::model::check_declared_sizes(entries, stored.size(), "m.pt", "re-save it");  // honest: accepted
+
+  const std::string lying = one_member_zip("m/data/0", data, 0, 0xF0000000ull);  // libtorch would allocate 3.75 GiB
+  std::string why;
+  try {
+    lite::model::check_declared_sizes(lite::model::zip_directory_in_memory(lying), lying.size(), "m.pt", "re-save it");
+  } catch (const lite::InputError& e) {
+    why = e.what();
+  }
+  CHECK(has(why, "m.pt: member m/data/0 is stored uncompressed but its directory says 4026531840 bytes for its 4000"));
+  CHECK(has(why, "; re-save it"));
+  CHECK(lite::model::zip_directory_in_memory("not a zip").empty());
+}
