@@ -20,7 +20,7 @@ TRACES = SHARED / "data" / "traces"
 PYTHON = "/usr/bin/python3"  # Debian's python with torch; the python3 first on PATH may lack it
 
 
-# The documented error line (README "Exit codes"): `lite SUB: error: SUBJECT: PROBLEM; FIX`, where SUBJECT
+# The documented error line (README.md "Exit codes"): `lite SUB: error: SUBJECT: PROBLEM; FIX`, where SUBJECT
 # names what to change: a flag (or flags: "--json, --csv"), an argument placeholder (MODEL, TRACE), or a file
 # or word the user typed (a path, optionally path:LINE), or, in a data-parallel job, the rank that reports
 # (`rank 1`). No control characters: lite prints values escaped.
@@ -179,13 +179,12 @@ class LiteTestCase(unittest.TestCase):
             self.fail(f"lite {sub}: the same command wrote different artifacts; members that differ: {differ}")
         return runs[0]
 
-    def assert_readme_documents_every_flag(self, sub, section=None):
-        """Every flag in `lite SUB --help` appears in backticks (`--flag` or `--flag ARG`) in README's `## lite SUB`
-        section. Returns the section's text."""
-        readme = (REPO / "README.md").read_text()
-        heading = section or f"## lite {sub}"
-        self.assertIn(heading, readme)
-        text = readme.split(heading, 1)[1].split("\n## ", 1)[0]
+    def assert_verb_page_documents_every_flag(self, sub):
+        """Every flag in `lite SUB --help` appears in backticks (`--flag` or `--flag ARG`) on the verb's reference
+        page, docs/SUB.md (README links to it). Returns the page's text."""
+        page = REPO / "docs" / f"{sub}.md"
+        text = page.read_text()
+        self.assertIn(f"# lite {sub}", text)
         r = run_lite(sub, "--help")
         self.assertEqual(r.returncode, 0, r.stderr)
         # whole flags only: not the "--target" of a "--target-*" in the help text
@@ -193,7 +192,7 @@ class LiteTestCase(unittest.TestCase):
         flags = sorted(flags - {"--help", "-h"})
         # `--output` must not count as documented because `--output-format` is
         missing = [f for f in flags if not re.search(rf"`{re.escape(f)}(?![\w-])", text)]
-        self.assertEqual(missing, [], f"flags in 'lite {sub} --help' but not in README's '{heading}' section")
+        self.assertEqual(missing, [], f"flags in 'lite {sub} --help' but not in {page.relative_to(REPO)}")
         return text
 
 

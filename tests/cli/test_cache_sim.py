@@ -1,6 +1,6 @@
 """lite cache-sim end to end: formats (incl. .zst and stdin), output formats, the plot, cost models,
 targets and exit codes, every bad-input path (exit 2, one line naming the file and the problem,
-nothing written), and README coverage of every flag and policy."""
+nothing written), and docs/cache-sim.md coverage of every flag and policy."""
 import json
 import pathlib
 import re
@@ -592,10 +592,10 @@ class CacheSimCli(LiteTestCase):
 
     # ---- documentation -------------------------------------------------------------------------
 
-    def test_readme_documents_every_flag_and_policy(self):
-        section = self.assert_readme_documents_every_flag("cache-sim")
+    def test_verb_page_documents_every_flag_and_policy(self):
+        page = self.assert_verb_page_documents_every_flag("cache-sim")
         for p in POLICIES:
-            self.assertRegex(section, rf"\| `{re.escape(p)}`", f"policy {p} missing from README's policy table")
+            self.assertRegex(page, rf"\| `{re.escape(p)}`", f"policy {p} missing from docs/cache-sim.md's policy table")
 
 
 if __name__ == "__main__":

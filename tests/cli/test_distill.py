@@ -316,8 +316,8 @@ class DistillFashionMnist(LiteTestCase):
             with self.subTest(case=name):
                 self.assert_rejected("distill", *args, "--data-memory-mb", 1, needles=needles)
 
-    def test_readme_documents_every_flag(self):
-        self.assert_readme_documents_every_flag("distill")
+    def test_verb_page_documents_every_flag(self):
+        self.assert_verb_page_documents_every_flag("distill")
 
 
 if __name__ == "__main__":

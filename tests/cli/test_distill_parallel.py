@@ -248,8 +248,8 @@ class DistillParallel(LiteTestCase):
             self.assertIn("world", stderr)
         self.assertFalse(out.exists())
 
-    def test_readme_documents_every_flag(self):
-        self.assert_readme_documents_every_flag("distill")
+    def test_verb_page_documents_every_flag(self):
+        self.assert_verb_page_documents_every_flag("distill")
 
 
 if __name__ == "__main__":

@@ -235,8 +235,8 @@ class ProfileBadInput(LiteTestCase):
 
 
 class ProfileDocumentation(LiteTestCase):
-    def test_readme_documents_every_flag(self):
-        self.assert_readme_documents_every_flag("profile")
+    def test_verb_page_documents_every_flag(self):
+        self.assert_verb_page_documents_every_flag("profile")
 
 
 if __name__ == "__main__":

@@ -265,8 +265,8 @@ class PruneBadInput(LiteTestCase):
 
 
 class PruneDocumentation(LiteTestCase):
-    def test_readme_documents_every_flag(self):
-        self.assert_readme_documents_every_flag("prune")
+    def test_verb_page_documents_every_flag(self):
+        self.assert_verb_page_documents_every_flag("prune")
 
 
 class PruneArchitectures(LiteTestCase):

@@ -428,8 +428,8 @@ class QuantizeBadInput(LiteTestCase):
 
 
 class QuantizeDocumentation(LiteTestCase):
-    def test_readme_documents_every_flag(self):
-        self.assert_readme_documents_every_flag("quantize")
+    def test_verb_page_documents_every_flag(self):
+        self.assert_verb_page_documents_every_flag("quantize")
 
 
 class QuantizeTorchvision(LiteTestCase):

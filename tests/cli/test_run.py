@@ -244,8 +244,8 @@ class GatesAndErrors(LiteTestCase):
         self.assertFalse(out.exists())
         self.assertEqual([f for f in self.tmp.iterdir() if f.name.startswith("m.pt")], [])
 
-    def test_readme_documents_every_flag(self):
-        text = self.assert_readme_documents_every_flag("run")
+    def test_verb_page_documents_every_flag(self):
+        text = self.assert_verb_page_documents_every_flag("run")
         for recipe in ("emergency-int8.json", "prune-recover-int8.json", "cache-sizing.json"):
             self.assertIn(recipe, (RECIPES / "README.md").read_text())
         self.assertIn("recipes/README.md", text)

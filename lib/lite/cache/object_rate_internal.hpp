@@ -8,7 +8,8 @@
 // cold and capacity misses are 1.5% short, and the miss-ratio estimate with them. Scaling by the rate the
 // sample achieved, R' = (sampled objects) / U, removes that deviation (a ratio estimator over objects; on
 // the Zipf(1.0) 10M/1M trace at R = 0.01, LRU and S3-FIFO at 10K..500K objects, it took the mean |error|
-// from 0.0055 to 0.0029, and over twelve samples of that trace from 0.0047 to 0.0030; README "SHARDS").
+// from 0.0055 to 0.0029, and over twelve samples of that trace from 0.0047 to 0.0030; docs/cache-sim.md
+// "Analysis", SHARDS).
 // Fixed-size SHARDS gets the same effect from its threshold, so this is for fixed rate.
 //
 // The algorithm: the sampled objects are counted exactly (their hashes in a set: R * U entries, the same

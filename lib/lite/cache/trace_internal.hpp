@@ -48,7 +48,7 @@ uint64_t file_size_or_zero(const std::string& path);
 // The name used in messages: the path, or "<stdin>".
 std::string display_name(const std::string& path);
 
-// The longest line a text trace may have (README "Trace formats"): a file or stream without line breaks
+// The longest line a text trace may have (docs/cache-sim.md "Trace formats"): a file or stream without line breaks
 // (/dev/zero, a binary file read as text) stops here instead of growing the buffer until memory runs out.
 constexpr size_t kMaxLineBytes = size_t(1) << 20;
 // How much of a text trace is looked at to tell text from binary data (check_text_trace).

@@ -85,7 +85,7 @@ struct DistributedSummary {
   double samples_per_s = 0;     // global: all ranks' samples / the slowest rank's train_s
   double allreduce_share = 0;   // mean over ranks
   // samples_per_s / (world_size x mean compute-only rate), compute-only = samples / (train_s - allreduce_s):
-  // the share of perfect scaling that communication left (README "lite distill", data parallel).
+  // the share of perfect scaling that communication left (docs/distill.md "Data parallel").
   double scaling_efficiency = 0;
   bool weights_identical = true;
   std::string batchnorm;        // how batch-norm statistics are kept

@@ -25,7 +25,7 @@
 // scan did not check, and never reads an unchecked tail.
 //
 // The same scan guards libtorch against hostile streams, which it would otherwise trust (limits in
-// pickle_compat.hpp and README "Data files"):
+// pickle_compat.hpp and docs/inputs.md "Data files"):
 //   - nesting: libtorch builds and frees containers recursively (an IValue's destructor releases its elements),
 //     so 200k nested tuples overflow the stack. Each value carries its depth (a scalar 0, a container one more
 //     than its deepest element; a container filled later, by APPEND(S)/SETITEM(S)/BUILD, grows to one more than

@@ -2,7 +2,7 @@
 // each mode did to the bundled Fashion-MNIST CNN on a 2-core AMD EPYC (Zen 4) machine (1 thread,
 // onednn; `lite quantize data/fmnist_cnn.pt --calib data/fmnist_eval.pt --eval <10k test set>`):
 // size against the input file, latency against the frozen float model (torch::jit::freeze +
-// optimize_for_inference), top-1 against float's 92.34% on the 10k test set. See README "lite quantize".
+// optimize_for_inference), top-1 against float's 92.34% on the 10k test set. See docs/quantize.md "Modes".
 #include "lite/core/error.hpp"
 #include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"

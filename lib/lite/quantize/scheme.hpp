@@ -1,6 +1,6 @@
 #pragma once
 // Quantization schemes, one file each (scheme_<name>.cpp), each behind the small interface below, and
-// listed in ONE table, modes(), that drives --mode parsing, the help text, "did you mean", the README
+// listed in ONE table, modes(), that drives --mode parsing, the help text, "did you mean", docs/quantize.md
 // table and the tests that loop over every mode. Torch-free: a scheme's planning side (which layers it
 // touches and what they will weigh) needs no torch; its build side takes a BuildContext that only the
 // torch code (quantize_internal.hpp) defines.
@@ -56,7 +56,7 @@ struct ModeEntry {
   const char* name;      // --mode value
   const char* tag;       // default output name: MODEL.<tag>.pt
   const char* summary;   // one line for --help
-  const char* measured;  // what it cost and bought on the bundled CNN, measured here (README table)
+  const char* measured;  // what it cost and bought on the bundled CNN, measured here (docs/quantize.md "Modes")
   const Scheme* scheme;  // nullptr for auto
 };
 

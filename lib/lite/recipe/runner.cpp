@@ -201,7 +201,7 @@ std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress&
 }
 
 // Creates the work folder after every check passed; a run that fails other than by a signal (which keeps what
-// finished, as README says) removes a folder it created, so bad input found late leaves nothing behind.
+// finished, as docs/run.md says) removes a folder it created, so bad input found late leaves nothing behind.
 class WorkFolder {
  public:
   explicit WorkFolder(const fs::path& path) : path_(path) {
