@@ -316,6 +316,36 @@ class DistillFashionMnist(LiteTestCase):
             with self.subTest(case=name):
                 self.assert_rejected("distill", *args, "--data-memory-mb", 1, needles=needles)
 
+    def test_gzip_idx_data_over_the_memory_budget_streams_from_an_inflated_copy(self):
+        import gzip
+        import struct
+        data = torch.load(str(EVAL))
+        images = (data["x"][:600, 0] * 255).round().to(torch.uint8)  # [600, 28, 28], as Fashion-MNIST ships
+        x, y = self.tmp / "train-images-idx3-ubyte.gz", self.tmp / "train-labels-idx1-ubyte.gz"
+        x.write_bytes(gzip.compress(struct.pack(">IIII", 0x803, 600, 28, 28) + images.numpy().tobytes()))
+        y.write_bytes(gzip.compress(struct.pack(">II", 0x801, 600) + data["y"][:600].to(torch.uint8).numpy().tobytes()))
+        tmpdir = self.tmp / "tmpdir"
+        tmpdir.mkdir()
+        out = self.tmp / "s.pt"
+        args = ["--teacher", TEACHER, "--student", self.student, "--data", x, "--labels", y, "--epochs", 1,
+                "--latency-iterations", 0, "-o", out, *QUICK, "--data-memory-mb", 1, "--json"]
+        r = run_lite("distill", *args, env={"TMPDIR": str(tmpdir)})  # 1.9 MB of float samples over 1 MB
+        self.assertEqual(r.returncode, 0, r.stderr)
+        result = json.loads(r.stdout)["result"]
+        self.assertEqual(result["data_path"], "streamed in chunks of 83 samples")
+        self.assertIn("inflated once into a temporary file", result["data_path_reason"])
+        self.assertEqual(result["train_samples"], 600)
+        self.assertGreater(result["student"]["metric_percent"], result["student_before"]["metric_percent"] + 20)
+        self.assertEqual(list(tmpdir.iterdir()), [], "the inflated copy was left behind")
+
+        # a .gz whose data ends early is refused before training, and leaves nothing in TMPDIR either
+        x.write_bytes(gzip.compress(struct.pack(">IIII", 0x803, 600, 28, 28) + images.numpy().tobytes()[:-5000]))
+        out.unlink()
+        r = run_lite("distill", *args, env={"TMPDIR": str(tmpdir)})
+        self.assert_bad_input(r, str(x), "truncated idx data")
+        self.assertEqual(list(tmpdir.iterdir()), [])
+        self.assertFalse(out.exists())
+
     def test_verb_page_documents_every_flag(self):
         self.assert_verb_page_documents_every_flag("distill")
 

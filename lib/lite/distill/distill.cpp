@@ -112,7 +112,10 @@ void load_training(Session& s, DistillResult& r) {
   const uint64_t budget = memory_budget(o);
   const std::string limit = o.data_memory_mb > 0 ? fmt::format("data_memory_mb {}", o.data_memory_mb)
                                                  : "half of MemAvailable, " + megabytes(budget);
-  if (auto layout = model::record_layout(o.data)) {
+  std::optional<model::InflatedCopy> inflated;  // a .gz over the budget streams from its inflated copy
+  std::optional<model::RecordLayout> layout = model::streamed_gzip_layout(o.data, budget, inflated);
+  if (!layout) layout = model::record_layout(o.data);
+  if (layout) {
     const int64_t n = o.samples > 0 ? std::min(o.samples, layout->count) : layout->count;
     const uint64_t per_sample = std::max<uint64_t>(1, model::sample_bytes_in_memory(*layout));
     if (uint64_t(n) * per_sample > budget) {
@@ -127,6 +130,7 @@ void load_training(Session& s, DistillResult& r) {
       r.data_path = fmt::format("streamed in chunks of {} samples", r.data_chunk_samples);
       r.data_path_reason = fmt::format("{} in memory exceeds {}; each epoch reads the chunks in a seeded order and "
                                        "shuffles within each", megabytes(uint64_t(n) * per_sample), limit);
+      if (inflated) r.data_path_reason += "; the .gz was inflated once into a temporary file in TMPDIR to be read in chunks";
       return;
     }
   }
@@ -135,8 +139,8 @@ void load_training(Session& s, DistillResult& r) {
   const uint64_t bytes = uint64_t(s.train.x.nbytes());
   r.data_path = "loaded whole";
   r.data_path_reason = bytes <= budget ? fmt::format("{} fits {}", megabytes(bytes), limit)
-                                       : fmt::format("{} exceeds {}, but only .npy and uncompressed idx files can be "
-                                                     "read in chunks", megabytes(bytes), limit);
+                                       : fmt::format("{} exceeds {}, but only .npy and idx files (gzip-compressed or "
+                                                     "not) can be read in chunks", megabytes(bytes), limit);
 }
 
 // Bytes the training data holds in memory: the whole set, or the two chunks of the stream's cache.

@@ -113,6 +113,21 @@ std::optional<RecordLayout> record_layout(const fs::path& path) {
   return l;
 }
 
+std::optional<RecordLayout> streamed_gzip_layout(const fs::path& path, uint64_t budget, std::optional<InflatedCopy>& copy) {
+  using namespace chunked_io;
+  if (!idx_name(path.filename().string()) || !is_gzip_file(path)) return std::nullopt;
+  const std::vector<char> gz = read_data_file(path);
+  const uint64_t declared = declared_tensor_bytes(std::string_view(gz.data(), gz.size()), TensorFormat::idx, path.string());
+  if (declared * sizeof(float) <= budget) return std::nullopt;  // idx bytes become float32 in memory
+  copy.emplace(path, TensorFormat::idx);
+  std::optional<RecordLayout> layout = record_layout(copy->path());
+  if (layout) {
+    layout->read_from = copy->path();
+    layout->path = path;
+  }
+  return layout;
+}
+
 uint64_t sample_bytes_in_memory(const RecordLayout& l) {
   return l.idx ? l.record_bytes * sizeof(float) : l.record_bytes;
 }
@@ -124,7 +139,7 @@ ChunkedDataset::ChunkedDataset(RecordLayout layout, const std::optional<fs::path
   if (layout_.count == 0) throw InputError(file, "holds no samples (first dimension is 0)", "pass a file with at least one sample");
   size_ = limit > 0 ? std::min(limit, layout_.count) : layout_.count;
   chunk_ = std::max<int64_t>(1, std::min(chunk_samples, size_));
-  fd_ = ::open(layout_.path.c_str(), O_RDONLY | O_CLOEXEC);
+  fd_ = ::open((layout_.read_from.empty() ? layout_.path : layout_.read_from).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw InputError(file, "cannot open file for reading", "check the path and its permissions");
   if (!labels) return;
   std::error_code ec;

@@ -3,8 +3,8 @@
 // (C order) and uncompressed idx. The header is parsed once; a chunk of consecutive samples is one pread
 // into a tensor, converted the way load_dataset converts (idx images become float32 in [0, 1] with a
 // channel dimension). Labels, one small value per sample, are read whole (.npy or idx, .gz allowed).
-// Other formats (torch.save pickles, gzip-compressed idx) cannot be read at an offset: load_dataset reads
-// them whole.
+// Other formats (torch.save pickles) cannot be read at an offset: load_dataset reads them whole; a
+// gzip-compressed .npy or idx file is read from its inflated copy (data_file.hpp, InflatedCopy).
 //
 // Shuffling a streamed set (chunk_major_order): the order of the chunks is permuted, then the samples
 // within each chunk. An epoch thus reads every chunk once, with one pread, and a batch draws from at most
@@ -37,11 +37,19 @@ struct RecordLayout {
   uint64_t data_offset = 0;         // where record 0 starts
   uint64_t record_bytes = 0;
   bool idx = false;                 // idx: uint8 images, converted on read
+  std::filesystem::path read_from;  // where the records are read, when not `path` (an inflated copy of a .gz)
 };
 
 // The layout of `path` when it is a .npy file or an uncompressed idx file; nullopt for every other format.
 // Throws InputError for a broken header or a file shorter than its header says.
 std::optional<RecordLayout> record_layout(const std::filesystem::path& path);
+
+// The layout of a gzip-compressed idx file whose samples would take more than `budget` bytes in memory, read
+// from `copy`, which this fills with the inflated bytes (InflatedCopy: a temporary file, removed when `copy`
+// goes; a ChunkedDataset built before then keeps reading it). nullopt, and `copy` left empty, for any other
+// file and for one that fits the budget.
+std::optional<RecordLayout> streamed_gzip_layout(const std::filesystem::path& path, uint64_t budget,
+                                                 std::optional<InflatedCopy>& copy);
 
 // Bytes one sample takes in memory once read and converted (idx: float32).
 uint64_t sample_bytes_in_memory(const RecordLayout& layout);

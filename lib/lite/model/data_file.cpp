@@ -8,6 +8,10 @@
 #include "lite/model/data_file.hpp"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
@@ -50,6 +54,69 @@ std::vector<char> read_tensor_file_maybe_gzip(const fs::path& path, TensorFormat
   if (bytes.size() < 2 || uint8_t(bytes[0]) != 0x1f || uint8_t(bytes[1]) != 0x8b) return bytes;
   return inflate_tensor_file(std::string_view(bytes.data(), bytes.size()), format, max_inflated_bytes, path.string());
 }
+
+namespace {
+
+bool write_fully(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    data += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_gzip_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {0, 0};
+  in.read(magic, 2);
+  return in.gcount() == 2 && uint8_t(magic[0]) == 0x1f && uint8_t(magic[1]) == 0x8b;
+}
+
+InflatedCopy::InflatedCopy(const fs::path& gz, TensorFormat format) {
+  const std::vector<char> bytes = read_data_file(gz);
+  const std::string_view compressed(bytes.data(), bytes.size());
+  const uint64_t declared = declared_tensor_bytes(compressed, format, gz.string());
+  std::error_code ec;
+  const fs::path folder = fs::temp_directory_path(ec);
+  struct statvfs fsinfo {};
+  const std::string fix = "set TMPDIR to a folder with room, or pass the file decompressed (gunzip)";
+  if (ec || ::statvfs(folder.c_str(), &fsinfo) != 0)
+    throw InputError(gz.string(), "no temporary folder to inflate it into for streaming", fix);
+  const uint64_t room = uint64_t(fsinfo.f_bavail) * fsinfo.f_frsize;
+  if (declared > room)
+    throw InputError(gz.string(), fmt::format("inflates to {:.1f} MB, more than the {:.1f} MB free in {} to stream it from",
+                                              double(declared) / 1e6, double(room) / 1e6, folder.string()),
+                     fix);
+  std::string name = gz.filename().string();
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".gz") == 0) name.resize(name.size() - 3);
+  std::string templ = (folder / ("lite-inflated-XXXXXX-" + name)).string();
+  const int fd = ::mkstemps(templ.data(), int(name.size() + 1));
+  if (fd < 0) throw InputError(gz.string(), std::string("cannot create a temporary file (") + std::strerror(errno) + ")", fix);
+  path_ = templ;
+  guard_ = std::make_unique<TemporaryFileGuard>(path_);
+  try {
+    inflate_tensor_file_to(compressed, format, room,
+                           [&](const char* data, size_t n) {
+                             if (!write_fully(fd, data, n))
+                               throw InputError(gz.string(), std::string("cannot write its inflated copy to ") + path_.string() +
+                                                                 " (" + std::strerror(errno) + ")",
+                                                fix);
+                           },
+                           gz.string());
+  } catch (...) {
+    ::close(fd);
+    ::unlink(path_.c_str());
+    throw;
+  }
+  ::close(fd);
+}
+
+InflatedCopy::~InflatedCopy() { ::unlink(path_.c_str()); }
 
 uint64_t default_data_memory_budget() {
   std::ifstream in("/proc/meminfo");

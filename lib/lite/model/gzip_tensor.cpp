@@ -9,7 +9,8 @@
 // bound; the output then grows with what really inflates, up to the declared size; a stream that would go on
 // past it is refused at the first byte too many, and one that ends short is a truncated file (the same message
 // as the uncompressed form). So the bytes kept are at most what the header declares and what the input can
-// back, and an uncompressed idx file and its .gz obey the same size check.
+// back, and an uncompressed idx file and its .gz obey the same size check. inflate_tensor_file_to hands the
+// bytes on in ~1 MiB pieces as they come (to a file on disk) and keeps none.
 #include "lite/model/gzip_tensor.hpp"
 
 #include <zlib.h>
@@ -141,6 +142,50 @@ std::vector<char> inflate_tensor_file(std::string_view gz, TensorFormat format, 
   // The whole stream is in: a header or data it cuts short is a truncated file (tensor_headers' message).
   declared_size(std::string_view(out.data(), out.size()), true, format, file);
   return out;
+}
+
+uint64_t declared_tensor_bytes(std::string_view gz, TensorFormat format, const std::string& file) {
+  Inflater inflater(file);
+  std::vector<char> head;
+  for (bool more = true; more;) {
+    more = inflater.step(gz, head);
+    if (auto declared = declared_size(std::string_view(head.data(), head.size()), false, format, file)) {
+      check_declared(*declared, gz.size(), std::numeric_limits<uint64_t>::max(), file);
+      return *declared;
+    }
+  }
+  return *declared_size(std::string_view(head.data(), head.size()), true, format, file);  // throws: truncated
+}
+
+uint64_t inflate_tensor_file_to(std::string_view gz, TensorFormat format, uint64_t max_bytes,
+                                const std::function<void(const char*, size_t)>& sink, const std::string& file) {
+  constexpr size_t kPiece = size_t(1) << 20;
+  Inflater inflater(file);
+  std::vector<char> piece;
+  uint64_t handed = 0;
+  std::optional<uint64_t> declared;
+  bool more = true;
+  while (more) {
+    more = inflater.step(gz, piece);
+    if (!declared && (declared = declared_size(std::string_view(piece.data(), piece.size()), false, format, file)))
+      check_declared(*declared, gz.size(), max_bytes, file);
+    if (declared && handed + piece.size() > *declared)
+      throw InputError(file, fmt::format("inflates to more than the {} bytes its header declares", *declared), kRefetch);
+    if (declared && piece.size() >= kPiece) {
+      sink(piece.data(), piece.size());
+      handed += piece.size();
+      piece.clear();
+    }
+  }
+  // A header the stream cuts short is a truncated file (tensor_headers' message); so is data cut short.
+  if (!declared) declared_size(std::string_view(piece.data(), piece.size()), true, format, file);
+  if (!piece.empty()) sink(piece.data(), piece.size());
+  handed += piece.size();
+  if (declared && handed < *declared)
+    throw InputError(file, fmt::format("truncated {} data (it inflates to {} of the {} bytes its header declares)",
+                                       format == TensorFormat::idx ? "idx" : ".npy", handed, *declared),
+                     kRefetch);
+  return handed;
 }
 
 }  // namespace lite::model

@@ -125,3 +125,42 @@ TEST_CASE("Fashion-MNIST's own .gz files read as before") {
   const fs::path images = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
   CHECK(lite::model::read_tensor_file_maybe_gzip(images, TensorFormat::idx, kPlenty).size() == 16 + 10000 * 784);
 }
+
+TEST_CASE("inflated to a sink: the same bytes in pieces, the declared size known from the header alone") {
+  const std::string idx = idx_header({40, 28, 28}) + data_test::noise(40 * 28 * 28);  // ~31 KB x 40: several pieces
+  const std::string big = idx_header({2000, 28, 28}) + data_test::noise(2000 * 28 * 28);
+  for (const std::string* original : {&idx, &big}) {
+    const std::string gz = gzip_bytes(*original);
+    CHECK(lite::model::declared_tensor_bytes(gz, TensorFormat::idx, "f-idx3-ubyte.gz") == original->size());
+    std::string sunk;
+    int pieces = 0;
+    const uint64_t n = lite::model::inflate_tensor_file_to(
+        gz, TensorFormat::idx, kPlenty, [&](const char* data, size_t size) { sunk.append(data, size), ++pieces; },
+        "f-idx3-ubyte.gz");
+    CHECK(n == original->size());
+    CHECK(sunk == *original);
+    CHECK(pieces == int((original->size() >> 20) + 1));
+  }
+  const std::string cut = gzip_bytes(big.substr(0, big.size() - 5000));
+  CHECK(has(refusal([&] { lite::model::inflate_tensor_file_to(cut, TensorFormat::idx, kPlenty, [](const char*, size_t) {}, "c.gz"); }),
+            "c.gz: truncated idx data (it inflates to " + std::to_string(big.size() - 5000) + " of the " +
+                std::to_string(big.size()) + " bytes its header declares)"));
+}
+
+TEST_CASE("an inflated copy reads back as the uncompressed file and is removed with its owner") {
+  TempDir dir;
+  const std::string idx = idx_header({30, 28, 28}) + data_test::noise(30 * 28 * 28);
+  const fs::path gz = dir.path / "train-images-idx3-ubyte.gz";
+  std::ofstream(gz, std::ios::binary) << gzip_bytes(idx);
+  CHECK(lite::model::is_gzip_file(gz));
+  fs::path copy_path;
+  {
+    lite::model::InflatedCopy copy(gz, TensorFormat::idx);
+    copy_path = copy.path();
+    CHECK(copy_path.filename().string().find("train-images-idx3-ubyte") != std::string::npos);
+    CHECK(copy_path.extension() != ".gz");
+    auto back = lite::model::read_data_file(copy_path);
+    CHECK(std::string(back.begin(), back.end()) == idx);
+  }
+  CHECK_FALSE(fs::exists(copy_path));
+}
