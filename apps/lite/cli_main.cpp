@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "number_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
@@ -143,6 +144,7 @@ int run_cli(int argc, char** argv) {
       return exit_bad_input;
     }
     runner = setup(*sub);
+    decimal_numbers_only(*sub);  // "0x10", "010", "1e3" for a count: refused, not read as CLI11 would
   }
 
   try {

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unordered_set>
+
 #include "lite/core/text.hpp"
 
 namespace lite::cli {
@@ -31,6 +33,12 @@ bool spelled_right(std::string& value, NumberText kind) {
   return false;
 }
 
+// Options that already have their spelling check (with their own wording of what is accepted).
+std::unordered_set<const CLI::Option*>& checked_options() {
+  static std::unordered_set<const CLI::Option*> options;
+  return options;
+}
+
 }  // namespace
 
 CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::string& accepted) {
@@ -40,7 +48,18 @@ CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::strin
         return "'" + value + "' is not " + accepted;
       },
       "");
+  checked_options().insert(option);
   return option->transform(strict);
+}
+
+void decimal_numbers_only(CLI::App& command) {
+  for (CLI::Option* option : command.get_options()) {
+    if (checked_options().count(option) || option->get_type_size() == 0) continue;  // checked, or a switch
+    const std::string type = option->get_type_name().substr(0, option->get_type_name().find(':'));
+    if (type == "INT") decimal_only(option, NumberText::signed_whole, "a decimal whole number");
+    if (type == "UINT") decimal_only(option, NumberText::unsigned_whole, "a decimal whole number >= 0");
+    if (type == "FLOAT") decimal_only(option, NumberText::real, "a decimal number (such as 0.5 or 1e-3)");
+  }
 }
 
 CLI::Option* not_zero(CLI::Option* option, const std::string& accepted) {

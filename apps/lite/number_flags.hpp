@@ -6,6 +6,7 @@
 #include <string>
 
 namespace CLI {
+class App;
 class Option;
 }
 
@@ -21,6 +22,10 @@ enum class NumberText {
 // Adds the check to `option` (leading zeros are dropped, so CLI11 never reads "010" as octal); a bad value
 // fails parsing with "FLAG: 'VALUE' is not ACCEPTED". Returns `option`.
 CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::string& accepted);
+
+// decimal_only for every numeric option of `command` that has no such check yet, its kind read from CLI11's type
+// name (INT, UINT, FLOAT): called once per subcommand after its setup, so a new flag cannot miss it.
+void decimal_numbers_only(CLI::App& command);
 
 // For an option whose 0 means "unset" in the options struct (a config file may say so): given as a flag, 0 is a
 // mistake, refused with "FLAG: '0' is not ACCEPTED". Returns `option`.

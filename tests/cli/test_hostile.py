@@ -330,6 +330,24 @@ class Form(HostileCase):
                              needles=["--launch-local"])
         self.assert_rejected("prune", MODEL, "--ratio", "0.3", "--iterations", "0", needles=["--iterations"])
 
+    def test_numbers_in_other_spellings_are_refused_on_every_verb(self):
+        # CLI11 reads integers in base 0 and doubles with strtold: 0x10 was 16, 010 was 8, 0x1p-3 was 0.125
+        distill = ["--teacher", MODEL, "--student", MODEL, "--data", EVAL]
+        cases = [("profile", [MODEL], "--batch", "0x10"), ("profile", [MODEL], "--warmup", "1e2"),
+                 ("quantize", [MODEL], "--calib-samples", "0x10"), ("quantize", [MODEL], "--tolerance", "0x1p-3"),
+                 ("prune", [MODEL], "--round-to", "0x8"), ("prune", [MODEL], "--ratio", "0x0.8"),
+                 ("prune", [MODEL], "--global-floor", "0x0.1"), ("distill", distill, "--epochs", "0x2"),
+                 ("distill", distill, "--lr", "0x1p-3"), ("distill", distill, "--temperature", "0x4")]
+        for sub, head, flag, value in cases:
+            with self.subTest(f"{sub} {flag} {value}"):
+                self.rejected_keeping(sub, *head, flag, value, inputs=[MODEL], needles=[flag, value])
+
+    def test_npz_positional_names_that_are_not_numbers(self):
+        python("import numpy as np\n"
+               "np.savez('d.npz', arr_x=np.zeros((2, 1, 28, 28), np.float32), arr_0=np.zeros(2, np.int64))\n", self.tmp)
+        self.rejected_keeping("profile", MODEL, "--eval", self.tmp / "d.npz", "--iterations", "2",
+                              inputs=[self.tmp / "d.npz"], needles=["d.npz", "'arr_x'"])
+
     def test_a_models_print_does_not_break_json(self):
         # torch.jit.script reads the class's source, so the fixture is a file, not python -c
         (self.tmp / "chatty.py").write_text(

@@ -196,7 +196,9 @@ Dataset from_npz(const fs::path& path, const std::vector<char>& bytes) {
   bool positional = true;
   for (auto& m : read_zip_members(std::string_view(bytes.data(), bytes.size()), path.string())) {
     std::string name = ends_with(m.name, ".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
-    positional = positional && name.rfind("arr_", 0) == 0;
+    // np.savez without names writes arr_0, arr_1, ...; only such names (digits, few enough to compare) are positional
+    positional = positional && name.rfind("arr_", 0) == 0 && name.size() > 4 && name.size() <= 4 + 18 &&
+                 name.find_first_not_of("0123456789", 4) == std::string::npos;
     entries.emplace_back(name, parse_npy(path / m.name, std::vector<char>(m.bytes.begin(), m.bytes.end())));
   }
   if (entries.empty()) throw InputError(path.string(), "holds no arrays", "save arrays with numpy.savez(path, x=..., y=...)");

@@ -84,13 +84,9 @@ LayerRatio parse_ratio(const std::string& text) {
     number = text.substr(eq + 1);
     if (r.glob.empty()) throw OptionError("ratio", "'" + text + "' has no layer glob before '='", "write GLOB=R, e.g. 'layer4.*=0.3'");
   }
-  try {
-    size_t used = 0;
-    r.ratio = std::stod(trim(number), &used);
-    if (used != trim(number).size()) throw std::invalid_argument(number);
-  } catch (const std::exception&) {
-    throw OptionError("ratio", "'" + text + "' is not a number or GLOB=NUMBER", "e.g. 0.5 or 'layer4.*=0.3'");
-  }
+  const std::optional<double> ratio = parse_decimal(number);  // decimal only: std::stod read "0x0.8" as 0.5
+  if (!ratio) throw OptionError("ratio", "'" + text + "' is not a number or GLOB=NUMBER", "e.g. 0.5 or 'layer4.*=0.3'");
+  r.ratio = *ratio;
   return r;
 }
 
