@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "number_flags.hpp"
+#include "lite/core/deadline.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
@@ -144,6 +145,9 @@ int run_cli(int argc, char** argv) {
       return exit_bad_input;
     }
     runner = setup(*sub);
+    set_deadline_wording([where = "lite " + std::string(c.name)](const std::string& problem) {
+      return where + ": error: " + escape_control(trim(render_option_refs(problem, flag_for_key)));
+    });
     decimal_numbers_only(*sub);  // "0x10", "010", "1e3" for a count: refused, not read as CLI11 would
   }
 

@@ -459,6 +459,14 @@ class Signals(HostileCase):
         self.assertLess(time.monotonic() - start, 60)
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["endless.pt"])
 
+    def test_profile_budget_bounds_an_endless_forward(self):
+        model = self.endless_model()
+        start = time.monotonic()
+        r = run_lite("profile", model, "--input", "1x4", "--budget", "1", timeout=120)
+        self.assert_bad_input(r, "--budget", "still running 32 s into one measurement under a budget of 1 s")
+        self.assertLess(time.monotonic() - start, 60)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["endless.pt"])
+
     def distill_args(self, *extra):
         student = self.copy(MODEL, "student.pt")
         return ["distill", "--teacher", MODEL, "--student", student, "--data", EVAL, "--epochs", "50", "--threads",

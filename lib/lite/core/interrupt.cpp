@@ -47,7 +47,9 @@ extern "C" void on_interrupt(int signal) {
 
 void write_stderr(const char* text) { [[maybe_unused]] ssize_t n = ::write(2, text, std::strlen(text)); }
 
-[[noreturn]] void force_exit(const char* line, int exit_code) {
+}  // namespace
+
+void end_process_now(const char* line, int exit_code) {
   for (int i = 0; i < kTemporarySlots; ++i)
     if (g_temporary_state[size_t(i)].load(std::memory_order_acquire) == slot_ready)
       ::unlink(g_temporary_paths[size_t(i)].data());
@@ -56,13 +58,15 @@ void write_stderr(const char* text) { [[maybe_unused]] ssize_t n = ::write(2, te
   ::_exit(exit_code);
 }
 
+namespace {
+
 void watch() {
   char byte = 0;
   while (::read(g_wake_pipe[0], &byte, 1) < 0 && errno == EINTR) {
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(g_grace_s.load()));
   // The normal path would have exited by now.
-  force_exit("\nlite: interrupted while blocked; stopped without waiting; nothing was written\n", interrupt_exit_code());
+  end_process_now("\nlite: interrupted while blocked; stopped without waiting; nothing was written\n", interrupt_exit_code());
 }
 }  // namespace
 
@@ -91,7 +95,7 @@ void arm_hard_deadline(double seconds, std::string line, int exit_code) {
   std::call_once(once, [&] {
     std::thread([seconds, exit_code, text = std::move(line) + "\n"] {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-      force_exit(text.c_str(), exit_code);
+      end_process_now(text.c_str(), exit_code);
     }).detach();
   });
 }

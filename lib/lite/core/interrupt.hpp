@@ -29,6 +29,11 @@ int interrupt_exit_code();
 // For tests: requests (SIGINT) or clears an interrupt.
 void request_interrupt_for_testing(bool value);
 
+// Removes the temporary files of writes in flight, runs the on_forced_exit hook, prints `line` (raw, with its
+// newline) and ends the process with `exit_code` without unwinding: for the watchdog and the deadlines, whose
+// work may be blocked where nothing polls. Safe while other threads hold locks.
+[[noreturn]] void end_process_now(const char* line, int exit_code);
+
 // Ends the process with `exit_code` after printing `line` (one error line) if it still runs `seconds` from now:
 // a bound on commands whose work cannot be polled (a forward that never ends ignores a soft budget). Temporary
 // files in flight are removed first, as on a forced exit after a signal. One deadline per process.

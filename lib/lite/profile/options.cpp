@@ -42,6 +42,7 @@ TimingOptions timing_of(const ProfileOptions& o) {
   t.duration_s = o.duration_s;
   // Iterations given and no budget: the user asked for exactly that many calls.
   t.budget_s = o.budget_s.value_or(o.iterations ? 0.0 : kDefaultProfileBudget);
+  t.hard_budget = o.budget_s.has_value();
   return t;
 }
 

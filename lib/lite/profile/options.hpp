@@ -28,6 +28,9 @@ struct TimingOptions {
   // minimum (kMinWarmup + kMinTimed calls) cannot fit stops after its first calls and is marked skipped.
   double budget_s = 0;
   bool may_skip = false;
+  // The budget was the user's word: a measurement still running at 2 x budget_s + 30 s (a forward that never
+  // returns, which no soft budget stops) ends the process with exit 2 (core/deadline.hpp).
+  bool hard_budget = false;
   // Interleaved timing only (time_interleaved), duration mode: stop the timed calls once the 95% bootstrap
   // interval of the median latency ratio A/B lies wholly above or below 1 and is narrower than this fraction
   // of the ratio (the comparison is decided; more calls would only narrow it), and end the warm-up once a

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include "lite/core/deadline.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/stats.hpp"
@@ -58,6 +59,20 @@ struct FaultSample {
   double per_call() const { return calls == 0 ? 0 : double(faults) / double(calls); }
 };
 
+}  // namespace
+
+StallDeadline hard_budget_deadline(const TimingOptions& o) {
+  const double hard_s = o.hard_budget && o.budget_s > 0 ? o.budget_s * 2 + 30 : 0;
+  return StallDeadline(hard_s,
+                       fmt::format("{{budget_s}}: still running {:.0f} s into one measurement under a budget of {:g} s "
+                                   "(a forward that never returns?); check the model with {{iterations}} 1, or give a "
+                                   "larger {{budget_s}}",
+                                   hard_s, o.budget_s),
+                       exit_bad_input);
+}
+
+namespace {
+
 // Runs `step` warm-up + timed times; each call of step(timed) returns its latency. Under a budget, fills
 // `out`'s note, skipped flag and cost estimate (see timing.hpp). In duration mode, `settled()` (when given)
 // is asked after each timed call from kMinSettleCalls on whether the measurement has decided what it is for.
@@ -66,6 +81,7 @@ void run_loop(const TimingOptions& o, Progress& progress, LatencySamples& out, S
               const std::function<bool()>& settled = {}) {
   const auto loop_start = Clock::now();
   const double budget_ms = o.budget_s * 1000;
+  const StallDeadline stall = hard_budget_deadline(o);
   double cheapest = std::numeric_limits<double>::infinity();
   int warmup = o.warmup, warmed = 0;
   bool warm_settled = false;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lite/core/deadline.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/profile/options.hpp"
 
@@ -24,6 +25,11 @@ struct LatencySamples {
   // to the OS after each call and the next call faults them in again, which can cost more than the compute.
   double page_faults_per_call = 0;
 };
+
+// While the returned guard lives, a forward that never returns ends the process (exit 2, naming {budget_s})
+// 2 x budget_s + 30 s after it was made, when the budget was the user's (TimingOptions::hard_budget); else it
+// arms nothing. The timing loops hold one per measurement; a caller's own first calls may hold one too.
+StallDeadline hard_budget_deadline(const TimingOptions& o);
 
 // Under a budget (TimingOptions::budget_s) the loop adapts to the model's cost: the first warm-up call
 // measures it, then the warm-up shrinks to what fits in about a third of the budget (at least kMinWarmup

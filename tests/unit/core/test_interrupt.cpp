@@ -14,6 +14,7 @@
 
 #include "../scratch_dir.hpp"
 
+#include "lite/core/deadline.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 
@@ -65,4 +66,48 @@ TEST_CASE("a signal ends a command blocked in a system call within the grace per
   CHECK(WEXITSTATUS(status) == 143);
   CHECK(waited < 2.0);
   CHECK_FALSE(std::filesystem::exists(temporary));
+}
+
+// Runs `body` in a child process; returns its exit status (waitpid's) and how long it ran.
+template <class Body>
+std::pair<int, double> in_child(Body body) {
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    body();
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  return {status, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+TEST_CASE("a stall deadline ends work still running past its bound, worded by the CLI, temporaries removed") {
+  lite::test::ScratchDir dir;
+  const auto temporary = dir.file(".out.tmp-2", "half written");
+  const auto [status, ran_s] = in_child([&] {
+    lite::set_deadline_wording([](const std::string& problem) { return "lite test: error: " + problem; });
+    lite::TemporaryFileGuard in_flight(temporary);
+    const lite::StallDeadline stall(0.2, "{budget_s}: still running", 2);
+    std::this_thread::sleep_for(std::chrono::seconds(5));  // a forward that does not return in time
+  });
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(ran_s < 3.0);
+  CHECK_FALSE(std::filesystem::exists(temporary));
+}
+
+TEST_CASE("a stall deadline that goes in time ends nothing, and a later one is armed afresh") {
+  const auto [status, ran_s] = in_child([] {
+    for (int i = 0; i < 3; ++i) {
+      const lite::StallDeadline stall(0.3, "{budget_s}: still running", 2);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // past every bound, with none armed
+    ::_exit(7);
+  });
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+  CHECK(ran_s >= 0.8);
 }
