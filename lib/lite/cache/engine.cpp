@@ -192,6 +192,8 @@ struct PrePasses {
   std::unique_ptr<TraceReader> reader;
   bool compute_next = false;  // the trace lacks next accesses and a Belady slot may run here
   int passes = 0;
+  bool belady_note = false;   // the sweep computes next accesses (on this process or another)
+  size_t belady_note_at = 0;  // its place among the notes
 };
 
 PrePasses run_pre_passes(const SimulationConfig& opt, const PassNeeds& needs, ReaderConfig& rc,
@@ -226,11 +228,8 @@ PrePasses run_pre_passes(const SimulationConfig& opt, const PassNeeds& needs, Re
     }
     pre.reader.reset();
   }
-  if (sweep_needs_next && !next_in_trace && !(pre.reader && pre.reader->has_next()))
-    result.notes.push_back(fmt::format(
-        "Belady: next-access indices computed in a backward pass over a temporary key file ({} on disk, "
-        "one map entry per object in memory)",
-        format_bytes(double(pre.scan.n_req) * 16)));
+  pre.belady_note = sweep_needs_next && !next_in_trace && !(pre.reader && pre.reader->has_next());
+  pre.belady_note_at = result.notes.size();
   return pre;
 }
 
@@ -300,7 +299,12 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const S
     throw InputError(name, fmt::format("sampling at rate {:g} kept none of the {} requests", plan.rate, reader->stats().n_read),
                      "raise {sample_rate} or {sample_objects}");
 
-  // results
+  // results (the Belady note sized from the requests read: a process without Belady slots skipped its scan)
+  if (pre.belady_note)
+    result.notes.insert(result.notes.begin() + std::ptrdiff_t(pre.belady_note_at),
+                        fmt::format("Belady: next-access indices computed in a backward pass over a temporary key file "
+                                    "({} on disk, one map entry per object in memory)",
+                                    format_bytes(double(reader->stats().n_read) * 16)));
   finish_local(opt, *reader, main, sizes, plan, set, object_rate.get(), pre.scan.n_obj, result);
   store_and_order(slots, control, result);
   result.passes = passes;

@@ -10,6 +10,7 @@
 #include "lite/cache/policies.hpp"
 #include "lite/cache/recommend.hpp"
 #include "lite/cache/engine_internal.hpp"
+#include "lite/core/options.hpp"
 
 namespace lite::cache {
 namespace {
@@ -137,6 +138,12 @@ std::vector<double> part_loads(const std::vector<SweepSlot>& slots, const std::v
     has_policy[{slots[i].policy, part}] = true;
   }
   return load;
+}
+
+void check_shareable_trace(const std::string& trace) {
+  if (trace == "-" || detail::is_stream(trace))
+    throw OptionError("trace", "every MPI rank reads the trace itself, so it cannot be a stream (stdin, a FIFO)",
+                      "give a trace file that every rank can read");
 }
 
 void finish_sweep(CacheSimResult& result, const SimulationConfig& config) {

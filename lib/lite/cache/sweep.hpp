@@ -77,6 +77,9 @@ void merge_sweep(CacheSimResult& result, const SimulationConfig& config, std::ve
 // ran every slot).
 void finish_sweep(CacheSimResult& result, const SimulationConfig& config);
 
+// Several processes each read the trace themselves: refuses stdin and other streams (OptionError "trace").
+void check_shareable_trace(const std::string& trace);
+
 // A record as JSON and back (the store's files, the records lite-mpi ranks send to rank 0).
 SimRecord record_from_json(const nlohmann::json& j);
 
