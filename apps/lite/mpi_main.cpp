@@ -15,8 +15,10 @@
 #include "mpi_sweep.hpp"
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "cache-sim") != 0) {
-    std::fprintf(stderr, "lite-mpi: error: runs only 'cache-sim' (lite execs it under mpirun/srun); run 'lite --help'\n");
+  if (argc < 2 || std::strcmp(argv[1], "cache-sim") != 0) {  // before MPI_Init: nothing else runs here
+    const char* name = argc < 2 ? "SUBCOMMAND" : argv[1];
+    std::fprintf(stderr, "lite: error: %s: lite-mpi runs only cache-sim (lite execs it under mpirun/srun); run 'lite %s'\n",
+                 name, argc < 2 ? "--help" : name);
     return lite::exit_bad_input;
   }
   int provided = 0;

@@ -223,15 +223,24 @@ class CacheSimResultsDir(CacheSimMpiBase):
         alone.parent.mkdir()
         shutil.copy(LITE, alone)
         trace = self.zipf_txt(n=1000, keys=50)
-        for rank, lines in (("0", 1), ("1", 0)):
-            env = dict(os.environ, OMPI_COMM_WORLD_SIZE="2", OMPI_COMM_WORLD_RANK=rank)
+        launchers = [({"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"}, 1),
+                     ({"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "1"}, 0),
+                     ({"PMI_SIZE": "4", "PMI_RANK": "3"}, 0),
+                     ({"SLURM_STEP_NUM_TASKS": "2", "SLURM_PROCID": "0"}, 1)]
+        for launcher, lines in launchers:
+            env = dict(os.environ, **launcher)
             r = subprocess.run([alone, "cache-sim", trace], capture_output=True, text=True, env=env, timeout=60)
-            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(r.returncode, 2, f"{launcher}: {r.stderr}")
             self.assertEqual(r.stdout, "")
-            self.assertEqual(len(r.stderr.splitlines()), lines, r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), lines, f"{launcher}: {r.stderr}")
             if lines:
                 self.assertIsNone(error_line_problems(r.stderr), r.stderr)
                 self.assertIn("lite-mpi", r.stderr)
+
+    def test_a_launcher_with_one_rank_runs_in_process(self):
+        trace = self.zipf_txt(n=1000, keys=50)
+        r = run_lite("cache-sim", trace, "--sizes", "10", "-q", env={"OMPI_COMM_WORLD_SIZE": "1", "SLURM_STEP_NUM_TASKS": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_lite_itself_never_links_mpi(self):
         if not shutil.which("ldd"):
