@@ -78,7 +78,7 @@ void install_kill_hook(cache::SweepControl& control, int rank) {
 }
 
 cache::SweepControl rank_control(const cache::SimulationConfig& config, int rank, int size, cache::RecordStore* store) {
-  const std::vector<cache::SweepSlot> slots = cache::sweep_slots(config);
+  const std::vector<cache::SweepSlot> slots = cache::sweep_slots(config, store);  // a re-run splits what is left
   std::vector<double> setup;
   for (const auto& p : config.policies) setup.push_back(cache::policy_setup_cost(p));
   std::vector<double> preload(static_cast<size_t>(size), 0.0);

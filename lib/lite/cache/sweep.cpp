@@ -9,6 +9,7 @@
 
 #include "lite/cache/policies.hpp"
 #include "lite/cache/recommend.hpp"
+#include "lite/cache/record_store.hpp"
 #include "lite/cache/engine_internal.hpp"
 #include "lite/core/options.hpp"
 
@@ -56,11 +57,33 @@ double policy_setup_cost(const PolicySpec& policy) {
 
 double curve_cost() { return kCurveCost; }
 
-std::vector<SweepSlot> sweep_slots(const SimulationConfig& config) {
+namespace {
+
+// The resolved size list when it is known before any pass (every size absolute): ascending, unique, as
+// resolve_sizes() makes it. Empty otherwise.
+std::vector<uint64_t> sizes_known_in_advance(const SimulationConfig& config) {
+  std::vector<uint64_t> sizes;
+  for (const auto& s : config.sizes) {
+    if (s.fraction > 0) return {};
+    sizes.push_back(s.absolute);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+}  // namespace
+
+std::vector<SweepSlot> sweep_slots(const SimulationConfig& config, const RecordStore* store) {
   const size_t n_sizes = config.sizes.empty() ? auto_size_fractions().size() : config.sizes.size();
+  const std::vector<uint64_t> known = store ? sizes_known_in_advance(config) : std::vector<uint64_t>{};
   std::vector<SweepSlot> slots;
   for (size_t p = 0; p < config.policies.size(); ++p)
-    for (size_t k = 0; k < n_sizes; ++k) slots.push_back({p, k, slot_cost(config.policies[p], config.sample_check)});
+    for (size_t k = 0; k < n_sizes; ++k) {
+      double cost = slot_cost(config.policies[p], config.sample_check);
+      if (!known.empty() && (k >= known.size() || store->find(config.policies[p].label(), known[k]))) cost = 0;
+      slots.push_back({p, k, cost});
+    }
   return slots;
 }
 
@@ -107,7 +130,7 @@ std::vector<int> balance_slots(const std::vector<SweepSlot>& slots, const std::v
   std::vector<Job> jobs;
   for (size_t i = 0; i < slots.size(); ++i) {
     total += slots[i].cost;
-    if (setup(slots[i].policy) > 0) with_setup[slots[i].policy].push_back(i);
+    if (setup(slots[i].policy) > 0 && slots[i].cost > 0) with_setup[slots[i].policy].push_back(i);  // 0: reused
     else jobs.push_back({slots[i].cost, {i}});
   }
   for (const auto& [policy, members] : with_setup) total += setup(policy);

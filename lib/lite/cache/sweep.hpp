@@ -38,8 +38,10 @@ double curve_cost();
 
 // Every slot of a sweep before the sizes are resolved: policies x the given sizes (or the auto set). The
 // resolved list is never longer (equal sizes merge, auto sizes of 0 drop), so a position past its end is
-// simply not run.
-std::vector<SweepSlot> sweep_slots(const SimulationConfig& config);
+// simply not run. With a store and sizes that are all absolute (known before any pass), a slot whose record
+// is already there costs 0, so a re-run balances only the work that is left; with auto sizes or fractions
+// of the working set the split cannot know them in advance and ignores the store.
+std::vector<SweepSlot> sweep_slots(const SimulationConfig& config, const RecordStore* store = nullptr);
 
 // Assigns each slot to one of `parts` processes, longest first to the least-loaded one (LPT), with
 // `preload[i]` (e.g. the curve on rank 0) as work already there. A policy with a setup cost (Belady's

@@ -213,6 +213,31 @@ TEST_CASE("record store: run() reuses every record on a re-run and simulates not
   CHECK(more.simulations == 3);
 }
 
+TEST_CASE("sweep slots: with a store and absolute sizes, records already there cost nothing") {
+  ScratchDir d;
+  const auto path = write_keys(d, zipf(20000, 1000, 0.9, 1, 3));
+  SimulationConfig c = config_for(path, "lru,belady", "400,100,100");  // resolved: 100, 400
+  RecordStore store(d.path / "results", trace_content_hash(path), record_options_key(c));
+  SweepControl control;
+  control.store = &store;
+  control.assigned = [](size_t p, size_t) { return p == 1; };  // belady only
+  simulate(c, lite::no_progress(), control);
+  const auto slots = sweep_slots(c, &store);
+  REQUIRE(slots.size() == 6);
+  CHECK(slots[0].cost > 0);   // lru @ 100
+  CHECK(slots[1].cost > 0);   // lru @ 400
+  CHECK(slots[2].cost == 0);  // past the resolved list
+  CHECK(slots[3].cost == 0);  // belady @ 100, stored
+  CHECK(slots[4].cost == 0);  // belady @ 400, stored
+  // without a store, or with sizes that need the working set, every slot keeps its cost
+  for (const auto& s : sweep_slots(c)) CHECK((s.cost > 0));
+  SimulationConfig fractions = config_for(path, "lru,belady", "10%,40%");
+  for (const auto& s : sweep_slots(fractions, &store)) CHECK((s.cost > 0));
+  // a re-run's split: the stored Belady slots pay no setup, the two LRU slots go one to each part
+  const auto owner = balance_slots(slots, {0.0, policy_setup_cost(c.policies[1])}, 2);
+  CHECK(owner[0] != owner[1]);
+}
+
 TEST_CASE("content hash: equal bytes equal hashes, one byte or the length changes it") {
   std::string a(100003, 'x');
   for (size_t i = 0; i < a.size(); ++i) a[i] = char('a' + (i * 7919) % 26);
