@@ -205,6 +205,15 @@ class CacheSimResultsDir(CacheSimMpiBase):
         self.assert_rejected("cache-sim", trace, "--results-dir", a_file, needles=("--results-dir", "a file"))
         self.assert_rejected("cache-sim", "-", "--results-dir", self.tmp / "r", stdin="1\n2\n",
                              needles=("--results-dir", "stream"))
+        self.assert_rejected("cache-sim", trace, "--results-dir", a_file / "under", needles=("--results-dir", "not a folder"))
+
+    def test_a_bad_trace_leaves_no_results_folder(self):
+        bad = self.tmp / "bad.csv"
+        bad.write_text("key,size\na,10\nb,ten\n")
+        self.assert_rejected("cache-sim", bad, "--bytes", "--sizes", "100", "--results-dir", self.tmp / "r",
+                             needles=("bad.csv:3",))
+        self.assert_rejected("cache-sim", self.tmp / "missing.csv", "--results-dir", self.tmp / "r",
+                             needles=("missing.csv",))
 
     def test_config_round_trip_keeps_results_dir(self):
         trace = self.zipf_txt(n=1000, keys=50)

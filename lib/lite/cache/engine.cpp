@@ -137,7 +137,6 @@ void finish_curve(const SimulationConfig& opt, const SimulatorSet& set, const Sa
   result.mrc = std::move(c);
 }
 
-
 // The slots this process simulates: assigned to it and not found in the store (found ones are kept in
 // `reused`, in slot order: policy-major, sizes ascending).
 struct SlotPlan {
@@ -211,7 +210,8 @@ PrePasses run_pre_passes(const SimulationConfig& opt, const PassNeeds& needs, Re
   // validates the format before any long work
   pre.reader = open_trace(rc, open_source(rc.path, name, copy));
   check_csv_only_flags(opt, *pre.reader, name);
-  pre.compute_next = needs.next && !pre.reader->has_next();
+  const bool trace_has_next = pre.reader->has_next();
+  pre.compute_next = needs.next && !trace_has_next;
   bool sweep_needs_next = false;  // the note describes the sweep, whichever rank computes the pass
   for (const auto& p : opt.policies) sweep_needs_next = sweep_needs_next || find_policy(p.name).needs_next_access;
   if (needs.wss || pre.compute_next || opt.sample_objects > 0) {
@@ -228,7 +228,7 @@ PrePasses run_pre_passes(const SimulationConfig& opt, const PassNeeds& needs, Re
     }
     pre.reader.reset();
   }
-  pre.belady_note = sweep_needs_next && !next_in_trace && !(pre.reader && pre.reader->has_next());
+  pre.belady_note = sweep_needs_next && !trace_has_next;
   pre.belady_note_at = result.notes.size();
   return pre;
 }

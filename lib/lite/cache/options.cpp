@@ -170,7 +170,7 @@ SimulationConfig prepare(const CacheSimOptions& o) {
 
 std::unique_ptr<RecordStore> open_record_store(const CacheSimOptions& o, const SimulationConfig& config) {
   if (o.results_dir.empty()) return nullptr;
-  return std::make_unique<RecordStore>(o.results_dir, trace_content_hash(o.trace), record_options_key(config));
+  return std::make_unique<RecordStore>(o.results_dir, o.trace, record_options_key(config));
 }
 
 void finish_run(const CacheSimOptions& o, SimulationConfig config, CacheSimResult& result) {

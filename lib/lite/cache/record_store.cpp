@@ -170,19 +170,28 @@ void check_results_dir(const std::string& dir, const std::string& trace) {
   if (trace == "-" || detail::is_stream(trace))
     throw OptionError("results_dir", "needs a trace file it can hash; the trace is read from a stream",
                       "write the trace to a file first");
+  // the folder, or the nearest part of its path that exists, must be a writable folder
+  std::filesystem::path existing = std::filesystem::absolute(dir, ec);
+  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.root_path())
+    existing = existing.parent_path();
+  if (!std::filesystem::is_directory(existing, ec))
+    throw OptionError("results_dir", fmt::format("{}: {} is not a folder", dir, existing.string()),
+                      "give a folder path (created if missing)");
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    throw OptionError("results_dir", fmt::format("{}: {} is not writable", dir, existing.string()),
+                      "give a folder you can write to");
 }
 
-RecordStore::RecordStore(std::filesystem::path dir, std::string trace_hash, nlohmann::json options_key)
-    : dir_(std::move(dir)), trace_hash_(std::move(trace_hash)), options_key_(std::move(options_key)) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec || !std::filesystem::is_directory(dir_))
-    throw InputError(dir_.string(), "cannot create the results folder: " + (ec ? ec.message() : "not a folder"),
-                     "give a writable folder for {results_dir}");
+RecordStore::RecordStore(std::filesystem::path dir, std::string trace_path, nlohmann::json options_key)
+    : dir_(std::move(dir)), trace_path_(std::move(trace_path)), options_key_(std::move(options_key)) {}
+
+const std::string& RecordStore::trace_hash() const {
+  if (trace_hash_.empty()) trace_hash_ = trace_content_hash(trace_path_);
+  return trace_hash_;
 }
 
 nlohmann::json RecordStore::key(const std::string& policy, uint64_t size) const {
-  return {{"trace", trace_hash_}, {"options", options_key_}, {"policy", policy}, {"size", size}};
+  return {{"trace", trace_hash()}, {"options", options_key_}, {"policy", policy}, {"size", size}};
 }
 
 std::filesystem::path RecordStore::file_for(const nlohmann::json& key) const {
@@ -209,6 +218,11 @@ std::optional<SimRecord> RecordStore::find(const std::string& policy, uint64_t s
 void RecordStore::put(const SimRecord& record) const {
   const nlohmann::json k = key(record.policy, record.size);
   const nlohmann::json stored = {{"key", k}, {"record", record}};
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec && !std::filesystem::is_directory(dir_))
+    throw InputError(dir_.string(), "cannot create the results folder: " + ec.message(),
+                     "give a writable folder for {results_dir}");
   write_file_atomically(file_for(k), stored.dump(1) + "\n");
 }
 

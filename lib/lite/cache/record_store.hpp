@@ -34,8 +34,9 @@ nlohmann::json record_options_key(const SimulationConfig& config);
 
 class RecordStore {
  public:
-  // `dir` must be a folder or not exist yet (created). InputError/OptionError (key "results_dir") otherwise.
-  RecordStore(std::filesystem::path dir, std::string trace_hash, nlohmann::json options_key);
+  // `dir` is created with the first record written (a run that fails before leaves nothing behind); the trace
+  // is hashed at the first lookup, after the run has opened it (so a missing trace gets the usual error).
+  RecordStore(std::filesystem::path dir, std::string trace_path, nlohmann::json options_key);
 
   // The stored record of (policy label, size), if one with the same key is there.
   std::optional<SimRecord> find(const std::string& policy, uint64_t size) const;
@@ -47,12 +48,16 @@ class RecordStore {
   nlohmann::json key(const std::string& policy, uint64_t size) const;
   std::filesystem::path file_for(const nlohmann::json& key) const;
 
+  const std::string& trace_hash() const;
+
   std::filesystem::path dir_;
-  std::string trace_hash_;
+  std::string trace_path_;
+  mutable std::string trace_hash_;  // computed once, at the first lookup or write
   nlohmann::json options_key_;
 };
 
-// Refuses a --results-dir that cannot be one (a file, a trace read from a stream): OptionError "results_dir".
+// Refuses a --results-dir that cannot be one (a file, under a file, not writable, a trace read from a stream):
+// OptionError "results_dir", before any work.
 void check_results_dir(const std::string& dir, const std::string& trace);
 
 }  // namespace lite::cache

@@ -160,7 +160,7 @@ TEST_CASE("record store: a record written is found with the same key, not with a
   SimulationConfig c = config_for(path, "lru,sieve", "100,400");
   const CacheSimResult first = simulate(c);
   const auto dir = d.path / "results";
-  RecordStore store(dir, trace_content_hash(path), record_options_key(c));
+  RecordStore store(dir, path, record_options_key(c));
   for (const auto& r : first.records) store.put(r);
   CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 4);
   const auto found = store.find("sieve", 400);
@@ -170,9 +170,9 @@ TEST_CASE("record store: a record written is found with the same key, not with a
   CHECK_FALSE(store.find("sieve:x=1", 400).has_value());
   SimulationConfig bytes_mode = c;
   bytes_mode.bytes = true;
-  CHECK_FALSE(RecordStore(dir, trace_content_hash(path), record_options_key(bytes_mode)).find("sieve", 400).has_value());
+  CHECK_FALSE(RecordStore(dir, path, record_options_key(bytes_mode)).find("sieve", 400).has_value());
   const auto other = write_keys(d, zipf(20000, 1000, 0.9, 1, 4), "other.txt");
-  CHECK_FALSE(RecordStore(dir, trace_content_hash(other), record_options_key(c)).find("sieve", 400).has_value());
+  CHECK_FALSE(RecordStore(dir, other, record_options_key(c)).find("sieve", 400).has_value());
 }
 
 TEST_CASE("record store: a damaged file is recomputed, a folder that is a file is refused") {
@@ -181,7 +181,7 @@ TEST_CASE("record store: a damaged file is recomputed, a folder that is a file i
   SimulationConfig c = config_for(path, "lru", "50");
   const CacheSimResult r = simulate(c);
   const auto dir = d.path / "results";
-  RecordStore store(dir, trace_content_hash(path), record_options_key(c));
+  RecordStore store(dir, path, record_options_key(c));
   store.put(r.records[0]);
   for (const auto& e : std::filesystem::directory_iterator(dir)) std::ofstream(e.path()) << "{\"key\": 1";
   CHECK_FALSE(store.find("lru", 50).has_value());
@@ -189,7 +189,14 @@ TEST_CASE("record store: a damaged file is recomputed, a folder that is a file i
   CHECK(store.find("lru", 50).has_value());
   CHECK_THROWS_AS(check_results_dir(path, path), lite::OptionError);
   CHECK_THROWS_AS(check_results_dir(dir.string(), "-"), lite::OptionError);
-  CHECK_NOTHROW(check_results_dir((d.path / "new").string(), path));
+  CHECK_NOTHROW(check_results_dir((d.path / "new" / "deeper").string(), path));
+  CHECK_THROWS_AS(check_results_dir((std::filesystem::path(path) / "under_a_file").string(), path), lite::OptionError);
+  // created with the first record, not before
+  RecordStore later(d.path / "later", path, record_options_key(c));
+  CHECK_FALSE(later.find("lru", 50).has_value());
+  CHECK_FALSE(std::filesystem::exists(d.path / "later"));
+  later.put(r.records[0]);
+  CHECK(later.find("lru", 50).has_value());
 }
 
 TEST_CASE("record store: run() reuses every record on a re-run and simulates nothing") {
@@ -217,7 +224,7 @@ TEST_CASE("sweep slots: with a store and absolute sizes, records already there c
   ScratchDir d;
   const auto path = write_keys(d, zipf(20000, 1000, 0.9, 1, 3));
   SimulationConfig c = config_for(path, "lru,belady", "400,100,100");  // resolved: 100, 400
-  RecordStore store(d.path / "results", trace_content_hash(path), record_options_key(c));
+  RecordStore store(d.path / "results", path, record_options_key(c));
   SweepControl control;
   control.store = &store;
   control.assigned = [](size_t p, size_t) { return p == 1; };  // belady only
