@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libtorch-dev libopenblas0-pthread          # LibTorch (CPU) and a fast BLAS for it
   libgloo-dev                                # Gloo, for lite distill's data parallelism (c10d)
+  libopenmpi-dev openmpi-bin                 # lite-mpi: cache-sim sweeps over MPI ranks (optional at build time)
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
   zlib1g-dev libzstd-dev zstd                # .gz idx files, .zst traces
   dataset-fashion-mnist                      # the bundled model's data set

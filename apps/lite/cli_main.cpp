@@ -22,6 +22,8 @@ namespace lite::cli {
 
 namespace {
 
+bool print_errors = true;  // lite-mpi: only the rank that reports a failure prints it
+
 std::string version_text() {
   return std::string("lite ") + lite::version() + " (commit " + lite::git_commit() + ", " + lite::build_type() +
          " build, " + lite::compiler() + ")\nlibtorch " + LITE_LIBTORCH_VERSION + "\n";
@@ -38,6 +40,7 @@ Setup local_setup(const std::string& name) {
 // cutting the line. Messages of lite's own errors are one line by construction (libtorch's are reduced to
 // their first line where they are caught), so everything in them is kept.
 void print_error_line(const std::string& where, const char* label, const std::string& text) {
+  if (!print_errors) return;
   std::fprintf(stderr, "%s: %s: %s\n", where.c_str(), label, escape_control(trim(text)).c_str());
 }
 
@@ -52,7 +55,7 @@ int report_error(const std::string& name) {
     return exit_bad_input;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
-      std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
+      if (print_errors) std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
       return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } else if (e.kind() == ErrorKind::internal) {
       const std::string what = render_option_refs(e.what(), flag_for_key);
@@ -109,6 +112,21 @@ std::string first_empty_value(const CLI::App& app) {
 }
 
 }  // namespace
+
+void set_error_printing(bool on) { print_errors = on; }
+
+int exit_code_of(std::exception_ptr error, const std::string& command) {
+  const bool saved = print_errors;
+  print_errors = false;
+  int code = exit_internal;
+  try {
+    std::rethrow_exception(error);
+  } catch (...) {
+    code = report_error(command);
+  }
+  print_errors = saved;
+  return code;
+}
 
 int run_cli(int argc, char** argv) {
   // Broken pipe (README "Exit codes"): a reader that stops early (`lite ... --json | head -c 10`) ends the

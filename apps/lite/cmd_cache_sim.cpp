@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_sim_backend.hpp"
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
@@ -16,6 +17,20 @@
 #include "number_flags.hpp"
 
 namespace lite::cli {
+
+namespace {
+
+CacheSimBackend& backend() {
+  static CacheSimBackend b = [](const cache::CacheSimOptions& o, Progress& progress) {
+    cache::validate(o);
+    return SweepOutcome{cache::run(o, progress), 0};
+  };
+  return b;
+}
+
+}  // namespace
+
+void set_cache_sim_backend(CacheSimBackend b) { backend() = std::move(b); }
 
 Runner setup_cache_sim(CLI::App& app) {
   struct State {
@@ -92,6 +107,10 @@ Runner setup_cache_sim(CLI::App& app) {
                    ->group("Sizing"),
                NumberText::real, "a decimal latency in ms above 0, e.g. 30");
   app.add_option("--plot", o.plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
+  app.add_option("--results-dir", o.results_dir,
+                 "Keep every finished record in DIR (created if missing); a re-run with the same trace and options "
+                 "reuses them and simulates only the rest")
+      ->group("Output");
   add_output_flags(app, s->output);
   add_config_flags(app, s->config);
 
@@ -104,11 +123,11 @@ Runner setup_cache_sim(CLI::App& app) {
     }
     if (o.policies.empty()) o.policies = {"lru"};
     if (resolve_config(app, s->config, o)) return int(exit_ok);
-    cache::validate(o);
     auto progress = make_progress(s->output);
-    cache::CacheSimResult result = cache::run(o, *progress);
-    print_report(cache::to_report(result), s->output);
-    return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+    SweepOutcome outcome = backend()(o, *progress);
+    if (!outcome.result) return outcome.exit_code;  // another MPI rank prints the report
+    print_report(cache::to_report(*outcome.result), s->output);
+    return outcome.result->gates.passed() ? int(exit_ok) : int(exit_check_failed);
   };
 }
 

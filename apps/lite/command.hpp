@@ -6,7 +6,9 @@
 // Each cmd_<name>.cpp binds CLI11 flags straight onto its verb's options struct and returns the function
 // that runs it: validate, call the library, print the result record, return the exit code. cli_main.cpp
 // owns dispatch and the mapping of typed errors to exit codes.
+#include <exception>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +40,10 @@ const std::vector<SetupEntry>& local_setups();
 
 // Parses argv for the subcommands this executable runs and runs the chosen one; maps errors to exit codes.
 int run_cli(int argc, char** argv);
+// lite-mpi: ranks other than the one reporting a failure print no error line (they still exit with its code).
+void set_error_printing(bool on);
+// The exit code run_cli would give `error`, without printing it.
+int exit_code_of(std::exception_ptr error, const std::string& command);
 
 Runner setup_profile(CLI::App& app);
 Runner setup_quantize(CLI::App& app);

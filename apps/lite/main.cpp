@@ -1,6 +1,8 @@
 // lite: the command users type. Torch-free: it runs cache-sim, --help and --version itself and execs
 // lite-torch (installed beside it, or in ../libexec/lite/) for the verbs that load TorchScript models, so a
-// cache-sizing run never pays for loading libtorch. See command.hpp.
+// cache-sizing run never pays for loading libtorch. See command.hpp. Under a parallel launcher (mpirun,
+// srun) with more than one rank, cache-sim is exec'd as lite-mpi, the one executable that links MPI
+// (mpi_environment.hpp), so a run without a launcher never loads libmpi.
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,18 +15,31 @@
 #include "command.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "mpi_environment.hpp"
 
 namespace {
 
-// lite-torch beside this executable (build tree), else in ../libexec/lite/ (installed tree).
-std::string torch_side_path() {
+// A side executable (lite-torch, lite-mpi) beside this one (build tree), else in ../libexec/lite/ (installed).
+std::string side_path(const char* name) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "lite-torch";
+  if (ec) return name;
   const auto dir = self.parent_path();
-  for (const auto& candidate : {dir / "lite-torch", dir / ".." / "libexec" / "lite" / "lite-torch"})
+  for (const auto& candidate : {dir / name, dir / ".." / "libexec" / "lite" / name})
     if (std::filesystem::exists(candidate, ec)) return candidate.string();
-  return (dir / "lite-torch").string();
+  return (dir / name).string();
+}
+
+// cache-sim as one rank of several: lite-mpi runs it. Without lite-mpi every rank would run the whole sweep
+// and print it, so that is refused (rank 0 says why; all exit 2).
+int exec_mpi_side(char** argv, const lite::cli::MpiEnvironment& mpi) {
+  const std::string path = side_path("lite-mpi");
+  ::execv(path.c_str(), argv);
+  if (mpi.rank == 0)
+    std::fprintf(stderr, "lite cache-sim: error: mpirun/srun: %d ranks, but %s cannot run (%s); build lite with "
+                 "Open MPI (libopenmpi-dev) for lite-mpi, or run cache-sim without the launcher\n",
+                 mpi.size, path.c_str(), std::strerror(errno));
+  return lite::exit_bad_input;
 }
 
 }  // namespace
@@ -32,8 +47,12 @@ std::string torch_side_path() {
 int main(int argc, char** argv) {
   if (argc > 1) {
     const auto* command = lite::cli::find_command(argv[1]);
+    if (command && !command->needs_torch && std::strcmp(argv[1], "cache-sim") == 0) {
+      const lite::cli::MpiEnvironment mpi = lite::cli::mpi_environment();
+      if (mpi.size > 1) return exec_mpi_side(argv, mpi);
+    }
     if (command && command->needs_torch) {
-      const std::string path = torch_side_path();
+      const std::string path = side_path("lite-torch");
       ::execv(path.c_str(), argv);
       std::fprintf(stderr, "lite %s: internal error: cannot run %s: %s; reinstall lite (the subcommands that load "
                    "models live in that executable)\n", argv[1], path.c_str(), std::strerror(errno));

@@ -16,6 +16,8 @@
 #include "lite/cache/engine_internal.hpp"
 #include "lite/cache/options.hpp"
 #include "lite/cache/recommend.hpp"
+#include "lite/cache/record_store.hpp"
+#include "lite/cache/sweep.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
@@ -31,9 +33,14 @@ struct PassNeeds {
   bool wss = false;   // sizes depend on the working set
 };
 
-PassNeeds pass_needs(const SimulationConfig& opt) {
+// Belady's next accesses are needed only where some of its slots may run (a rank may have none of them).
+PassNeeds pass_needs(const SimulationConfig& opt, const SweepControl& control) {
   PassNeeds n;
-  for (const auto& p : opt.policies) n.next = n.next || find_policy(p.name).needs_next_access;
+  const size_t n_sizes = opt.sizes.empty() ? auto_size_fractions().size() : opt.sizes.size();
+  for (size_t p = 0; p < opt.policies.size(); ++p) {
+    if (!find_policy(opt.policies[p].name).needs_next_access) continue;
+    for (size_t k = 0; k < n_sizes && !n.next; ++k) n.next = !control.assigned || control.assigned(p, k);
+  }
   n.wss = opt.sizes.empty();
   for (const auto& s : opt.sizes) n.wss = n.wss || s.fraction > 0;
   return n;
@@ -130,70 +137,147 @@ void finish_curve(const SimulationConfig& opt, const SimulatorSet& set, const Sa
   result.mrc = std::move(c);
 }
 
+// The slots this process simulates: assigned to it and not found in the store (found ones are kept in
+// `reused`, in slot order: policy-major, sizes ascending).
+struct SlotPlan {
+  std::vector<bool> wanted;
+  std::vector<std::optional<SimRecord>> reused;
+  bool wants_next = false;  // some wanted slot is Belady's
+  size_t n_reused = 0;
+};
+
+SlotPlan plan_slots(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes, const SweepControl& control) {
+  SlotPlan plan;
+  plan.wanted.assign(opt.policies.size() * sizes.size(), false);
+  plan.reused.resize(plan.wanted.size());
+  for (size_t p = 0; p < opt.policies.size(); ++p)
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      const size_t i = p * sizes.size() + k;
+      if (control.assigned && !control.assigned(p, k)) continue;
+      if (control.store) plan.reused[i] = control.store->find(opt.policies[p].label(), sizes[k].size);
+      if (plan.reused[i]) {
+        plan.reused[i]->size_text = sizes[k].text;  // the same size may have been written another way
+        ++plan.n_reused;
+        continue;
+      }
+      plan.wanted[i] = true;
+      plan.wants_next = plan.wants_next || find_policy(opt.policies[p].name).needs_next_access;
+    }
+  return plan;
+}
+
+// Writes each simulated record to the store as soon as it is collected, then lays the simulated and the
+// reused records out in slot order.
+void store_and_order(SlotPlan& slots, const SweepControl& control, CacheSimResult& result) {
+  std::vector<SimRecord> fresh = std::move(result.records);
+  result.records.clear();
+  if (control.store)
+    for (const auto& r : fresh) {
+      control.store->put(r);
+      if (control.on_stored) control.on_stored(r);
+    }
+  size_t next_fresh = 0;
+  for (size_t i = 0; i < slots.wanted.size(); ++i) {
+    if (slots.wanted[i]) result.records.push_back(std::move(fresh.at(next_fresh++)));
+    else if (slots.reused[i]) result.records.push_back(std::move(*slots.reused[i]));
+  }
+  result.reused_records = slots.n_reused;
+}
+
+// [spool], [scan]: the passes before the main one; leaves the reader open when no scan was needed.
+struct PrePasses {
+  ScanResult scan;
+  std::unique_ptr<TempFile> spool;
+  std::unique_ptr<TraceReader> reader;
+  bool compute_next = false;  // the trace lacks next accesses and a Belady slot may run here
+  int passes = 0;
+  bool belady_note = false;   // the sweep computes next accesses (on this process or another)
+  size_t belady_note_at = 0;  // its place among the notes
+};
+
+PrePasses run_pre_passes(const SimulationConfig& opt, const PassNeeds& needs, ReaderConfig& rc,
+                         const std::string& name, CacheSimResult& result, Progress& progress) {
+  // [spool] a stream (stdin, a FIFO) read more than once is copied to a temporary file while the first pass
+  // reads it, so the format checks and the line bound see its first bytes before the copy grows (an
+  // oracleGeneral trace carries its next accesses: Belady alone needs no second pass over it)
+  PrePasses pre;
+  if (rc.format == TraceFormat::auto_detect && rc.path != "-") rc.format = format_from_name(rc.path);
+  const bool next_in_trace = rc.format == TraceFormat::oracle_general;
+  const bool multi_pass = needs.wss || (needs.next && !next_in_trace) || opt.sample_objects > 0;
+  if (multi_pass && is_stream(rc.path)) pre.spool = std::make_unique<TempFile>(opt.temp_dir, "spool");
+  CopyBytes copy;
+  if (pre.spool) copy = [spool = pre.spool.get()](const char* data, size_t n) { spool->append(data, n); };
+  // validates the format before any long work
+  pre.reader = open_trace(rc, open_source(rc.path, name, copy));
+  check_csv_only_flags(opt, *pre.reader, name);
+  const bool trace_has_next = pre.reader->has_next();
+  pre.compute_next = needs.next && !trace_has_next;
+  bool sweep_needs_next = false;  // the note describes the sweep, whichever rank computes the pass
+  for (const auto& p : opt.policies) sweep_needs_next = sweep_needs_next || find_policy(p.name).needs_next_access;
+  if (needs.wss || pre.compute_next || opt.sample_objects > 0) {
+    ++pre.passes;
+    pre.scan = scan_trace(*pre.reader, {pre.compute_next, opt.sample_objects, opt.temp_dir}, file_size_or_zero(rc.path),
+                          progress);
+    if (pre.scan.n_req == 0) throw empty_trace(name, *pre.reader);
+    result.trace.n_obj = pre.scan.n_obj;
+    result.trace.working_set_bytes = pre.scan.wss;
+    result.trace.max_object_size = pre.scan.max_size;
+    if (pre.spool) {  // the main pass reads the copy, in the format the scan found
+      rc.format = pre.reader->format();
+      rc.path = pre.spool->proc_path();
+    }
+    pre.reader.reset();
+  }
+  pre.belady_note = sweep_needs_next && !trace_has_next;
+  pre.belady_note_at = result.notes.size();
+  return pre;
+}
+
+// Facts known once the main pass ran; the recommendation waits for every record (finish_sweep).
+void finish_local(const SimulationConfig& opt, const TraceReader& reader, const MainPassResult& main,
+                  const std::vector<SizeChoice>& sizes, SamplingPlan& plan, const SimulatorSet& set,
+                  const ObjectRate* object_rate, uint64_t n_obj, CacheSimResult& result) {
+  if (object_rate && object_rate->sampled_objects() > 0) {
+    plan.estimate_rate = object_rate->achieved_rate(n_obj);
+    result.trace.n_obj_sampled = object_rate->sampled_objects();
+    result.trace.achieved_rate = plan.estimate_rate;
+  }
+  result.trace.path = display_name(opt.trace);
+  summarize_trace(opt, reader, main, plan, set, result);
+  collect_records(opt, sizes, plan, set, result);
+  finish_curve(opt, set, plan, main.seconds, result);
+}
+
 }  // namespace
 
-CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
+CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const SweepControl& control) {
   const auto t_start = Clock::now();
   validate(opt);
   CacheSimResult result;
   result.bytes = opt.bytes;
-  const PassNeeds needs = pass_needs(opt);
   const std::string name = display_name(opt.trace);
   ReaderConfig rc = reader_config(opt, name);
+  PrePasses pre = run_pre_passes(opt, pass_needs(opt, control), rc, name, result, progress);
+  int passes = pre.passes;
 
-  // [spool] a stream (stdin, a FIFO) read more than once is copied to a temporary file while the first pass
-  // reads it, so the format checks and the line bound see its first bytes before the copy grows (an
-  // oracleGeneral trace carries its next accesses: Belady alone needs no second pass over it)
-  std::unique_ptr<TempFile> spool;
-  if (rc.format == TraceFormat::auto_detect && rc.path != "-") rc.format = format_from_name(rc.path);
-  const bool next_in_trace = rc.format == TraceFormat::oracle_general;
-  const bool multi_pass = needs.wss || (needs.next && !next_in_trace) || opt.sample_objects > 0;
-  if (multi_pass && is_stream(rc.path)) spool = std::make_unique<TempFile>(opt.temp_dir, "spool");
-  const uint64_t source_size = file_size_or_zero(rc.path);
-
-  // [scan] and [next] (the scan reuses the first reader; the main pass reopens the trace after a scan)
-  ScanResult scan;
+  // plan, then [next] only where a Belady slot is left to simulate
+  const std::vector<SizeChoice> sizes =
+      resolve_sizes(opt.sizes, opt.bytes ? pre.scan.wss : pre.scan.n_obj, opt.bytes, name);
+  SlotPlan slots = plan_slots(opt, sizes, control);
   std::unique_ptr<TempFile> next_file;
-  int passes = 0;
-  CopyBytes copy;
-  if (spool) copy = [&spool](const char* data, size_t n) { spool->append(data, n); };
-  // validates the format before any long work
-  std::unique_ptr<TraceReader> reader = open_trace(rc, open_source(rc.path, name, copy));
-  check_csv_only_flags(opt, *reader, name);
-  const bool compute_next = needs.next && !reader->has_next();
-  if (needs.wss || compute_next || opt.sample_objects > 0) {
+  if (pre.compute_next && slots.wants_next) {
     ++passes;
-    scan = scan_trace(*reader, {compute_next, opt.sample_objects, opt.temp_dir}, source_size, progress);
-    if (scan.n_req == 0) throw empty_trace(name, *reader);
-    result.trace.n_obj = scan.n_obj;
-    result.trace.working_set_bytes = scan.wss;
-    result.trace.max_object_size = scan.max_size;
-    if (spool) {  // the main pass reads the copy, in the format the scan found
-      rc.format = reader->format();
-      rc.path = spool->proc_path();
-    }
-    reader.reset();
+    next_file = compute_next_access(pre.scan, opt.temp_dir, progress);
   }
-  if (compute_next) {
-    ++passes;
-    next_file = compute_next_access(scan, opt.temp_dir, progress);
-    scan.keys.reset();
-    result.notes.push_back(fmt::format(
-        "Belady: next-access indices computed in a backward pass over a temporary key file ({} on disk, "
-        "one map entry per object in memory)",
-        format_bytes(double(scan.n_req) * 16)));
-  }
-
-  // plan
-  const std::vector<SizeChoice> sizes = resolve_sizes(opt.sizes, opt.bytes ? scan.wss : scan.n_obj, opt.bytes, name);
-  SamplingPlan plan = plan_sampling(opt, scan, result);
-  const SimulatorSet set = build_simulators(opt, sizes, plan);
+  pre.scan.keys.reset();
+  SamplingPlan plan = plan_sampling(opt, pre.scan, result);
+  const SimulatorSet set = build_simulators(opt, sizes, plan, slots.wanted, control.run_curve);
   std::unique_ptr<ObjectRate> object_rate;
   if (plan.sampling() && !opt.sample_objects) object_rate = std::make_unique<ObjectRate>(plan.threshold);
 
   // [main]
   ++passes;
-  if (!reader) reader = open_trace(rc);
+  std::unique_ptr<TraceReader> reader = pre.reader ? std::move(pre.reader) : open_trace(rc);
   result.trace.format = trace_format_name(reader->format());
   result.trace.has_cost_column = reader->has_cost();
   result.trace.has_next_access = reader->has_next();
@@ -206,8 +290,8 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
   if (next_file) next_stream = std::make_unique<NextStream>(*next_file);
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const MainPassResult main = run_main_pass(
-      *reader, set.consumers(), next_stream.get(), needs.next, plan.reader_filter ? plan.threshold : UINT64_MAX,
-      object_rate.get(), threads, source_size,
+      *reader, set.consumers(), next_stream.get(), slots.wants_next, plan.reader_filter ? plan.threshold : UINT64_MAX,
+      object_rate.get(), threads, file_size_or_zero(rc.path),
       fmt::format("simulating {} cache{}", set.slots.size(), set.slots.size() == 1 ? "" : "s"), progress);
   result.threads = main.threads;
   if (reader->stats().n_read == 0) throw empty_trace(name, *reader);
@@ -215,31 +299,28 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) {
     throw InputError(name, fmt::format("sampling at rate {:g} kept none of the {} requests", plan.rate, reader->stats().n_read),
                      "raise {sample_rate} or {sample_objects}");
 
-  // results
-  if (object_rate && object_rate->sampled_objects() > 0) {
-    plan.estimate_rate = object_rate->achieved_rate(scan.n_obj);
-    result.trace.n_obj_sampled = object_rate->sampled_objects();
-    result.trace.achieved_rate = plan.estimate_rate;
-  }
-  result.trace.path = name;
-  summarize_trace(opt, *reader, main, plan, set, result);
-  collect_records(opt, sizes, plan, set, result);
-  finish_curve(opt, set, plan, main.seconds, result);
-  if (opt.sample_check) result.sampling_check = check_sampling(result.records, opt.bytes);
-  if (opt.target_hit_ratio || opt.target_p99_ms) result.recommendation = recommend(result, opt);
-  if (result.recommendation && !result.recommendation->reached) result.gates.fail("target");
-
+  // results (the Belady note sized from the requests read: a process without Belady slots skipped its scan)
+  if (pre.belady_note)
+    result.notes.insert(result.notes.begin() + std::ptrdiff_t(pre.belady_note_at),
+                        fmt::format("Belady: next-access indices computed in a backward pass over a temporary key file "
+                                    "({} on disk, one map entry per object in memory)",
+                                    format_bytes(double(reader->stats().n_read) * 16)));
+  finish_local(opt, *reader, main, sizes, plan, set, object_rate.get(), pre.scan.n_obj, result);
+  store_and_order(slots, control, result);
   result.passes = passes;
-  if (spool && passes > 1)  // first note, written once the number of passes is known
+  if (pre.spool && passes > 1)  // first note, written once the number of passes is known
     result.notes.insert(result.notes.begin(),
                         fmt::format("{} was copied to a temporary file ({}) for {} passes",
-                                    opt.trace == "-" ? std::string("stdin") : name, format_bytes(double(spool->size())),
-                                    passes));
+                                    opt.trace == "-" ? std::string("stdin") : name,
+                                    format_bytes(double(pre.spool->size())), passes));
   result.simulations = set.slots.size() + (opt.sample_check ? set.slots.size() : 0);
+  if (!control.assigned) finish_sweep(result, opt);
   result.seconds = seconds_since(t_start);
   result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;
   return result;
 }
+
+CacheSimResult simulate(const SimulationConfig& opt, Progress& progress) { return simulate(opt, progress, SweepControl{}); }
 
 Counters simulate_requests(const PolicySpec& policy, uint64_t capacity, const std::vector<Request>& requests) {
   auto sim = detail::make_simulator(policy, capacity, true);

@@ -121,8 +121,10 @@ struct SimulatorSet {
   std::unique_ptr<ProfilerConsumer> profiler;
   std::vector<Simulator*> consumers() const;
 };
+// One simulator per wanted slot (`wanted`: policy-major, sizes ascending; empty = every slot), and the
+// profiler when the curve is asked for and `run_curve`.
 SimulatorSet build_simulators(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes,
-                              const SamplingPlan& plan);
+                              const SamplingPlan& plan, const std::vector<bool>& wanted = {}, bool run_curve = true);
 
 // ---- main pass (engine_main_pass.cpp) ------------------------------------------------------------
 

@@ -52,17 +52,18 @@ std::vector<Simulator*> SimulatorSet::consumers() const {
 }
 
 SimulatorSet build_simulators(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes,
-                              const SamplingPlan& plan) {
+                              const SamplingPlan& plan, const std::vector<bool>& wanted, bool run_curve) {
   SimulatorSet set;
   for (size_t p = 0; p < opt.policies.size(); ++p)
     for (size_t s = 0; s < sizes.size(); ++s) {
+      if (!wanted.empty() && !wanted[p * sizes.size() + s]) continue;
       Slot slot{p, s, nullptr, nullptr};
       slot.sim = make_simulator(opt.policies[p], scaled_size(sizes[s].size, plan), opt.bytes);
       if (plan.sampling() && !plan.reader_filter) slot.sim->sample_threshold = plan.threshold;
       if (opt.sample_check) slot.full = make_simulator(opt.policies[p], sizes[s].size, opt.bytes);
       set.slots.push_back(std::move(slot));
     }
-  if (opt.mrc) {
+  if (opt.mrc && run_curve) {
     std::vector<uint64_t> q;
     for (const auto& s : sizes) q.push_back(s.size);
     auto profiler = opt.sample_objects ? std::make_unique<LruProfiler>(opt.bytes, q, 1.0, opt.sample_objects)

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lite/cache/record_store.hpp"
+#include "lite/cache/sweep.hpp"
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
@@ -38,7 +40,8 @@ void cache_sim_fields(Fields& f, O& o) {
       .field("threads", o.threads)
       .field("skip_bad_lines", o.skip_bad_lines)
       .field("plot", o.plot)
-      .field("temp_dir", o.temp_dir);
+      .field("temp_dir", o.temp_dir)
+      .field("results_dir", o.results_dir);
 }
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o) {
@@ -154,20 +157,43 @@ void check_plot(const CacheSimOptions& o) {
 void validate(const CacheSimOptions& o) {
   validate(resolve(o));
   check_plot(o);
+  check_results_dir(o.results_dir, o.trace);
 }
 
-CacheSimResult run(const CacheSimOptions& o, Progress& progress) {
+SimulationConfig prepare(const CacheSimOptions& o) {
   SimulationConfig config = resolve(o);
   validate(config);
   check_plot(o);
-  CacheSimResult result = simulate(config, progress);
+  check_results_dir(o.results_dir, o.trace);
+  return config;
+}
+
+std::unique_ptr<RecordStore> open_record_store(const CacheSimOptions& o, const SimulationConfig& config) {
+  if (o.results_dir.empty()) return nullptr;
+  return std::make_unique<RecordStore>(o.results_dir, o.trace, record_options_key(config));
+}
+
+void finish_run(const CacheSimOptions& o, SimulationConfig config, CacheSimResult& result) {
   throw_if_interrupted();  // a signal after the last poll still writes and prints nothing
   if (!o.plot.empty()) {
     write_file_atomically(o.plot, render_svg(result));
     result.plot = o.plot;
     result.notes.push_back("plot written to " + o.plot);
   }
+  if (!o.results_dir.empty())
+    result.notes.push_back(fmt::format("{{results_dir}} {}: {} record{} reused, {} simulated and written there",
+                                       o.results_dir, result.reused_records, result.reused_records == 1 ? "" : "s",
+                                       result.records.size() - std::min(result.records.size(), result.reused_records)));
   result.config = std::move(config);
+}
+
+CacheSimResult run(const CacheSimOptions& o, Progress& progress) {
+  SimulationConfig config = prepare(o);
+  std::unique_ptr<RecordStore> store = open_record_store(o, config);
+  SweepControl control;
+  control.store = store.get();
+  CacheSimResult result = simulate(config, progress, control);
+  finish_run(o, std::move(config), result);
   return result;
 }
 

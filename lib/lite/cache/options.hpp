@@ -4,6 +4,7 @@
 // resolves them into a SimulationConfig (cache_sim.hpp), simulates, writes the plot and sets the gates.
 // Torch-free.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "lite/core/progress.hpp"
 
 namespace lite::cache {
+
+class RecordStore;
 
 struct CacheSimOptions {
   std::string trace;                           // path, or "-" for stdin
@@ -36,6 +39,7 @@ struct CacheSimOptions {
   bool skip_bad_lines = false;
   std::string plot;                            // SVG written after the run; "" = none
   std::string temp_dir;                        // stdin spooling, Belady's next-access pass; "" = $TMPDIR
+  std::string results_dir;                     // finished records kept here and reused by a re-run; "" = none
 };
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o);
@@ -48,6 +52,13 @@ void validate(const SimulationConfig& config);
 void validate(const CacheSimOptions& o);
 
 // The verb: validate, resolve, simulate, write the plot (atomically, after the last interruption point).
+// With results_dir, records found there are reused and every simulated one is written there.
 CacheSimResult run(const CacheSimOptions& o, Progress& progress = no_progress());
+
+// run()'s steps, for a caller that simulates its own way (lite-mpi): the resolved and checked configuration,
+// the record store of results_dir (null without it), and the plot written after the last record is in.
+SimulationConfig prepare(const CacheSimOptions& o);
+std::unique_ptr<RecordStore> open_record_store(const CacheSimOptions& o, const SimulationConfig& config);
+void finish_run(const CacheSimOptions& o, SimulationConfig config, CacheSimResult& result);
 
 }  // namespace lite::cache

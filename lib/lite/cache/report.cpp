@@ -150,6 +150,7 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
                            {"worst", r.sampling_check->worst}};
   else
     j["sampling_check"] = nullptr;
+  j["reused_records"] = r.reused_records;
   j["notes"] = r.notes;
   j["gates"] = r.gates;
   j["plot"] = r.plot.empty() ? nlohmann::json() : nlohmann::json(r.plot);
@@ -157,6 +158,7 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
                  {"simulations", r.simulations},
                  {"requests_per_second", r.requests_per_second},
                  {"threads", r.threads},
+                 {"ranks", r.ranks},
                  {"passes", r.passes}};
 }
 
@@ -344,15 +346,16 @@ void add_notes(const CacheSimResult& r, const SimulationConfig& o, report::Repor
                                     "would cost with no cache",
                                     *r.trace.total_cost_s));
   for (const auto& n : r.notes) rep.notes.push_back(n);
-  if (r.simulations == 0)
+  if (r.simulations == 0 && r.records.empty())
     rep.notes.push_back(fmt::format("{} requests, one-pass LRU curve in {:.2f} s ({:.1f} M requests/s)",
                                     format_count(r.trace.n_req_total), r.seconds, r.requests_per_second / 1e6));
   else
     rep.notes.push_back(fmt::format("{} requests x {} simulation{} in {:.2f} s ({:.1f} M simulated requests/s; {} pass{} "
-                                    "over the trace, {} thread{})",
+                                    "over the trace, {} thread{}{})",
                                     format_count(r.trace.n_req_total), r.simulations, r.simulations == 1 ? "" : "s",
                                     r.seconds, double(r.trace.n_req) * double(r.simulations) / std::max(r.seconds, 1e-9) / 1e6,
-                                    r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s"));
+                                    r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s",
+                                    r.ranks > 1 ? fmt::format(" per rank, {} MPI ranks", r.ranks) : ""));
 }
 
 }  // namespace

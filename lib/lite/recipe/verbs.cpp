@@ -27,7 +27,7 @@ const std::vector<VerbInfo>& verbs() {
       // The student defaults to the latest artifact (e.g. the pruned model) and the teacher to the recipe's model.
       {"distill", "student", false, {"teacher", "student", "data", "labels", "eval", "eval_labels"}, {},
        {"output", "checkpoint_dir", "resume"}, always},
-      {"cache-sim", "", false, {"trace", "temp_dir"}, {"miss_latency_from"}, {"plot"}, never},
+      {"cache-sim", "", false, {"trace", "temp_dir", "results_dir"}, {"miss_latency_from"}, {"plot"}, never},
   };
   return table;
 }

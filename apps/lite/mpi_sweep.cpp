@@ -1,0 +1,195 @@
+// lite cache-sim over MPI ranks (lite-mpi only). Every rank parses the same options, resolves the same
+// configuration and computes the same cost-balanced split (lib/lite/cache/sweep.hpp), streams the trace once
+// for its own slots, then the ranks agree on success before anything is printed:
+//
+//   prepare + simulate (own slots; records written to --results-dir as they finish)
+//   -> quiet barrier (non-blocking, polled with sleeps, so a rank that finished early leaves its core to the
+//      others instead of spinning in MPI)
+//   -> every rank's ok/failed flag: on a failure the lowest failed rank prints its error line, every rank
+//      exits with its code
+//   -> records as JSON to rank 0 (MPI_Gatherv) -> rank 0 joins them in single-process order, recommends,
+//      writes the plot -> the exit code to every rank.
+//
+// A rank that dies (a signal, a lost node) never reaches the barrier: mpirun ends the job and names it
+// ("process rank 1 ... exited on signal 9"); with --results-dir the re-run reuses what every rank wrote.
+#include "mpi_sweep.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "lite/cache/record_store.hpp"
+#include "lite/cache/sweep.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
+
+namespace lite::cli {
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// Waits for every rank without spinning a core (Open MPI's blocking collectives poll).
+void quiet_barrier() {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  int done = 0;
+  while (true) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    ::usleep(2000);
+  }
+}
+
+// --threads 0 (all cores) under MPI: the node's cores shared among the ranks on it.
+cache::SimulationConfig per_rank_threads(cache::SimulationConfig config) {
+  if (config.threads != 0) return config;
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks_here = local ? std::max(1, std::atoi(local)) : 1;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  config.threads = std::max(1, cores / ranks_here);
+  return config;
+}
+
+// The test hook of README "lite cache-sim" (MPI): LITE_MPI_TEST_KILL_RANK=R makes rank R kill itself with
+// SIGKILL right after it wrote its first record to --results-dir, as a crashed node would.
+void install_kill_hook(cache::SweepControl& control, int rank) {
+  const char* target = std::getenv("LITE_MPI_TEST_KILL_RANK");
+  if (!target || std::atoi(target) != rank || !*target) return;
+  control.on_stored = [](const cache::SimRecord&) { std::raise(SIGKILL); };
+}
+
+cache::SweepControl rank_control(const cache::SimulationConfig& config, int rank, int size, cache::RecordStore* store) {
+  const std::vector<cache::SweepSlot> slots = cache::sweep_slots(config, store);  // a re-run splits what is left
+  std::vector<double> setup;
+  for (const auto& p : config.policies) setup.push_back(cache::policy_setup_cost(p));
+  std::vector<double> preload(static_cast<size_t>(size), 0.0);
+  if (config.mrc) preload[0] = cache::curve_cost();  // rank 0 computes the curve
+  const std::vector<int> owner = cache::balance_slots(slots, setup, size, preload);
+  const size_t n_sizes = config.policies.empty() ? 0 : slots.size() / config.policies.size();
+  cache::SweepControl control;
+  control.assigned = [owner, n_sizes, rank](size_t p, size_t k) { return owner.at(p * n_sizes + k) == rank; };
+  control.run_curve = rank == 0;
+  control.store = store;
+  install_kill_hook(control, rank);
+  return control;
+}
+
+// Every rank's text to rank 0 (empty elsewhere).
+std::vector<std::string> gather_text(const std::string& mine, int rank, int size) {
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<size_t>(size), 0), offsets(static_cast<size_t>(size), 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (rank == 0) {
+    for (int i = 1; i < size; ++i) offsets[size_t(i)] = offsets[size_t(i - 1)] + lengths[size_t(i - 1)];
+    all.resize(size_t(offsets.back()) + size_t(lengths.back()));
+  }
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  if (rank == 0)
+    for (int i = 0; i < size; ++i) out.push_back(all.substr(size_t(offsets[size_t(i)]), size_t(lengths[size_t(i)])));
+  return out;
+}
+
+// The trace facts of a scan pass (objects, working set, largest object), which only ranks that needed the pass
+// (Belady's key file, sizes as fractions) computed: rank 0 takes them from whichever rank has them.
+nlohmann::json scan_facts(const cache::TraceSummary& t) {
+  auto opt = [](const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  return {opt(t.n_obj), opt(t.working_set_bytes), opt(t.max_object_size)};
+}
+
+void adopt_scan_facts(const nlohmann::json& facts, cache::TraceSummary& t) {
+  if (t.n_obj || facts.at(0).is_null()) return;
+  t.n_obj = facts.at(0).get<uint64_t>();
+  t.working_set_bytes = facts.at(1).get<uint64_t>();
+  t.max_object_size = facts.at(2).get<uint64_t>();
+}
+
+// Rank 0: the other ranks' records joined into `result`, the plot written. Returns the exit code.
+int join_on_rank0(const cache::CacheSimOptions& o, cache::SimulationConfig config, cache::CacheSimResult& result,
+                  const std::vector<std::string>& texts, int size, double t_start) {
+  std::vector<cache::SimRecord> others;
+  size_t simulated = 0, reused = 0;
+  for (size_t i = 1; i < texts.size(); ++i) {
+    const nlohmann::json j = nlohmann::json::parse(texts[i]);
+    for (const auto& r : j.at("records")) others.push_back(cache::record_from_json(r));
+    simulated += j.at("simulations").get<size_t>();
+    reused += j.at("reused").get<size_t>();
+    adopt_scan_facts(j.at("scan"), result.trace);
+  }
+  cache::merge_sweep(result, config, std::move(others), simulated, reused);
+  result.ranks = size;
+  result.seconds = MPI_Wtime() - t_start;  // the job's, slowest rank and gather included
+  result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;
+  cache::finish_run(o, std::move(config), result);
+  return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+}
+
+}  // namespace
+
+SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) {
+  const double t_start = MPI_Wtime();
+  const int rank = world_rank(), size = world_size();
+  std::exception_ptr error;
+  std::optional<cache::SimulationConfig> config;
+  cache::CacheSimResult local;
+  try {
+    cache::check_shareable_trace(o.trace);
+    config = per_rank_threads(cache::prepare(o));
+    std::unique_ptr<cache::RecordStore> store = cache::open_record_store(o, *config);
+    local = cache::simulate(*config, rank == 0 ? progress : no_progress(), rank_control(*config, rank, size, store.get()));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  quiet_barrier();
+  int failed = error ? 1 : 0;
+  std::vector<int> flags(static_cast<size_t>(size), 0);
+  MPI_Allgather(&failed, 1, MPI_INT, flags.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  const int first_failed = int(std::find(flags.begin(), flags.end(), 1) - flags.begin());
+  if (first_failed < size) {
+    int code = rank == first_failed ? exit_code_of(error, "cache-sim") : 0;
+    MPI_Bcast(&code, 1, MPI_INT, first_failed, MPI_COMM_WORLD);
+    if (rank != first_failed) return {std::nullopt, code};
+    set_error_printing(true);
+    std::rethrow_exception(error);
+  }
+  const nlohmann::json mine = {{"records", local.records},
+                               {"simulations", local.simulations},
+                               {"reused", local.reused_records},
+                               {"scan", scan_facts(local.trace)}};
+  const std::vector<std::string> texts = gather_text(rank == 0 ? std::string() : mine.dump(), rank, size);
+  int code = 0;
+  if (rank == 0) {
+    try {
+      code = join_on_rank0(o, *config, local, texts, size, t_start);
+    } catch (...) {
+      error = std::current_exception();
+      code = exit_code_of(error, "cache-sim");
+    }
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank != 0) return {std::nullopt, code};
+  if (error) std::rethrow_exception(error);
+  return {std::move(local), code};
+}
+
+}  // namespace lite::cli

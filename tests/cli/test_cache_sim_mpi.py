@@ -1,0 +1,262 @@
+"""lite cache-sim over MPI ranks and resumable sweeps (issue 26), end to end.
+
+Under `mpirun --allow-run-as-root --oversubscribe -n 2` (skipped, with the reason printed, when mpirun or lite-mpi is
+absent): the records, curve and recommendation equal a single-process run of the same sweep (--json minus timing);
+a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
+what was written; bad options exit 2 with one error line from lite. Without MPI: --results-dir reuses every record
+of a re-run and refuses a file; `lite` itself never links libmpi."""
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import unittest
+
+from litetest import LITE, REPO, LiteTestCase, error_line_problems, run_lite
+
+MPIRUN = shutil.which("mpirun")
+LITE_MPI = pathlib.Path(LITE).parent / "lite-mpi"
+MPI_MISSING = ("mpirun not found (install openmpi-bin: scripts/setup.sh)" if not MPIRUN
+               else f"{LITE_MPI} not built (Open MPI's libopenmpi-dev was missing at configure time)"
+               if not LITE_MPI.exists() else None)
+if MPI_MISSING:
+    print(f"test_cache_sim_mpi: MPI tests skipped: {MPI_MISSING}", flush=True)
+
+SIZES = "20,50,100,200,400,800,1600,3000"
+
+
+def run_mpi(*args, ranks=2, env=None, timeout=300):
+    """`mpirun -n RANKS lite ARGS...`; returns the CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks), LITE, *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
+                          stdin=subprocess.DEVNULL)
+
+
+def comparable(doc):
+    """A --json report without what may differ between runs of the same sweep: timing, ranks, memory
+    addresses of nothing; the curve's seconds; the --results-dir note."""
+    r = json.loads(json.dumps(doc["result"]))
+    r.pop("timing", None)
+    r.pop("reused_records", None)
+    r.pop("options", None)
+    if r.get("mrc"):
+        r["mrc"].pop("seconds", None)
+    r["notes"] = [n for n in r["notes"] if not n.startswith("--results-dir")]
+    return r
+
+
+def lite_lines(stderr):
+    """The lines lite printed (mpirun adds its own notice when a rank exits non-zero)."""
+    return [l for l in stderr.splitlines() if l.startswith("lite ")]
+
+
+class CacheSimMpiBase(LiteTestCase):
+    def zipf_txt(self, name="t.txt", n=40000, keys=3000, seed=11):
+        rng = random.Random(seed)
+        weights = [1.0 / (i + 1) ** 0.9 for i in range(keys)]
+        ids = rng.choices(range(keys), weights=weights, k=n)
+        p = self.tmp / name
+        p.write_text("\n".join(str(7 + 13 * i) for i in ids) + "\n")
+        return p
+
+    def sized_csv(self, name="t.csv", n=30000, keys=2000, seed=3):
+        rng = random.Random(seed)
+        weights = [1.0 / (i + 1) for i in range(keys)]
+        sizes = [rng.randint(100, 5000) for _ in range(keys)]
+        rows = ["key,size,cost_ms"] + [f"{k},{sizes[k]},{rng.uniform(1, 20):.3f}"
+                                      for k in rng.choices(range(keys), weights=weights, k=n)]
+        p = self.tmp / name
+        p.write_text("\n".join(rows) + "\n")
+        return p
+
+    def single(self, *args):
+        r = run_lite("cache-sim", *args, "--json", "-q")
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        return r.returncode, json.loads(r.stdout)
+
+
+@unittest.skipIf(MPI_MISSING, MPI_MISSING or "")
+class CacheSimMpi(CacheSimMpiBase):
+    def mpi_json(self, *args, env=None):
+        r = run_mpi("cache-sim", *args, "--json", "-q", env=env)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertEqual(lite_lines(r.stderr), [], r.stderr)
+        return r.returncode, json.loads(r.stdout)
+
+    def test_records_curve_and_recommendation_equal_a_single_process_run(self):
+        trace = self.zipf_txt()
+        args = [trace, "--policy", "all", "--sizes", SIZES, "--mrc", "--target-hit-ratio", "0.7", "--threads", "1"]
+        code1, one = self.single(*args)
+        code2, two = self.mpi_json(*args)
+        self.assertEqual(code2, code1)
+        self.assertEqual(len(two["result"]["records"]), 15 * 8)
+        self.assertEqual(comparable(two), comparable(one))
+        self.assertEqual(two["result"]["timing"]["ranks"], 2)
+        self.assertEqual(two["result"]["timing"]["simulations"], 15 * 8)
+
+    def test_bytes_sampling_check_and_cost_column_equal_too(self):
+        trace = self.sized_csv()
+        args = [trace, "--bytes", "--policy", "lru,belady,lhd,s3fifo,gdsf:cost=1", "--sizes", "1%,5%,20%,50%",
+                "--sample-rate", "0.5", "--sample-check", "--hit-latency", "0.5", "--target-p99", "10"]
+        code1, one = self.single(*args)
+        code2, two = self.mpi_json(*args)
+        self.assertEqual(code2, code1)
+        self.assertEqual(comparable(two), comparable(one))
+
+    def test_plot_and_text_report_come_once_from_rank_0(self):
+        trace = self.zipf_txt(n=8000, keys=500)
+        plot = self.tmp / "p.svg"
+        r = run_mpi("cache-sim", trace, "--policy", "lru,fifo,arc", "--sizes", "10,50,200", "--plot", plot, "-q")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.count("miss ratio"), 1, r.stdout)  # one table header: one report
+        self.assertIn("2 MPI ranks", r.stdout)
+        self.assertTrue(plot.read_text().startswith("<svg") or "<svg" in plot.read_text()[:200])
+
+    def test_a_killed_rank_fails_the_job_naming_it_and_the_rerun_reuses_its_records(self):
+        trace = self.zipf_txt()
+        results = self.tmp / "results"
+        args = [trace, "--policy", "all", "--sizes", SIZES, "--threads", "1", "--results-dir", results]
+        r = run_mpi("cache-sim", *args, "--json", "-q", env={"LITE_MPI_TEST_KILL_RANK": "1"})
+        self.assertNotIn(r.returncode, (0, 1), r.stderr)
+        self.assertRegex(r.stderr, r"rank 1\b.*(signal 9|Killed)", r.stderr)
+        self.assertEqual(r.stdout.strip(), "")
+        written = sorted(results.glob("record-*.json"))
+        self.assertGreaterEqual(len(written), 1, "rank 1 wrote its first record before it died")
+        self.assertEqual(list(results.glob("*.tmp*")) + list(results.glob(".*")), [], "no temporary files left")
+        code, again = self.mpi_json(*args)
+        self.assertGreaterEqual(again["result"]["reused_records"], len(written))
+        self.assertEqual(again["result"]["timing"]["simulations"], 15 * 8 - again["result"]["reused_records"])
+        _, one = self.single(trace, "--policy", "all", "--sizes", SIZES, "--threads", "1")
+        self.assertEqual(comparable(again), comparable(one))
+
+    def test_bad_options_exit_2_with_one_line_from_lite(self):
+        trace = self.zipf_txt(n=2000, keys=100)
+        a_file = self.tmp / "a_file"
+        a_file.write_text("x")
+        for args, needle in [(["--results-dir", a_file], "--results-dir"),
+                             (["--sizes", "0"], "--sizes"),
+                             (["--policy", "lruu"], "lru"),
+                             (["--sample-rate", "2"], "--sample-rate")]:
+            with self.subTest(args=args):
+                single = run_lite("cache-sim", trace, *args)
+                r = run_mpi("cache-sim", trace, *args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertEqual(r.stdout.strip(), "")
+                lines = lite_lines(r.stderr)
+                self.assertEqual(len(lines), 1, f"one rank reports: {r.stderr!r}")
+                self.assertIsNone(error_line_problems(lines[0]), lines[0])
+                self.assertEqual(lines[0], single.stderr.strip())
+                self.assertIn(needle, lines[0])
+
+    def test_a_trace_from_stdin_is_refused_with_one_line(self):
+        r = run_mpi("cache-sim", "-", "--sizes", "10")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        lines = lite_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIsNone(error_line_problems(lines[0]), lines[0])
+        self.assertIn("TRACE", lines[0])
+
+    def test_one_rank_under_mpirun_runs_in_process(self):
+        trace = self.zipf_txt(n=5000, keys=300)
+        r = run_mpi("cache-sim", trace, "--policy", "lru", "--sizes", "50", "--json", "-q", ranks=1)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["result"]["timing"]["ranks"], 1)
+
+
+class CacheSimResultsDir(CacheSimMpiBase):
+    """--results-dir without MPI."""
+
+    def test_rerun_reuses_every_record_and_says_so(self):
+        trace = self.zipf_txt(n=20000, keys=1500)
+        results = self.tmp / "results"
+        args = [trace, "--policy", "lru,belady,wtinylfu", "--sizes", "30,300,900", "--results-dir", results]
+        _, first = self.single(*args)
+        self.assertEqual(first["result"]["reused_records"], 0)
+        self.assertEqual(len(list(results.glob("record-*.json"))), 9)
+        _, again = self.single(*args)
+        self.assertEqual(again["result"]["reused_records"], 9)
+        self.assertEqual(again["result"]["timing"]["simulations"], 0)
+        self.assertEqual(comparable(again), comparable(first))
+        text = run_lite("cache-sim", *args, "-q")
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("--results-dir", text.stdout)
+        self.assertIn("9 records reused", text.stdout)
+
+    def test_another_trace_or_other_options_reuse_nothing(self):
+        trace = self.zipf_txt(n=20000, keys=1500)
+        results = self.tmp / "results"
+        self.single(trace, "--policy", "lru", "--sizes", "30,300", "--results-dir", results)
+        _, other_mode = self.single(trace, "--policy", "lru", "--sizes", "30,300", "--bytes", "--results-dir", results)
+        self.assertEqual(other_mode["result"]["reused_records"], 0)
+        changed = self.zipf_txt(name="t2.txt", n=20000, keys=1500, seed=12)
+        _, other_trace = self.single(changed, "--policy", "lru", "--sizes", "30,300", "--results-dir", results)
+        self.assertEqual(other_trace["result"]["reused_records"], 0)
+        trace.write_text(trace.read_text().replace("\n7\n", "\n8\n", 1))  # one key changed in place
+        _, edited = self.single(trace, "--policy", "lru", "--sizes", "30,300", "--results-dir", results)
+        self.assertEqual(edited["result"]["reused_records"], 0)
+
+    def test_results_dir_that_is_a_file_or_a_stream_is_refused(self):
+        trace = self.zipf_txt(n=1000, keys=50)
+        a_file = self.tmp / "a_file"
+        a_file.write_text("x")
+        self.assert_rejected("cache-sim", trace, "--results-dir", a_file, needles=("--results-dir", "a file"))
+        self.assert_rejected("cache-sim", "-", "--results-dir", self.tmp / "r", stdin="1\n2\n",
+                             needles=("--results-dir", "stream"))
+        self.assert_rejected("cache-sim", trace, "--results-dir", a_file / "under", needles=("--results-dir", "not a folder"))
+
+    def test_a_bad_trace_leaves_no_results_folder(self):
+        bad = self.tmp / "bad.csv"
+        bad.write_text("key,size\na,10\nb,ten\n")
+        self.assert_rejected("cache-sim", bad, "--bytes", "--sizes", "100", "--results-dir", self.tmp / "r",
+                             needles=("bad.csv:3",))
+        self.assert_rejected("cache-sim", self.tmp / "missing.csv", "--results-dir", self.tmp / "r",
+                             needles=("missing.csv",))
+
+    def test_config_round_trip_keeps_results_dir(self):
+        trace = self.zipf_txt(n=1000, keys=50)
+        r = run_lite("cache-sim", trace, "--results-dir", self.tmp / "r", "--dump-config")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        config = json.loads(r.stdout)
+        self.assertEqual(config["results_dir"], str(self.tmp / "r"))
+        cfg = self.tmp / "c.json"
+        cfg.write_text(r.stdout)
+        again = run_lite("cache-sim", "--config", cfg, "--dump-config")
+        self.assertEqual(json.loads(again.stdout), config)
+
+    def test_a_multi_rank_launcher_without_lite_mpi_is_refused_by_rank_0_only(self):
+        # a copy of lite alone in a folder: no lite-mpi beside it nor in ../libexec/lite
+        alone = self.tmp / "bin" / "lite"
+        alone.parent.mkdir()
+        shutil.copy(LITE, alone)
+        trace = self.zipf_txt(n=1000, keys=50)
+        launchers = [({"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"}, 1),
+                     ({"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "1"}, 0),
+                     ({"PMI_SIZE": "4", "PMI_RANK": "3"}, 0),
+                     ({"SLURM_STEP_NUM_TASKS": "2", "SLURM_PROCID": "0"}, 1)]
+        for launcher, lines in launchers:
+            env = dict(os.environ, **launcher)
+            r = subprocess.run([alone, "cache-sim", trace], capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(r.returncode, 2, f"{launcher}: {r.stderr}")
+            self.assertEqual(r.stdout, "")
+            self.assertEqual(len(r.stderr.splitlines()), lines, f"{launcher}: {r.stderr}")
+            if lines:
+                self.assertIsNone(error_line_problems(r.stderr), r.stderr)
+                self.assertIn("lite-mpi", r.stderr)
+
+    def test_a_launcher_with_one_rank_runs_in_process(self):
+        trace = self.zipf_txt(n=1000, keys=50)
+        r = run_lite("cache-sim", trace, "--sizes", "10", "-q", env={"OMPI_COMM_WORLD_SIZE": "1", "SLURM_STEP_NUM_TASKS": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_lite_itself_never_links_mpi(self):
+        if not shutil.which("ldd"):
+            self.skipTest("ldd not found")
+        libs = subprocess.run(["ldd", LITE], capture_output=True, text=True).stdout
+        self.assertNotIn("libmpi", libs)
+
+
+if __name__ == "__main__":
+    unittest.main()
