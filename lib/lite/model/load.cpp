@@ -13,6 +13,7 @@
 #include "lite/core/sha256.hpp"
 #include "lite/model/tensor_bounds.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/model/traced_ops.hpp"
 #include "lite/model/zip_directory.hpp"
 
 namespace fs = std::filesystem;
@@ -160,6 +161,7 @@ LoadedModel load_model(const fs::path& path) {
   }
   m.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   check_module_tensors_backed(m.module, path.string(), "re-save the model with torch.jit.save");
+  normalize_traced_convolutions(m.module);  // a traced model's layers, seen as a scripted copy's (traced_ops.hpp)
   m.module.eval();
   const std::string meta = provenance_fits ? extra[kProvenanceFile] : std::string();
   if (!meta.empty()) {
