@@ -155,6 +155,9 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   try {
     cache::check_shareable_trace(o.trace);
     config = per_rank_threads(cache::prepare(o));
+    if (!config->cluster.nodes.empty())
+      throw OptionError("nodes", "cluster sizing is not spread over MPI ranks",
+                        "run --nodes in one process (without mpirun); it uses the threads of its machine");
     std::unique_ptr<cache::RecordStore> store = cache::open_record_store(o, *config);
     local = cache::simulate(*config, rank == 0 ? progress : no_progress(), rank_control(*config, rank, size, store.get()));
   } catch (...) {

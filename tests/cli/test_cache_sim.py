@@ -10,7 +10,7 @@ import subprocess
 import unittest
 import xml.etree.ElementTree as ET
 
-from litetest import DATA, LITE, REPO, LiteTestCase, run_lite, run_lite_json, snapshot
+from litetest import DATA, LITE, REPO, LiteTestCase, lite_json_result, run_lite, run_lite_json, snapshot
 
 DEMO = DATA / "inference_requests.csv"
 POLICIES = ["lru", "fifo", "lfu", "arc", "2q", "s3fifo", "sieve", "clock", "belady", "slru", "gdsf", "wtinylfu", "lirs",
@@ -596,6 +596,112 @@ class CacheSimCli(LiteTestCase):
         page = self.assert_verb_page_documents_every_flag("cache-sim")
         for p in POLICIES:
             self.assertRegex(page, rf"\| `{re.escape(p)}`", f"policy {p} missing from docs/cache-sim.md's policy table")
+
+
+class CacheSimCluster(LiteTestCase):
+    """--nodes K: K cache servers of size/K behind a key router, on a hand-made trace whose per-node counts are
+    worked out below with the modulo router (node = key mod K)."""
+
+    # keys 1 2 3 4 5 6 1 4 7 1 2 3; mod 3: node 0 gets 3 6 3, node 1 gets 1 4 1 4 7 1, node 2 gets 2 5 2.
+    # LRU of 2 per node (total 6): node 0 misses 3 6 (3 hits), node 1 misses 1 4 7 1 (1 and 4 hit once),
+    # node 2 misses 2 5 (2 hits): 12 requests, 8 misses, the hottest node 1 has 6 = 1.5x the mean of 4.
+    KEYS = [1, 2, 3, 4, 5, 6, 1, 4, 7, 1, 2, 3]
+
+    def trace(self):
+        path = self.tmp / "cluster.txt"
+        path.write_text("\n".join(map(str, self.KEYS)) + "\n")
+        return path
+
+    def cluster(self, *extra, route="modulo"):
+        doc = run_lite_json("cache-sim", self.trace(), "--policy", "lru", "--sizes", "6", "--nodes", "1,3",
+                            "--route", route, *extra)
+        return doc["result"]
+
+    def test_per_node_counts_match_the_hand_computed_ones(self):
+        result = self.cluster()
+        self.assertEqual(result["cluster"]["route"], "modulo")
+        by_k = {r["nodes"]: r for r in result["cluster"]["records"]}
+        three = by_k[3]
+        self.assertEqual(three["node_size"], 2)
+        self.assertEqual([n["n_req"] for n in three["per_node"]], [3, 6, 3])
+        self.assertEqual([n["n_miss"] for n in three["per_node"]], [2, 4, 2])
+        self.assertEqual((three["n_req"], three["n_miss"]), (12, 8))
+        self.assertEqual(three["hottest_node"], 1)
+        self.assertAlmostEqual(three["max_over_mean"], 1.5)
+        self.assertAlmostEqual(three["hottest_hit_ratio"], 2 / 6)
+        self.assertAlmostEqual(sum(n["share"] for n in three["per_node"]), 1.0)
+        # one node of the whole size is the single cache: LRU of 6 misses 1-6, 7, 2 and 3
+        one = by_k[1]
+        self.assertEqual((one["n_req"], one["n_miss"]), (12, 9))
+        self.assertEqual(result["records"][0]["n_miss"], 9)
+
+    def test_latency_figures_use_the_cost_model(self):
+        three = {r["nodes"]: r for r in self.cluster("--hit-latency", "1", "--miss-latency", "10")["cluster"]["records"]}[3]
+        self.assertAlmostEqual(three["latency_ms"]["mean"], (4 * 1 + 8 * 10) / 12)
+        self.assertAlmostEqual(three["latency_ms"]["p99"], 10)
+        self.assertAlmostEqual(three["miss_cost_s"], 8 * 10 / 1000)
+        self.assertAlmostEqual(three["per_node"][0]["latency_ms"]["mean"], (1 + 2 * 10) / 3)
+
+    def test_recommendation_respects_the_node_load_bound(self):
+        # hit ratio 4/12 needs the 3-node cluster, whose hottest node carries 1.5x the mean
+        code, doc, _ = lite_json_result("cache-sim", self.trace(), "--policy", "lru", "--sizes", "6", "--nodes", "1,3",
+                                        "--route", "modulo", "--target-hit-ratio", "0.3", "--max-node-load", "1.6")
+        self.assertEqual(code, 0, "with --nodes the cluster's target decides the exit code")
+        best = doc["result"]["cluster"]["recommendation"]["best"]
+        self.assertEqual((best["nodes"], best["node_size"], best["size"]), (3, 2, 6))
+        code, doc, _ = lite_json_result("cache-sim", self.trace(), "--policy", "lru", "--sizes", "6", "--nodes", "1,3",
+                                        "--route", "modulo", "--target-hit-ratio", "0.3", "--max-node-load", "1.4")
+        self.assertEqual(code, 1)
+        self.assertIn("cluster_target", doc["result"]["gates"]["failed"])
+        self.assertIsNone(doc["result"]["cluster"]["recommendation"]["best"])
+
+    def test_text_report_has_the_cluster_table(self):
+        r = run_lite("cache-sim", self.trace(), "--policy", "lru", "--sizes", "6", "--nodes", "3", "--route", "modulo")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Clusters: K nodes of size/K behind modulo routing", r.stdout)
+        self.assertIn("max/mean", r.stdout)
+
+    def test_every_router_runs_and_config_round_trips(self):
+        for route in ("ketama", "rendezvous", "modulo"):
+            result = self.cluster(route=route)
+            self.assertEqual(sum(r["n_req"] for r in result["cluster"]["records"]), 24)
+        config = self.tmp / "c.json"
+        r = run_lite("cache-sim", self.trace(), "--nodes", "2,4", "--route", "rendezvous", "--max-node-load", "1.3",
+                     "--virtual-nodes", "40", "--dump-config")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        config.write_text(r.stdout)
+        dumped = json.loads(r.stdout)
+        self.assertEqual((dumped["nodes"], dumped["route"], dumped["max_node_load"], dumped["virtual_nodes"]),
+                         ([2, 4], "rendezvous", 1.3, 40))
+        doc = run_lite_json("cache-sim", "--config", config, "--sizes", "6")
+        self.assertEqual(doc["result"]["cluster"]["route"], "rendezvous")
+        self.assertEqual(sorted({r["nodes"] for r in doc["result"]["cluster"]["records"]}), [2, 4])
+
+    def test_bad_options_exit_2_with_one_line(self):
+        t = self.trace()
+        for args, needles in [
+            (["--nodes", "0"], ["--nodes", "0"]),
+            (["--nodes", "2", "--route", "ketma"], ["--route", "did you mean 'ketama'"]),
+            (["--nodes", "2", "--max-node-load", "1"], ["--max-node-load"]),
+            (["--nodes", "2", "--sample-rate", "0.5"], ["--nodes", "sampling"]),
+            (["--nodes", "x"], ["--nodes"]),
+        ]:
+            with self.subTest(args=args):
+                self.assert_rejected("cache-sim", t, "--sizes", "6", *args, needles=needles)
+
+    def test_refused_under_mpi(self):
+        mpirun = shutil.which("mpirun")
+        if not mpirun or not (pathlib.Path(LITE).parent / "lite-mpi").exists():
+            self.skipTest("mpirun or lite-mpi absent")
+        r = subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-n", "2", LITE, "cache-sim",
+                            str(self.trace()), "--sizes", "6", "--nodes", "2"], capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        lines = [l for l in r.stderr.splitlines() if l.startswith("lite ")]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("--nodes", lines[0])
+        self.assertIn("MPI", lines[0])
+        self.assertEqual(r.stdout.strip(), "")
 
 
 if __name__ == "__main__":

@@ -106,6 +106,16 @@ struct ModelVariant {
 // Throws InputError naming the file for unreadable JSON, another tool/command, or missing keys.
 ModelVariant load_profile_variant(const std::string& path);
 
+// ---- cluster sizing (--nodes; cluster.cpp, route.hpp) -------------------------------------------
+
+// K cache servers of C/K each behind a key router, for every simulated total size C and every K.
+struct ClusterSpec {
+  std::vector<uint32_t> nodes;   // the K values; empty = no cluster simulation
+  std::string route = "ketama";  // route.hpp's table
+  uint32_t virtual_nodes = 160;  // ketama's points per node
+  double max_node_load = 1.5;    // the recommendation's bound on the hottest node's requests over the mean
+};
+
 // ---- the resolved configuration and results -----------------------------------------------------
 
 // What simulate() runs: CacheSimOptions with every spec parsed and every profile report loaded.
@@ -129,6 +139,7 @@ struct SimulationConfig {
   int threads = 0;                          // 0 = all cores
   bool skip_bad_lines = false;
   std::string temp_dir;                     // for stdin spooling and Belady's next-access pass; "" = $TMPDIR
+  ClusterSpec cluster;                      // --nodes: also simulate clusters of these sizes
 };
 void to_json(nlohmann::json& j, const SimulationConfig& o);
 
@@ -214,6 +225,43 @@ struct RecommendationSet {
 };
 void to_json(nlohmann::json& j, const RecommendationSet& r);
 
+// One simulated cluster: K nodes of size/K each, the policy on every node.
+struct ClusterRecord {
+  std::string policy;
+  uint64_t size = 0;          // the cluster's total size
+  std::string size_text;
+  uint32_t nodes = 1;
+  uint64_t node_size = 0;     // size / nodes, what each node's simulator gets
+  Counters counters;          // the whole cluster
+  std::optional<LatencyFigures> latency;
+  std::vector<std::pair<std::string, LatencyFigures>> variants;  // --miss-latency-from
+  std::optional<double> miss_cost_s;
+  std::vector<Counters> per_node;
+  std::vector<std::optional<LatencyFigures>> per_node_latency;     // one cost model, if any
+  uint32_t hottest = 0;       // the node with the most requests
+  double max_over_mean = 1;   // its requests over the mean per node
+  double hottest_hit_ratio = 0;
+  std::optional<double> hottest_p99_ms;
+};
+struct ClusterRecommendation {
+  std::string policy, variant;
+  std::optional<uint32_t> nodes;  // unset: no simulated cluster met the target under the load bound
+  uint64_t node_size = 0, size = 0;
+  double hit_ratio = 0, max_over_mean = 1;
+  std::optional<double> p99_ms;
+  bool offline_bound = false;
+};
+struct ClusterResult {
+  std::string route;
+  uint32_t virtual_nodes = 0;
+  double max_node_load = 1.5;
+  std::vector<ClusterRecord> records;  // policy-major, then size ascending, then nodes ascending
+  std::string target;                  // "" without --target-*
+  std::vector<ClusterRecommendation> per_policy;
+  std::optional<ClusterRecommendation> best;
+};
+void to_json(nlohmann::json& j, const ClusterResult& c);
+
 struct SamplingCheck {
   double mean_abs_error = 0, max_abs_error = 0;
   std::string worst;  // "policy @ size"
@@ -238,6 +286,7 @@ struct CacheSimResult {
   Gates gates;  // "target": a --target-* was given and no policy reached it at the simulated sizes
   SimulationConfig config;  // what was simulated (run() fills it; the report reads it)
   std::string plot;         // the SVG written, if any
+  std::optional<ClusterResult> cluster;  // --nodes
 };
 void to_json(nlohmann::json& j, const CacheSimResult& r);
 

@@ -13,6 +13,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "lite/cache/cluster.hpp"
+#include "lite/cache/cluster_internal.hpp"
 #include "lite/cache/engine_internal.hpp"
 #include "lite/cache/options.hpp"
 #include "lite/cache/recommend.hpp"
@@ -264,8 +266,11 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const S
   const std::vector<SizeChoice> sizes =
       resolve_sizes(opt.sizes, opt.bytes ? pre.scan.wss : pre.scan.n_obj, opt.bytes, name);
   SlotPlan slots = plan_slots(opt, sizes, control);
+  // --nodes: one more consumer per policy x size x K (never under MPI: the CLI refuses it there)
+  const ClusterSet clusters = control.assigned ? ClusterSet{} : build_clusters(opt, sizes);
+  const bool wants_next = slots.wants_next || clusters.wants_next;
   std::unique_ptr<TempFile> next_file;
-  if (pre.compute_next && slots.wants_next) {
+  if (pre.compute_next && wants_next) {
     ++passes;
     next_file = compute_next_access(pre.scan, opt.temp_dir, progress);
   }
@@ -289,8 +294,10 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const S
   std::unique_ptr<NextStream> next_stream;
   if (next_file) next_stream = std::make_unique<NextStream>(*next_file);
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Simulator*> consumers = set.consumers();
+  for (Simulator* c : clusters.consumers()) consumers.push_back(c);
   const MainPassResult main = run_main_pass(
-      *reader, set.consumers(), next_stream.get(), slots.wants_next, plan.reader_filter ? plan.threshold : UINT64_MAX,
+      *reader, consumers, next_stream.get(), wants_next, plan.reader_filter ? plan.threshold : UINT64_MAX,
       object_rate.get(), threads, file_size_or_zero(rc.path),
       fmt::format("simulating {} cache{}", set.slots.size(), set.slots.size() == 1 ? "" : "s"), progress);
   result.threads = main.threads;
@@ -307,6 +314,7 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const S
                                     format_bytes(double(reader->stats().n_read) * 16)));
   finish_local(opt, *reader, main, sizes, plan, set, object_rate.get(), pre.scan.n_obj, result);
   store_and_order(slots, control, result);
+  if (!clusters.slots.empty()) collect_cluster_records(opt, sizes, clusters, result);
   result.passes = passes;
   if (pre.spool && passes > 1)  // first note, written once the number of passes is known
     result.notes.insert(result.notes.begin(),
@@ -315,6 +323,11 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const S
                                     format_bytes(double(pre.spool->size())), passes));
   result.simulations = set.slots.size() + (opt.sample_check ? set.slots.size() : 0);
   if (!control.assigned) finish_sweep(result, opt);
+  if (result.cluster) {  // with --nodes the question is the cluster's: its target alone decides the exit code
+    auto& failed = result.gates.failed;
+    failed.erase(std::remove(failed.begin(), failed.end(), std::string("target")), failed.end());
+    if (!recommend_cluster(*result.cluster, opt)) result.gates.fail("cluster_target");
+  }
   result.seconds = seconds_since(t_start);
   result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;
   return result;

@@ -33,6 +33,14 @@ class MissCostStats {
     ++buckets_[b];
   }
   double sum() const { return sum_; }
+  // Adds another distribution (a cluster's nodes into the cluster's).
+  void merge(const MissCostStats& o) {
+    sum_ += o.sum_;
+    at_or_below_min_ += o.at_or_below_min_;
+    if (o.buckets_.empty()) return;
+    if (buckets_.empty()) buckets_.assign(kBuckets, 0);
+    for (int b = 0; b < kBuckets; ++b) buckets_[b] += o.buckets_[b];
+  }
   // Walks the distribution in ascending order: f(value, count) for each non-empty bucket.
   template <class F>
   void for_each(F&& f) const {

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lite/cache/cluster.hpp"
 #include "lite/cache/record_store.hpp"
+#include "lite/cache/route.hpp"
 #include "lite/cache/sweep.hpp"
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/interrupt.hpp"
@@ -41,7 +43,11 @@ void cache_sim_fields(Fields& f, O& o) {
       .field("skip_bad_lines", o.skip_bad_lines)
       .field("plot", o.plot)
       .field("temp_dir", o.temp_dir)
-      .field("results_dir", o.results_dir);
+      .field("results_dir", o.results_dir)
+      .field("nodes", o.nodes)
+      .field("route", o.route)
+      .field("virtual_nodes", o.virtual_nodes)
+      .field("max_node_load", o.max_node_load);
 }
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o) {
@@ -79,6 +85,10 @@ SimulationConfig resolve(const CacheSimOptions& o) {
   c.threads = o.threads;
   c.skip_bad_lines = o.skip_bad_lines;
   c.temp_dir = o.temp_dir;
+  c.cluster.nodes = o.nodes;
+  c.cluster.route = find_route(o.route).name;
+  c.cluster.virtual_nodes = o.virtual_nodes;
+  c.cluster.max_node_load = o.max_node_load;
   return c;
 }
 
@@ -143,6 +153,7 @@ void validate(const SimulationConfig& o) {
         throw OptionError("sizes", fmt::format("'{}' has a byte unit but the simulation counts objects", s.text),
                           "add {bytes}");
   check_sweep_memory(o);
+  check_cluster_options(o);
 }
 
 namespace {

@@ -40,6 +40,10 @@ struct CacheSimOptions {
   std::string plot;                            // SVG written after the run; "" = none
   std::string temp_dir;                        // stdin spooling, Belady's next-access pass; "" = $TMPDIR
   std::string results_dir;                     // finished records kept here and reused by a re-run; "" = none
+  std::vector<uint32_t> nodes;                 // cluster sizing: simulate K nodes of size/K for each K (cluster.hpp)
+  std::string route = "ketama";                // key router of the cluster: ketama, rendezvous, modulo (route.hpp)
+  uint32_t virtual_nodes = 160;                // ketama's points per node
+  double max_node_load = 1.5;                  // recommend only clusters whose hottest node has <= this x mean requests
 };
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o);

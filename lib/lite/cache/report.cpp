@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "lite/cache/cache_sim.hpp"
+#include "lite/cache/cluster.hpp"
 #include "lite/cache/policies.hpp"
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
@@ -57,6 +58,9 @@ void to_json(nlohmann::json& j, const SimulationConfig& o) {
        {"target_p99_ms", o.target_p99_ms ? nlohmann::json(*o.target_p99_ms) : nlohmann::json()},
        {"threads", o.threads},
        {"skip_bad_lines", o.skip_bad_lines}};
+  if (!o.cluster.nodes.empty())
+    j["cluster"] = {{"nodes", o.cluster.nodes}, {"route", o.cluster.route}, {"virtual_nodes", o.cluster.virtual_nodes},
+                    {"max_node_load", o.cluster.max_node_load}};
 }
 
 void to_json(nlohmann::json& j, const SimRecord& r) {
@@ -151,6 +155,7 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
   else
     j["sampling_check"] = nullptr;
   j["reused_records"] = r.reused_records;
+  if (r.cluster) j["cluster"] = *r.cluster;
   j["notes"] = r.notes;
   j["gates"] = r.gates;
   j["plot"] = r.plot.empty() ? nlohmann::json() : nlohmann::json(r.plot);
@@ -369,6 +374,7 @@ report::Report to_report(const CacheSimResult& r, const SimulationConfig& o) {
   if (!r.records.empty()) rep.tables.push_back(results_table(r));
   if (r.mrc) rep.tables.push_back(curve_table(*r.mrc, r.bytes));
   if (r.recommendation && !r.recommendation->per_policy.empty()) add_recommendation(r, rep);
+  add_cluster_report(r, rep);
   add_small_sample_finding(r, rep);
   if (r.sampling_check)
     rep.findings.push_back({"info",
