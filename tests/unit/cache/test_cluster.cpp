@@ -78,7 +78,7 @@ TEST_CASE("routers: ketama and rendezvous move ~1/(K+1) of the keys to the new n
   CHECK_FALSE(only_to_new);
 }
 
-TEST_CASE("routers: modulo is key mod K; ketama's points per node change its placement") {
+TEST_CASE("routers: modulo is key mod K, ketama's points per node change its placement") {
   auto m = make_router("modulo", 3);
   CHECK(m->node_of(7, 0) == 1);
   CHECK(m->node_of(9, 12345) == 0);
