@@ -618,7 +618,8 @@ class CacheSimMrcPartitions(LiteTestCase):
         trace = self.zipf_txt()
         exact = self.curve(trace)
         one = self.curve(trace, "--mrc-partitions", "1")
-        self.assertEqual([p["miss_ratio"] for p in one["at_sizes"]], [p["miss_ratio"] for p in exact["at_sizes"]])
+        for got, want in zip(one["at_sizes"], exact["at_sizes"]):  # the same up to the weighting's rounding
+            self.assertAlmostEqual(got["miss_ratio"], want["miss_ratio"], places=12)
         self.assertNotIn("partitions", exact)
         for n in (2, 4, 8):
             with self.subTest(n=n):
