@@ -329,9 +329,12 @@ void add_recommendation(const CacheSimResult& r, report::Report& rep) {
   }
   if (r.mrc && r.mrc->smallest_size_for_target && set.target.rfind("hit ratio", 0) == 0)
     rep.findings.push_back({"info",
-                            fmt::format("the exact LRU curve reaches {} at {}{}", set.target,
-                                        size_label(*r.mrc->smallest_size_for_target, bytes),
-                                        r.mrc->bytes ? " (to 1/32 of an octave)" : ""),
+                            fmt::format("the {} reaches {} at {}{}",
+                                        r.mrc->partitions ? "LRU curve from key partitions" : "exact LRU curve",
+                                        set.target, size_label(*r.mrc->smallest_size_for_target, bytes),
+                                        r.mrc->bytes        ? " (to 1/32 of an octave)"
+                                        : r.mrc->partitions ? " (to the curve's grid)"
+                                                            : ""),
                             "", ""});
 }
 
