@@ -77,6 +77,12 @@ Runner setup_cache_sim(CLI::App& app) {
       ->group("Simulation");
   app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass (Mattson)")
       ->group("Simulation");
+  decimal_only(app.add_option("--mrc-partitions", o.mrc_partitions,
+                              "--mrc from N key partitions (hash ranges, SHARDS samples of rate 1/N), each an exact "
+                              "curve: their mean with min/max/standard error per size; one pass here, one rank each "
+                              "under mpirun")
+                   ->group("Simulation"),
+               NumberText::unsigned_whole, "a whole number of partitions from 1 to 256");
   decimal_only(app.add_option("--threads", o.threads, "Simulation threads (0 = all cores)")->group("Simulation"),
                NumberText::signed_whole, "a whole number of threads (0 = all cores)");
   decimal_only(app.add_option("--sample-rate", o.sample_rate,

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "lite/cache/mrc_partitions.hpp"
 #include "lite/cache/record_store.hpp"
 #include "lite/cache/sweep.hpp"
 #include "lite/core/error.hpp"
@@ -82,12 +83,21 @@ cache::SweepControl rank_control(const cache::SimulationConfig& config, int rank
   std::vector<double> setup;
   for (const auto& p : config.policies) setup.push_back(cache::policy_setup_cost(p));
   std::vector<double> preload(static_cast<size_t>(size), 0.0);
-  if (config.mrc) preload[0] = cache::curve_cost();  // rank 0 computes the curve
+  if (config.mrc && config.mrc_partitions == 0) preload[0] = cache::curve_cost();  // rank 0 computes the curve
+  if (config.mrc && config.mrc_partitions > 0)  // --mrc-partitions: round robin over the ranks
+    for (int r = 0; r < size; ++r)
+      preload[size_t(r)] = cache::curve_cost() *
+                           double(cache::partitions_of_process(config.mrc_partitions, r, size).size()) /
+                           double(config.mrc_partitions);
   const std::vector<int> owner = cache::balance_slots(slots, setup, size, preload);
   const size_t n_sizes = config.policies.empty() ? 0 : slots.size() / config.policies.size();
   cache::SweepControl control;
   control.assigned = [owner, n_sizes, rank](size_t p, size_t k) { return owner.at(p * n_sizes + k) == rank; };
   control.run_curve = rank == 0;
+  if (config.mrc_partitions > 0) {
+    control.curve_partitions = cache::partitions_of_process(config.mrc_partitions, rank, size);
+    control.run_curve = !control.curve_partitions.empty();
+  }
   control.store = store;
   install_kill_hook(control, rank);
   return control;
@@ -124,18 +134,33 @@ void adopt_scan_facts(const nlohmann::json& facts, cache::TraceSummary& t) {
   t.max_object_size = facts.at(2).get<uint64_t>();
 }
 
+// Rank 0, --mrc-partitions: every rank's partition curves combined into the one curve.
+void combine_curves(const cache::SimulationConfig& config, std::vector<cache::PartitionCurve> curves,
+                    cache::CacheSimResult& result) {
+  result.mrc = cache::combine_partitions(std::move(curves), config.mrc_partitions, config.target_hit_ratio);
+  const bool note_there = std::any_of(result.notes.begin(), result.notes.end(),
+                                      [](const std::string& n) { return n.rfind("{mrc}: some objects", 0) == 0; });
+  if (config.bytes && result.mrc->sizes_vary && !note_there)
+    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each "
+                           "object's latest size, while the simulators keep the size at insertion, so they can differ");
+}
+
 // Rank 0: the other ranks' records joined into `result`, the plot written. Returns the exit code.
 int join_on_rank0(const cache::CacheSimOptions& o, cache::SimulationConfig config, cache::CacheSimResult& result,
                   const std::vector<std::string>& texts, int size, double t_start) {
   std::vector<cache::SimRecord> others;
+  std::vector<cache::PartitionCurve> curves = std::move(result.mrc_partition_curves);
+  result.mrc_partition_curves.clear();
   size_t simulated = 0, reused = 0;
   for (size_t i = 1; i < texts.size(); ++i) {
     const nlohmann::json j = nlohmann::json::parse(texts[i]);
     for (const auto& r : j.at("records")) others.push_back(cache::record_from_json(r));
+    for (const auto& c : j.at("curves")) curves.push_back(cache::partition_curve_from_json(c));
     simulated += j.at("simulations").get<size_t>();
     reused += j.at("reused").get<size_t>();
     adopt_scan_facts(j.at("scan"), result.trace);
   }
+  if (config.mrc && config.mrc_partitions > 0) combine_curves(config, std::move(curves), result);
   cache::merge_sweep(result, config, std::move(others), simulated, reused);
   result.ranks = size;
   result.seconds = MPI_Wtime() - t_start;  // the job's, slowest rank and gather included
@@ -178,7 +203,8 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   const nlohmann::json mine = {{"records", local.records},
                                {"simulations", local.simulations},
                                {"reused", local.reused_records},
-                               {"scan", scan_facts(local.trace)}};
+                               {"scan", scan_facts(local.trace)},
+                               {"curves", local.mrc_partition_curves}};
   const std::vector<std::string> texts = gather_text(rank == 0 ? std::string() : mine.dump(), rank, size);
   int code = 0;
   if (rank == 0) {

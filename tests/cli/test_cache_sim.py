@@ -704,5 +704,56 @@ class CacheSimCluster(LiteTestCase):
         self.assertEqual(r.stdout.strip(), "")
 
 
+class CacheSimMrcPartitions(LiteTestCase):
+    """--mrc-partitions N: the LRU curve from N key partitions, combined, with its spread (issue 26)."""
+
+    def zipf_txt(self, n=30000, keys=4000, seed=9):
+        import random
+        rng = random.Random(seed)
+        weights = [1.0 / (i + 1) ** 0.9 for i in range(keys)]
+        p = self.tmp / "t.txt"
+        p.write_text("\n".join(str(11 + 17 * i) for i in rng.choices(range(keys), weights=weights, k=n)) + "\n")
+        return p
+
+    def curve(self, trace, *args):
+        doc = run_lite_json("cache-sim", trace, "--policy", "none", "--mrc", "--sizes", "10,100,500,1000,4000",
+                            "--threads", "1", *args)
+        return doc["result"]["mrc"]
+
+    def test_one_partition_is_the_exact_curve_and_more_carry_their_spread(self):
+        trace = self.zipf_txt()
+        exact = self.curve(trace)
+        one = self.curve(trace, "--mrc-partitions", "1")
+        for got, want in zip(one["at_sizes"], exact["at_sizes"]):  # the same up to the weighting's rounding
+            self.assertAlmostEqual(got["miss_ratio"], want["miss_ratio"], places=12)
+        self.assertNotIn("partitions", exact)
+        for n in (2, 4, 8):
+            with self.subTest(n=n):
+                c = self.curve(trace, "--mrc-partitions", str(n))
+                part = c["partitions"]
+                self.assertEqual(part["n"], n)
+                self.assertEqual(sum(part["requests"]), 30000)
+                self.assertEqual(len(part["curve"]["min"]), len(c["curve"]["size"]))
+                for got, want, spread in zip(c["at_sizes"], exact["at_sizes"], part["at_sizes"]):
+                    self.assertLessEqual(spread["min"], got["miss_ratio"] + 1e-12)
+                    self.assertLessEqual(got["miss_ratio"], spread["max"] + 1e-12)
+                    self.assertLess(abs(got["miss_ratio"] - want["miss_ratio"]), 0.05, (n, got, want))
+        text = run_lite("cache-sim", trace, "--policy", "none", "--mrc", "--mrc-partitions", "4", "--sizes", "100", "-q")
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("from 4 key partitions", text.stdout)
+        self.assertIn("std error", text.stdout)
+
+    def test_bad_values_exit_2_with_one_line(self):
+        trace = self.zipf_txt(n=500, keys=50)
+        for args, needle in [(["--mrc", "--mrc-partitions", "0"], "at least 1"),
+                             (["--mrc", "--mrc-partitions", "257"], "256"),
+                             (["--mrc", "--mrc-partitions", "-2"], "whole number"),
+                             (["--mrc", "--mrc-partitions", "0x4"], "whole number"),
+                             (["--mrc-partitions", "4"], "--mrc"),
+                             (["--mrc", "--mrc-partitions", "4", "--sample-rate", "0.5"], "sampling")]:
+            with self.subTest(args=args):
+                r = self.assert_rejected("cache-sim", trace, *args, needles=("--mrc-partitions", needle))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,7 +2,7 @@
 
 Under `mpirun --allow-run-as-root --oversubscribe -n 2` (skipped, with the reason printed, when mpirun or lite-mpi is
 absent): the records, curve and recommendation equal a single-process run of the same sweep (--json minus timing);
-a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
+so does the curve from key partitions (--mrc-partitions, rank r computes partition r); a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
 what was written; bad options exit 2 with one error line from lite. Without MPI: --results-dir reuses every record
 of a re-run and refuses a file; `lite` itself never links libmpi."""
 import json
@@ -97,6 +97,18 @@ class CacheSimMpi(CacheSimMpiBase):
         self.assertEqual(two["result"]["timing"]["ranks"], 2)
         self.assertEqual(two["result"]["timing"]["simulations"], 15 * 8)
 
+    def test_key_partitioned_curve_equals_the_one_machine_curve(self):
+        trace = self.zipf_txt()
+        for args in ([trace, "--policy", "none", "--mrc", "--mrc-partitions", "2", "--sizes", SIZES,
+                      "--target-hit-ratio", "0.6"],
+                     [trace, "--policy", "lru,sieve", "--mrc", "--mrc-partitions", "3", "--sizes", SIZES]):
+            with self.subTest(args=args[1:]):
+                code1, one = self.single(*args)
+                code2, two = self.mpi_json(*args)
+                self.assertEqual(code2, code1)
+                self.assertEqual(comparable(two), comparable(one))
+                self.assertEqual(two["result"]["mrc"]["partitions"]["n"], int(args[args.index("--mrc-partitions") + 1]))
+
     def test_bytes_sampling_check_and_cost_column_equal_too(self):
         trace = self.sized_csv()
         args = [trace, "--bytes", "--policy", "lru,belady,lhd,s3fifo,gdsf:cost=1", "--sizes", "1%,5%,20%,50%",
@@ -139,7 +151,8 @@ class CacheSimMpi(CacheSimMpiBase):
         for args, needle in [(["--results-dir", a_file], "--results-dir"),
                              (["--sizes", "0"], "--sizes"),
                              (["--policy", "lruu"], "lru"),
-                             (["--sample-rate", "2"], "--sample-rate")]:
+                             (["--sample-rate", "2"], "--sample-rate"),
+                             (["--mrc", "--mrc-partitions", "0"], "--mrc-partitions")]:
             with self.subTest(args=args):
                 single = run_lite("cache-sim", trace, *args)
                 r = run_mpi("cache-sim", trace, *args)

@@ -128,6 +128,7 @@ struct SimulationConfig {
   std::vector<SizeSpec> sizes;              // empty = auto
   bool bytes = false;
   bool mrc = false;
+  uint64_t mrc_partitions = 0;              // the curve combined from N key partitions (0 = one exact curve)
   double sample_rate = 1.0;                 // fixed-rate SHARDS, (0, 1]
   uint64_t sample_objects = 0;              // fixed-size SHARDS (0 = off)
   bool sample_check = false;                // also simulate the full trace and report the error
@@ -142,6 +143,8 @@ struct SimulationConfig {
   ClusterSpec cluster;                      // --nodes: also simulate clusters of these sizes
 };
 void to_json(nlohmann::json& j, const SimulationConfig& o);
+// The most key partitions --mrc-partitions takes (each is one profiler with its own table).
+constexpr uint64_t kMaxMrcPartitions = 256;
 
 struct LatencyFigures {
   double mean_ms = 0, p50_ms = 0, p99_ms = 0;
@@ -197,6 +200,16 @@ struct MrcPoint {
   uint64_t size = 0;
   double miss_ratio = 0, byte_miss_ratio = 0;
 };
+// --mrc-partitions: how far the partitions' own miss ratios spread at one size (partitions with requests).
+struct MrcSpread {
+  double min = 0, max = 0;
+  double std_error = 0;  // standard deviation over the partitions / sqrt(partitions); 0 for one
+};
+struct MrcPartitions {
+  size_t n = 0;
+  std::vector<uint64_t> requests;            // each partition's share of the requests
+  std::vector<MrcSpread> points, at_sizes;   // beside MrcCurve::points and at_sizes
+};
 struct MrcCurve {
   bool bytes = false;
   uint64_t n_req = 0;
@@ -206,6 +219,14 @@ struct MrcCurve {
   bool sizes_vary = false;          // byte mode: some object changed size (then the curve is approximate)
   std::optional<uint64_t> smallest_size_for_target;  // exact LRU size reaching --target-hit-ratio
   double seconds = 0;
+  std::optional<MrcPartitions> partitions;  // combined from key partitions (--mrc-partitions)
+};
+// One key partition's exact LRU curve in full-trace sizes (its distances x N), not yet combined: what a
+// lite-mpi rank sends to rank 0. Its miss ratios are its own (misses / its requests).
+struct PartitionCurve {
+  size_t partition = 0;
+  double requests = 0, bytes = 0;  // the partition's requests and their bytes
+  MrcCurve curve;
 };
 void to_json(nlohmann::json& j, const MrcCurve& c);
 
@@ -272,6 +293,7 @@ struct CacheSimResult {
   bool bytes = false;
   std::vector<SimRecord> records;   // policy-major, sizes ascending
   std::optional<MrcCurve> mrc;
+  std::vector<PartitionCurve> mrc_partition_curves;  // this process's partitions when another combines them
   std::optional<RecommendationSet> recommendation;
   std::optional<SamplingCheck> sampling_check;
   std::vector<std::string> notes;

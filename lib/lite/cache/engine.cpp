@@ -238,7 +238,8 @@ PrePasses run_pre_passes(const SimulationConfig& opt, const PassNeeds& needs, Re
 // Facts known once the main pass ran; the recommendation waits for every record (finish_sweep).
 void finish_local(const SimulationConfig& opt, const TraceReader& reader, const MainPassResult& main,
                   const std::vector<SizeChoice>& sizes, SamplingPlan& plan, const SimulatorSet& set,
-                  const ObjectRate* object_rate, uint64_t n_obj, CacheSimResult& result) {
+                  const ObjectRate* object_rate, uint64_t n_obj, const std::vector<size_t>& curve_partitions,
+                  CacheSimResult& result) {
   if (object_rate && object_rate->sampled_objects() > 0) {
     plan.estimate_rate = object_rate->achieved_rate(n_obj);
     result.trace.n_obj_sampled = object_rate->sampled_objects();
@@ -248,6 +249,7 @@ void finish_local(const SimulationConfig& opt, const TraceReader& reader, const 
   summarize_trace(opt, reader, main, plan, set, result);
   collect_records(opt, sizes, plan, set, result);
   finish_curve(opt, set, plan, main.seconds, result);
+  finish_partition_curves(opt, set, curve_partitions.empty(), main.seconds, result);
 }
 
 }  // namespace
@@ -276,7 +278,7 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const S
   }
   pre.scan.keys.reset();
   SamplingPlan plan = plan_sampling(opt, pre.scan, result);
-  const SimulatorSet set = build_simulators(opt, sizes, plan, slots.wanted, control.run_curve);
+  const SimulatorSet set = build_simulators(opt, sizes, plan, slots.wanted, control.run_curve, control.curve_partitions);
   std::unique_ptr<ObjectRate> object_rate;
   if (plan.sampling() && !opt.sample_objects) object_rate = std::make_unique<ObjectRate>(plan.threshold);
 
@@ -312,7 +314,8 @@ CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const S
                         fmt::format("Belady: next-access indices computed in a backward pass over a temporary key file "
                                     "({} on disk, one map entry per object in memory)",
                                     format_bytes(double(reader->stats().n_read) * 16)));
-  finish_local(opt, *reader, main, sizes, plan, set, object_rate.get(), pre.scan.n_obj, result);
+  finish_local(opt, *reader, main, sizes, plan, set, object_rate.get(), pre.scan.n_obj, control.curve_partitions,
+               result);
   store_and_order(slots, control, result);
   if (!clusters.slots.empty()) collect_cluster_records(opt, sizes, clusters, result);
   result.passes = passes;

@@ -116,15 +116,32 @@ class ProfilerConsumer final : public Simulator {
   size_t memory_bytes() const override { return profiler->memory_bytes(); }
   std::unique_ptr<LruProfiler> profiler;
 };
+struct PartitionProfiler {
+  size_t partition;
+  std::unique_ptr<ProfilerConsumer> consumer;
+};
 struct SimulatorSet {
   std::vector<Slot> slots;  // policy-major, sizes ascending
   std::unique_ptr<ProfilerConsumer> profiler;
+  std::vector<PartitionProfiler> partitions;  // --mrc-partitions, instead of `profiler`
   std::vector<Simulator*> consumers() const;
 };
 // One simulator per wanted slot (`wanted`: policy-major, sizes ascending; empty = every slot), and the
-// profiler when the curve is asked for and `run_curve`.
+// profiler when the curve is asked for and `run_curve` (with --mrc-partitions: one per partition in
+// `curve_partitions`, every partition when empty).
 SimulatorSet build_simulators(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes,
-                              const SamplingPlan& plan, const std::vector<bool>& wanted = {}, bool run_curve = true);
+                              const SamplingPlan& plan, const std::vector<bool>& wanted = {}, bool run_curve = true,
+                              const std::vector<size_t>& curve_partitions = {});
+
+// ---- key-partitioned curves (mrc_partitions.cpp) ----------------------------------------------------
+
+// One profiler per partition in `only` (every partition when empty), each keeping its keys' hash range.
+void add_partition_profilers(const SimulationConfig& opt, const std::vector<uint64_t>& query_sizes,
+                             const std::vector<size_t>& only, SimulatorSet& set);
+// The partitions' curves after the main pass: combined into result.mrc, or (`combine` false, another
+// process combines them) kept in result.mrc_partition_curves.
+void finish_partition_curves(const SimulationConfig& opt, const SimulatorSet& set, bool combine, double seconds,
+                             CacheSimResult& result);
 
 // ---- main pass (engine_main_pass.cpp) ------------------------------------------------------------
 

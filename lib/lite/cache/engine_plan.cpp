@@ -48,11 +48,13 @@ std::vector<Simulator*> SimulatorSet::consumers() const {
     if (s.full) out.push_back(s.full.get());
   }
   if (profiler) out.push_back(profiler.get());
+  for (const auto& p : partitions) out.push_back(p.consumer.get());
   return out;
 }
 
 SimulatorSet build_simulators(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes,
-                              const SamplingPlan& plan, const std::vector<bool>& wanted, bool run_curve) {
+                              const SamplingPlan& plan, const std::vector<bool>& wanted, bool run_curve,
+                              const std::vector<size_t>& curve_partitions) {
   SimulatorSet set;
   for (size_t p = 0; p < opt.policies.size(); ++p)
     for (size_t s = 0; s < sizes.size(); ++s) {
@@ -66,6 +68,10 @@ SimulatorSet build_simulators(const SimulationConfig& opt, const std::vector<Siz
   if (opt.mrc && run_curve) {
     std::vector<uint64_t> q;
     for (const auto& s : sizes) q.push_back(s.size);
+    if (opt.mrc_partitions > 0) {
+      add_partition_profilers(opt, q, curve_partitions, set);
+      return set;
+    }
     auto profiler = opt.sample_objects ? std::make_unique<LruProfiler>(opt.bytes, q, 1.0, opt.sample_objects)
                                        : std::make_unique<LruProfiler>(opt.bytes, q, plan.rate);
     set.profiler = std::make_unique<ProfilerConsumer>(std::move(profiler));

@@ -161,6 +161,12 @@ void LruProfiler::drop_largest_hash() {
   scale_ *= rate_ / old_rate;
 }
 
+void LruProfiler::keep_hashes(uint64_t lo, uint64_t width) {
+  lo_ = lo;
+  threshold_ = width;
+  rate_ = rate_for(width);
+}
+
 // ---- histogram ----------------------------------------------------------------------------------
 
 size_t LruProfiler::bin_of(double distance) const {
@@ -185,7 +191,7 @@ void LruProfiler::record(double distance, uint32_t request_size) {
 }
 
 double LruProfiler::access(uint64_t key, uint64_t hash, uint32_t size) {
-  if (hash >= threshold_ && threshold_ != UINT64_MAX) return 0;
+  if (hash - lo_ >= threshold_ && threshold_ != UINT64_MAX) return 0;
   const double w = 1.0 / scale_;
   sampled_req_ += w;
   sampled_bytes_ += w * size;
@@ -223,7 +229,8 @@ void LruProfiler::run(const Batch& b) {
   const bool deferred = !bytes_ && max_objects_ == 0;  // the weight of a count stays 1/scale_ = 1
   if (deferred) pending_.clear();
   for (size_t i = 0; i < b.n; ++i) {
-    if (i + 8 < b.n) __builtin_prefetch(&slots_[b.hash[i + 8] & mask_]);
+    // only the keys this profiler keeps (a key partition keeps 1/N of them)
+    if (i + 8 < b.n && b.hash[i + 8] - lo_ < threshold_) __builtin_prefetch(&slots_[b.hash[i + 8] & mask_]);
     const double d = access(b.key[i], b.hash[i], b.size[i]);
     if (d <= 0) continue;
     if (!deferred) {
@@ -254,7 +261,52 @@ size_t LruProfiler::memory_bytes() const {
 
 // ---- results ------------------------------------------------------------------------------------
 
+size_t LruProfiler::largest_distance_index() const {
+  if (bytes_) {
+    size_t last = 0;
+    for (size_t i = 0; i < edges_.size(); ++i)
+      if (hist_req_[i] != 0) last = i;
+    return last;
+  }
+  for (size_t i = hist_req_.size(); i-- > 1;)
+    if (hist_req_[i] != 0) return i;
+  return 1;
+}
+
+std::vector<uint64_t> LruProfiler::default_grid() const {
+  const size_t top = largest_distance_index();
+  std::vector<uint64_t> sizes;
+  if (bytes_) {  // the last edge that any distance reached, plus one beyond
+    sizes.assign(edges_.begin(), edges_.begin() + std::ptrdiff_t(std::min(top + 1, edges_.size() - 1) + 1));
+  } else if (top <= 4096) {  // dense points: every size up to 4096, then log-spaced
+    for (uint64_t s = 1; s <= top; ++s) sizes.push_back(s);
+  } else {
+    for (int k = 0; k < 4096; ++k) {
+      uint64_t s = static_cast<uint64_t>(std::llround(std::pow(double(top), k / 4095.0)));
+      if (sizes.empty() || s > sizes.back()) sizes.push_back(s);
+    }
+  }
+  return sizes;
+}
+
+std::vector<uint64_t> LruProfiler::shared_grid() const {
+  if (bytes_) return default_grid();  // the edges do not depend on the trace
+  const uint64_t top = largest_distance_index();
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = 1; s <= std::min<uint64_t>(top, 4096); ++s) sizes.push_back(s);
+  for (int k = 1; sizes.back() < top; ++k) {
+    const uint64_t s = static_cast<uint64_t>(std::llround(4096.0 * std::pow(2.0, k / 64.0)));
+    if (s > sizes.back()) sizes.push_back(s);
+  }
+  return sizes;
+}
+
 MrcCurve LruProfiler::finish(uint64_t total_requests, std::optional<double> target_hit_ratio) const {
+  return finish(total_requests, target_hit_ratio, default_grid());
+}
+
+MrcCurve LruProfiler::finish(uint64_t total_requests, std::optional<double> target_hit_ratio,
+                             const std::vector<uint64_t>& grid) const {
   // everything in full-trace units: counts * scale_
   std::vector<double> hr(hist_req_.size()), hb(hist_req_.size());
   for (size_t i = 0; i < hr.size(); ++i) hr[i] = hist_req_[i] * scale_;
@@ -286,56 +338,26 @@ MrcCurve LruProfiler::finish(uint64_t total_requests, std::optional<double> targ
     p.byte_miss_ratio = total_bytes > 0 ? std::clamp(1.0 - cb[idx] / total_bytes, 0.0, 1.0) : 0.0;
     return p;
   };
+  // the cumulative slot of a size: byte mode the first edge at or above it, object mode the size itself
+  auto slot = [&](uint64_t size) {
+    if (bytes_) return static_cast<size_t>(std::lower_bound(edges_.begin(), edges_.end(), size) - edges_.begin());
+    return std::min<size_t>(size, ch.size() - 1);
+  };
 
   MrcCurve curve;
   curve.bytes = bytes_;
   curve.n_req = static_cast<uint64_t>(std::llround(total));
   curve.sizes_vary = sizes_vary_;
   curve.exact_from_size = bytes_ ? max_object_size_ : 1;
-  if (bytes_) {
-    // the last edge that any distance reached, plus one beyond
-    size_t last = 0;
-    for (size_t i = 0; i < edges_.size(); ++i)
-      if (hr[i] != 0) last = i;
-    last = std::min(last + 1, edges_.size() - 1);
-    for (size_t i = 0; i <= last; ++i) curve.points.push_back(point(edges_[i], i));
-    for (uint64_t q : queries_) {
-      size_t idx = static_cast<size_t>(std::lower_bound(edges_.begin(), edges_.end(), q) - edges_.begin());
-      curve.at_sizes.push_back(point(q, idx));
-    }
-    if (target_hit_ratio && total > 0) {
-      for (size_t i = 0; i < edges_.size(); ++i)
-        if (ch[i] / total >= *target_hit_ratio - 1e-12) {
-          curve.smallest_size_for_target = edges_[i];
-          break;
-        }
-    }
-  } else {
-    size_t max_d = 1;
-    for (size_t i = hr.size(); i-- > 1;)
-      if (hr[i] != 0) {
-        max_d = i;
+  for (uint64_t s : grid) curve.points.push_back(point(s, slot(s)));
+  for (uint64_t q : queries_) curve.at_sizes.push_back(point(q, slot(q)));
+  if (target_hit_ratio && total > 0) {
+    const size_t first = bytes_ ? 0 : 1, end = bytes_ ? edges_.size() : ch.size();
+    for (size_t i = first; i < end; ++i)
+      if (ch[i] / total >= *target_hit_ratio - 1e-12) {
+        curve.smallest_size_for_target = bytes_ ? edges_[i] : i;
         break;
       }
-    // dense points: every size up to 4096, then log-spaced
-    std::vector<uint64_t> sizes;
-    if (max_d <= 4096) {
-      for (uint64_t s = 1; s <= max_d; ++s) sizes.push_back(s);
-    } else {
-      for (int k = 0; k < 4096; ++k) {
-        uint64_t s = static_cast<uint64_t>(std::llround(std::pow(double(max_d), k / 4095.0)));
-        if (sizes.empty() || s > sizes.back()) sizes.push_back(s);
-      }
-    }
-    for (uint64_t s : sizes) curve.points.push_back(point(s, std::min<size_t>(s, ch.size() - 1)));
-    for (uint64_t q : queries_) curve.at_sizes.push_back(point(q, std::min<size_t>(q, ch.size() - 1)));
-    if (target_hit_ratio && total > 0) {
-      for (size_t i = 1; i < ch.size(); ++i)
-        if (ch[i] / total >= *target_hit_ratio - 1e-12) {
-          curve.smallest_size_for_target = i;
-          break;
-        }
-    }
   }
   return curve;
 }

@@ -18,6 +18,9 @@
 // `max_objects` sampled keys: when one more arrives, the key with the largest hash is dropped, the
 // threshold falls to that hash, and the histogram is rescaled by R_new/R_old.
 //
+// Key partitions (--mrc-partitions, mrc_partitions.hpp): keep_hashes(lo, width) tracks only the keys whose
+// hash falls in [lo, lo + width), a SHARDS sample of rate width / 2^64 anywhere on the hash circle.
+//
 // Byte mode is exact when every object keeps one size and for sizes >= the largest object: a larger
 // object never enters an LRU cache of that size, which the stack model cannot express.
 #include <cstdint>
@@ -38,6 +41,16 @@ class LruProfiler {
   void run(const Batch& b);
   // total_requests: requests in the trace before sampling (for SHARDS_adj); 0 = no adjustment.
   MrcCurve finish(uint64_t total_requests, std::optional<double> target_hit_ratio) const;
+  // The same with the dense curve at `grid` (ascending; byte mode: histogram edges, else the next edge up).
+  MrcCurve finish(uint64_t total_requests, std::optional<double> target_hit_ratio, const std::vector<uint64_t>& grid) const;
+  // Sample only keys with hash - lo < width (wrapping): one key partition. Before the first run().
+  void keep_hashes(uint64_t lo, uint64_t width);
+  // A grid that does not depend on the trace (object mode: every size to 4096, then 64 steps an octave;
+  // byte mode: the histogram edges), up to the first size past every distance seen: the curves of several
+  // profilers share its points, and beyond its end each one is flat.
+  std::vector<uint64_t> shared_grid() const;
+  double sampled_requests() const { return sampled_req_ * scale_; }
+  double sampled_bytes() const { return sampled_bytes_ * scale_; }
   // Counters at each query size (exact integers without sampling).
   std::vector<Counters> counters_at_queries(uint64_t total_requests) const;
   size_t memory_bytes() const;
@@ -61,10 +74,13 @@ class LruProfiler {
   void compact();
   void drop_largest_hash();
   size_t bin_of(double distance) const;
+  std::vector<uint64_t> default_grid() const;  // the dense curve's sizes (finish without a grid)
+  size_t largest_distance_index() const;       // object mode: largest distance seen; byte mode: its bin
 
   bool bytes_;
   double rate_;
   uint64_t threshold_;
+  uint64_t lo_ = 0;  // keep_hashes: the partition's first hash (0 otherwise: hash - 0 < threshold)
   uint64_t max_objects_;
   BigVector<Entry> slots_;
   size_t mask_ = 0, live_ = 0;

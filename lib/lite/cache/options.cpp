@@ -31,6 +31,7 @@ void cache_sim_fields(Fields& f, O& o) {
       .field("sizes", o.sizes)
       .field("bytes", o.bytes)
       .field("mrc", o.mrc)
+      .field("mrc_partitions", o.mrc_partitions)
       .field("sample_rate", o.sample_rate)
       .field("sample_objects", o.sample_objects)
       .field("sample_check", o.sample_check)
@@ -72,6 +73,9 @@ SimulationConfig resolve(const CacheSimOptions& o) {
   c.sizes = parse_sizes(o.sizes, o.bytes);
   c.bytes = o.bytes;
   c.mrc = o.mrc;
+  if (o.mrc_partitions && *o.mrc_partitions == 0)
+    throw OptionError("mrc_partitions", "must be at least 1 partition", "omit it for the exact curve, or give 1 to 256");
+  c.mrc_partitions = o.mrc_partitions.value_or(0);
   c.sample_rate = o.sample_rate;
   if (o.sample_objects && *o.sample_objects == 0)
     throw OptionError("sample_objects", "must be at least 1 key", "omit it to simulate every key");
@@ -119,6 +123,19 @@ void check_sweep_memory(const SimulationConfig& o) {
                                 fits, largest_name));
 }
 
+// --mrc-partitions: a bounded number of partitions of the whole key space, for the curve.
+void check_mrc_partitions(const SimulationConfig& o) {
+  if (o.mrc_partitions == 0) return;
+  if (o.mrc_partitions > kMaxMrcPartitions)
+    throw OptionError("mrc_partitions", fmt::format("{} is more than the {} partitions it takes", o.mrc_partitions,
+                                                    kMaxMrcPartitions),
+                      fmt::format("give 1 to {}", kMaxMrcPartitions));
+  if (!o.mrc) throw OptionError("mrc_partitions", "partitions the {mrc} curve", "add {mrc}");
+  if (o.sample_rate < 1 || o.sample_objects)
+    throw OptionError("mrc_partitions", "partitions the whole key space, so it cannot be combined with sampling",
+                      "drop {sample_rate}/{sample_objects}, or {mrc_partitions}");
+}
+
 }  // namespace
 
 void validate(const SimulationConfig& o) {
@@ -152,6 +169,7 @@ void validate(const SimulationConfig& o) {
       if (s.absolute && s.text.find_first_of("kKmMgGtTbB") != std::string::npos)
         throw OptionError("sizes", fmt::format("'{}' has a byte unit but the simulation counts objects", s.text),
                           "add {bytes}");
+  check_mrc_partitions(o);
   check_sweep_memory(o);
   check_cluster_options(o);
 }

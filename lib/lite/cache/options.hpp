@@ -27,6 +27,7 @@ struct CacheSimOptions {
   std::string sizes = "auto";                  // "auto", or a list: 1000, 64MiB, 0.1, 10%
   bool bytes = false;                          // byte mode
   bool mrc = false;                            // the exact LRU curve in one pass
+  std::optional<uint64_t> mrc_partitions;      // the curve from N key partitions, with its spread (unset = exact)
   double sample_rate = 1.0;                    // fixed-rate SHARDS, (0, 1]
   std::optional<uint64_t> sample_objects;       // fixed-size SHARDS: keep this many keys (unset = off)
   bool sample_check = false;                   // also simulate the full trace and report the error

@@ -48,6 +48,7 @@ void to_json(nlohmann::json& j, const SimulationConfig& o) {
        {"sizes", o.sizes.empty() ? nlohmann::json("auto") : sizes},
        {"bytes", o.bytes},
        {"mrc", o.mrc},
+       {"mrc_partitions", o.mrc_partitions},
        {"sample_rate", o.sample_rate},
        {"sample_objects", o.sample_objects},
        {"sample_check", o.sample_check},
@@ -106,6 +107,27 @@ void to_json(nlohmann::json& j, const TraceSummary& t) {
        {"total_cost_s", t.total_cost_s ? nlohmann::json(*t.total_cost_s) : nlohmann::json()}};
 }
 
+namespace {
+// --mrc-partitions: the spread of the partitions' estimates beside each point of the combined curve.
+nlohmann::json partitions_json(const MrcPartitions& p, const MrcCurve& c) {
+  nlohmann::json at = nlohmann::json::array(), lo = nlohmann::json::array(), hi = nlohmann::json::array(),
+                 se = nlohmann::json::array();
+  for (size_t i = 0; i < p.at_sizes.size() && i < c.at_sizes.size(); ++i)
+    at.push_back({{"size", c.at_sizes[i].size}, {"miss_ratio", c.at_sizes[i].miss_ratio},
+                  {"min", p.at_sizes[i].min}, {"max", p.at_sizes[i].max}, {"std_error", p.at_sizes[i].std_error}});
+  for (const auto& s : p.points) {
+    lo.push_back(s.min);
+    hi.push_back(s.max);
+    se.push_back(s.std_error);
+  }
+  return {{"n", p.n},
+          {"combined", "mean of the partitions' curves weighted by their requests"},
+          {"requests", p.requests},
+          {"at_sizes", at},
+          {"curve", {{"min", lo}, {"max", hi}, {"std_error", se}}}};
+}
+}  // namespace
+
 void to_json(nlohmann::json& j, const MrcCurve& c) {
   nlohmann::json sizes = nlohmann::json::array(), mr = nlohmann::json::array(), bmr = nlohmann::json::array();
   for (const auto& p : c.points) {
@@ -117,7 +139,8 @@ void to_json(nlohmann::json& j, const MrcCurve& c) {
   for (const auto& p : c.at_sizes)
     at.push_back({{"size", p.size}, {"miss_ratio", p.miss_ratio}, {"byte_miss_ratio", p.byte_miss_ratio}});
   j = {{"policy", "lru"},
-       {"method", "one-pass Mattson stack distances (Fenwick tree)"},
+       {"method", c.partitions ? "key-partitioned: one-pass Mattson stack distances per partition, combined"
+                               : "one-pass Mattson stack distances (Fenwick tree)"},
        {"bytes", c.bytes},
        {"n_req", c.n_req},
        {"at_sizes", at},
@@ -126,6 +149,7 @@ void to_json(nlohmann::json& j, const MrcCurve& c) {
        {"sizes_vary", c.sizes_vary},
        {"smallest_size_for_target", c.smallest_size_for_target ? nlohmann::json(*c.smallest_size_for_target) : nlohmann::json()},
        {"seconds", c.seconds}};
+  if (c.partitions) j["partitions"] = partitions_json(*c.partitions, c);
 }
 
 void to_json(nlohmann::json& j, const RecommendationSet& r) {
@@ -245,11 +269,20 @@ report::Table curve_table(const MrcCurve& c, bool bytes) {
                                   c.sizes_vary ? ", approximate: object sizes vary" : "")
                     : fmt::format("LRU miss-ratio curve, one pass ({} points, exact at every size)",
                                   format_count(c.points.size()));
+  if (c.partitions)
+    m.title = fmt::format("LRU miss-ratio curve from {} key partition{} (mean weighted by requests; min, max and "
+                          "standard error of the partitions' own estimates)",
+                          c.partitions->n, c.partitions->n == 1 ? "" : "s");
   m.columns = {"size", "miss ratio"};
   if (c.bytes) m.columns.push_back("byte miss ratio");
-  for (const auto& p : c.at_sizes) {
+  if (c.partitions) m.columns.insert(m.columns.end(), {"min", "max", "std error"});
+  for (size_t i = 0; i < c.at_sizes.size(); ++i) {
+    const auto& p = c.at_sizes[i];
     std::vector<std::string> row = {size_label(p.size, bytes), ratio(p.miss_ratio)};
     if (c.bytes) row.push_back(ratio(p.byte_miss_ratio));
+    if (c.partitions)
+      row.insert(row.end(), {ratio(c.partitions->at_sizes[i].min), ratio(c.partitions->at_sizes[i].max),
+                             fmt::format("{:.4f}", c.partitions->at_sizes[i].std_error)});
     m.rows.push_back(std::move(row));
   }
   return m;
@@ -301,9 +334,12 @@ void add_recommendation(const CacheSimResult& r, report::Report& rep) {
   }
   if (r.mrc && r.mrc->smallest_size_for_target && set.target.rfind("hit ratio", 0) == 0)
     rep.findings.push_back({"info",
-                            fmt::format("the exact LRU curve reaches {} at {}{}", set.target,
-                                        size_label(*r.mrc->smallest_size_for_target, bytes),
-                                        r.mrc->bytes ? " (to 1/32 of an octave)" : ""),
+                            fmt::format("the {} reaches {} at {}{}",
+                                        r.mrc->partitions ? "LRU curve from key partitions" : "exact LRU curve",
+                                        set.target, size_label(*r.mrc->smallest_size_for_target, bytes),
+                                        r.mrc->bytes        ? " (to 1/32 of an octave)"
+                                        : r.mrc->partitions ? " (to the curve's grid)"
+                                                            : ""),
                             "", ""});
 }
 

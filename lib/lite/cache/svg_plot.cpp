@@ -137,7 +137,9 @@ std::string render_svg(const CacheSimResult& r) {
     mr.push_back(std::move(s));
   }
   if (r.mrc) {
-    Series s{"LRU, one-pass exact curve", "#000000", "5,4", {}, false};
+    Series s{r.mrc->partitions ? fmt::format("LRU, from {} key partitions", r.mrc->partitions->n)
+                               : std::string("LRU, one-pass exact curve"),
+             "#000000", "5,4", {}, false};
     for (const auto& p : r.mrc->points)
       if (double(p.size) >= lo) s.points.emplace_back(double(p.size), p.miss_ratio);
     mr.push_back(std::move(s));

@@ -59,6 +59,9 @@ struct SweepControl {
   // Whether this process simulates slot (policy, size position); empty = every slot.
   std::function<bool(size_t policy, size_t size_position)> assigned;
   bool run_curve = true;         // this process computes the --mrc curve
+  // --mrc-partitions: the partitions this process profiles, left uncombined in result.mrc_partition_curves
+  // for another process to combine; empty = every partition, combined into result.mrc.
+  std::vector<size_t> curve_partitions;
   RecordStore* store = nullptr;  // --results-dir: records found there are reused, finished ones written
   // Called after each finished record is written to the store (lite-mpi's test hook).
   std::function<void(const SimRecord&)> on_stored;
