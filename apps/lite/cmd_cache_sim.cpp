@@ -33,6 +33,28 @@ CacheSimBackend& backend() {
 
 void set_cache_sim_backend(CacheSimBackend b) { backend() = std::move(b); }
 
+// The "Cluster" group: --nodes and what shapes it (cluster sizing, issue 26).
+void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
+  decimal_only(app.add_option("--nodes", o.nodes,
+                              "Cluster sizing: also simulate K cache servers of size/K each behind --route, for every "
+                              "size; a list (1,2,4,8) tries each K")
+                   ->group("Cluster")
+                   ->delimiter(',')
+                   ->allow_extra_args(false),
+               NumberText::unsigned_whole, "a whole number of nodes, e.g. 4 or 1,2,4,8");
+  app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", ") + " (default ketama)")
+      ->group("Cluster");
+  decimal_only(app.add_option("--virtual-nodes", o.virtual_nodes,
+                              "ketama points per node on the hash ring (default 160, as memcached's ketama)")
+                   ->group("Cluster"),
+               NumberText::unsigned_whole, "a whole number of points per node, e.g. 160");
+  decimal_only(app.add_option("--max-node-load", o.max_node_load,
+                              "--target-* with --nodes: recommend only clusters whose hottest node gets at most X times "
+                              "the mean requests per node (default 1.5)")
+                   ->group("Cluster"),
+               NumberText::real, "a decimal ratio above 1, e.g. 1.5");
+}
+
 Runner setup_cache_sim(CLI::App& app) {
   struct State {
     cache::CacheSimOptions options;
@@ -113,24 +135,7 @@ Runner setup_cache_sim(CLI::App& app) {
   decimal_only(app.add_option("--target-p99", o.target_p99_ms, "Recommend the smallest size with p99 request latency <= MS")
                    ->group("Sizing"),
                NumberText::real, "a decimal latency in ms above 0, e.g. 30");
-  decimal_only(app.add_option("--nodes", o.nodes,
-                              "Cluster sizing: also simulate K cache servers of size/K each behind --route, for every "
-                              "size; a list (1,2,4,8) tries each K")
-                   ->group("Cluster")
-                   ->delimiter(',')
-                   ->allow_extra_args(false),
-               NumberText::unsigned_whole, "a whole number of nodes, e.g. 4 or 1,2,4,8");
-  app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", ") + " (default ketama)")
-      ->group("Cluster");
-  decimal_only(app.add_option("--virtual-nodes", o.virtual_nodes,
-                              "ketama points per node on the hash ring (default 160, as memcached's ketama)")
-                   ->group("Cluster"),
-               NumberText::unsigned_whole, "a whole number of points per node, e.g. 160");
-  decimal_only(app.add_option("--max-node-load", o.max_node_load,
-                              "--target-* with --nodes: recommend only clusters whose hottest node gets at most X times "
-                              "the mean requests per node (default 1.5)")
-                   ->group("Cluster"),
-               NumberText::real, "a decimal ratio above 1, e.g. 1.5");
+  add_cluster_flags(app, o);
   app.add_option("--plot", o.plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
   app.add_option("--results-dir", o.results_dir,
                  "Keep every finished record in DIR (created if missing); a re-run with the same trace and options "
