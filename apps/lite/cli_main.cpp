@@ -3,6 +3,7 @@
 // and maps the library's typed errors to exit codes (README "Exit codes"). The only place that prints an
 // error line or picks an exit status.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <regex>
@@ -73,9 +74,27 @@ int report_error(const std::string& name) {
   }
 }
 
+// The flag of `command` that an unknown `flag` most likely meant: one whose name starts the other's
+// (--calibration for --calib, --thread for --threads), else the closest by edit distance; "" when none is close.
+std::string flag_meant(const CLI::App* command, const std::string& flag) {
+  if (command == nullptr || flag.rfind("--", 0) != 0) return {};
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : command->get_options())
+    for (const auto& name : option->get_lnames()) flags.push_back("--" + name);
+  std::vector<std::string> prefixed;  // the nearest of these wins: --input-files means --input-file, not --input
+  for (const auto& known : flags)
+    if (known.size() > 3 && flag.size() > 3 && (flag.rfind(known, 0) == 0 || known.rfind(flag, 0) == 0))
+      prefixed.push_back(known);
+  if (!prefixed.empty())
+    return *std::min_element(prefixed.begin(), prefixed.end(), [&](const std::string& a, const std::string& b) {
+      return edit_distance(flag, a) < edit_distance(flag, b);
+    });
+  return closest_match(flag, flags).value_or("");
+}
+
 // CLI11's parse errors worded in the house form "FLAG: PROBLEM" (the caller adds the fix). CLI11 gives only
 // its message text, so the known shapes are matched here; anything else keeps CLI11's words under "arguments".
-std::string word_parse_error(const CLI::ParseError& e, const std::string& command) {
+std::string word_parse_error(const CLI::ParseError& e, const std::string& command, const CLI::App* sub) {
   const std::string text = e.what();
   std::smatch m;
   auto match = [&](const char* pattern) { return std::regex_match(text, m, std::regex(pattern)); };
@@ -84,7 +103,10 @@ std::string word_parse_error(const CLI::ParseError& e, const std::string& comman
     std::vector<std::string> extras = split(m[1].str(), ' ');
     const std::string first = extras.empty() ? std::string() : extras.back();
     const std::string others = extras.size() > 1 ? " (also " + std::to_string(extras.size() - 1) + " more)" : "";
-    if (!first.empty() && first[0] == '-') return first + ": not a flag of '" + command + "'" + others;
+    if (!first.empty() && first[0] == '-') {
+      const std::string meant = flag_meant(sub, first);
+      return first + ": not a flag of '" + command + "'" + (meant.empty() ? "" : " (did you mean " + meant + "?)") + others;
+    }
     return first + ": one argument too many" + others;
   }
   if (match("Could not convert: (\\S+) = ([\\s\\S]*)"))
@@ -179,7 +201,7 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string where = app.get_subcommands().empty() ? "lite" : "lite " + app.get_subcommands()[0]->get_name();
-    print_error_line(where, "error", word_parse_error(e, where) + "; run '" + where + " --help'");
+    print_error_line(where, "error", word_parse_error(e, where, app.get_subcommands().empty() ? nullptr : app.get_subcommands()[0]) + "; run '" + where + " --help'");
     return exit_bad_input;
   }
   if (const std::string empty = first_empty_value(app); !empty.empty()) {

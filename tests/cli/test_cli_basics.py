@@ -71,6 +71,22 @@ class CliBasics(LiteTestCase):
                 self.assert_rejected(sub, *args, needles=[*needles, f"run 'lite {sub} --help'"], watch=[DATA])
 
 
+    def test_an_unknown_flag_suggests_the_flag_meant(self):
+        trace = self.tmp / "t.txt"
+        trace.write_text("1\n2\n")
+        cases = [("quantize", [DATA / "fmnist_cnn.pt", "--calibration", "x.pt"], "--calibration", "--calib"),
+                 ("profile", [DATA / "fmnist_cnn.pt", "--input-files", "x.pt"], "--input-files", "--input-file"),
+                 ("profile", [DATA / "fmnist_cnn.pt", "--iteratons", "3"], "--iteratons", "--iterations"),
+                 ("cache-sim", [trace, "--thread", "2"], "--thread", "--threads"),
+                 ("cache-sim", [trace, "--polcy", "lru"], "--polcy", "--policy")]
+        for sub, args, given, meant in cases:
+            with self.subTest(given):
+                self.assert_rejected(sub, *args, needles=[f"{given}: not a flag of 'lite {sub}' (did you mean {meant}?)"],
+                                     watch=[DATA])
+        r = run_lite("cache-sim", trace, "--zzzzzz")  # nothing close: no guess
+        self.assert_bad_input(r, "--zzzzzz: not a flag")
+        self.assertNotIn("did you mean", r.stderr)
+
     def test_values_with_control_characters_are_printed_escaped(self):
         """A newline (or another control character) inside an argument shows as an escape in the one error line,
         not as a line break that cuts the message or a byte that moves the terminal's cursor."""
