@@ -18,12 +18,6 @@ namespace lite::model {
 
 namespace {
 
-uint64_t little_endian(std::string_view s, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v |= uint64_t(uint8_t(s[at + i])) << (8 * i);
-  return v;
-}
-
 constexpr uint64_t kMaxDirectoryBytes = uint64_t(64) << 20;
 
 using ReadArchiveAt = std::function<std::string(uint64_t offset, uint64_t length)>;
@@ -34,11 +28,11 @@ std::optional<std::string> directory_bytes(const ReadArchiveAt& read_at, uint64_
   const std::string tail = read_at(tail_start, archive_bytes - tail_start);
   for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;) {
     if (std::memcmp(tail.data() + i, "PK\x05\x06", 4) != 0) continue;
-    uint64_t size = little_endian(tail, i + 12, 4), offset = little_endian(tail, i + 16, 4);
+    uint64_t size = read_little_endian(tail, i + 12, 4), offset = read_little_endian(tail, i + 16, 4);
     if ((offset == 0xFFFFFFFF || size == 0xFFFFFFFF) && i >= 20 && std::memcmp(tail.data() + i - 20, "PK\x06\x07", 4) == 0) {
-      const std::string record = read_at(little_endian(tail, i - 20 + 8, 8), 56);
+      const std::string record = read_at(read_little_endian(tail, i - 20 + 8, 8), 56);
       if (record.size() < 56 || std::memcmp(record.data(), "PK\x06\x06", 4) != 0) return std::nullopt;
-      size = little_endian(record, 40, 8), offset = little_endian(record, 48, 8);
+      size = read_little_endian(record, 40, 8), offset = read_little_endian(record, 48, 8);
     }
     if (offset > archive_bytes || size > archive_bytes - offset || size > kMaxDirectoryBytes) return std::nullopt;
     return read_at(offset, size);
@@ -50,19 +44,19 @@ std::vector<ZipDirectoryEntry> parse_directory(std::string_view s) {
   std::vector<ZipDirectoryEntry> entries;
   for (size_t at = 0; at + 46 <= s.size() && std::memcmp(s.data() + at, "PK\x01\x02", 4) == 0;) {
     ZipDirectoryEntry e;
-    e.method = little_endian(s, at + 10, 2);
-    e.packed = little_endian(s, at + 20, 4);
-    e.size = little_endian(s, at + 24, 4);
-    const size_t name_len = little_endian(s, at + 28, 2), extra_len = little_endian(s, at + 30, 2), comment_len = little_endian(s, at + 32, 2);
+    e.method = read_little_endian(s, at + 10, 2);
+    e.packed = read_little_endian(s, at + 20, 4);
+    e.size = read_little_endian(s, at + 24, 4);
+    const size_t name_len = read_little_endian(s, at + 28, 2), extra_len = read_little_endian(s, at + 30, 2), comment_len = read_little_endian(s, at + 32, 2);
     if (at + 46 + name_len + extra_len > s.size()) break;
     e.name = std::string(s.substr(at + 46, name_len));
     for (size_t x = at + 46 + name_len, end = x + extra_len; x + 4 <= end;) {
-      const uint64_t id = little_endian(s, x, 2), len = little_endian(s, x + 2, 2);
+      const uint64_t id = read_little_endian(s, x, 2), len = read_little_endian(s, x + 2, 2);
       if (len > end - x - 4) break;
       size_t v = x + 4;
       if (id == 1) {
-        if (e.size == 0xFFFFFFFF && v + 8 <= x + 4 + len) e.size = little_endian(s, v, 8), v += 8;
-        if (e.packed == 0xFFFFFFFF && v + 8 <= x + 4 + len) e.packed = little_endian(s, v, 8);
+        if (e.size == 0xFFFFFFFF && v + 8 <= x + 4 + len) e.size = read_little_endian(s, v, 8), v += 8;
+        if (e.packed == 0xFFFFFFFF && v + 8 <= x + 4 + len) e.packed = read_little_endian(s, v, 8);
       }
       x += 4 + len;
     }
@@ -118,6 +112,12 @@ void check_declared_size(const ZipDirectoryEntry& e, uint64_t archive_bytes, con
 void check_declared_sizes(const std::vector<ZipDirectoryEntry>& entries, uint64_t archive_bytes,
                           const std::string& file, const std::string& fix) {
   for (const auto& e : entries) check_declared_size(e, archive_bytes, file, fix);
+}
+
+uint64_t read_little_endian(std::string_view s, size_t at, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= uint64_t(uint8_t(s[at + i])) << (8 * i);
+  return v;
 }
 
 }  // namespace lite::model

@@ -15,6 +15,9 @@ namespace lite::model {
 // compressed byte is refused before it is inflated.
 constexpr uint64_t kMaxDeflateRatio = 1032;
 
+// The `n`-byte little-endian number at `at` in `s` (zip's byte order); the caller checks the bounds.
+uint64_t read_little_endian(std::string_view s, size_t at, size_t n);
+
 struct ZipDirectoryEntry {
   std::string name;
   uint64_t method = 0;  // 0 stored, 8 deflate

@@ -28,12 +28,6 @@ namespace lite::model {
 
 namespace {
 
-uint64_t le(std::string_view s, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v |= uint64_t(uint8_t(s[at + i])) << (8 * i);
-  return v;
-}
-
 constexpr const char* kResave = "save the file again (numpy.savez or numpy.savez_compressed)";
 
 // Inflates `in` into exactly `out_size` bytes. The output grows with what really inflates (never to the
@@ -88,16 +82,16 @@ std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& f
       break;
     }
   if (eocd == std::string::npos) throw InputError(file, damaged + " (no end of central directory)", "save it again");
-  uint64_t count = le(s, eocd + 10, 2), dir = le(s, eocd + 16, 4);
+  uint64_t count = read_little_endian(s, eocd + 10, 2), dir = read_little_endian(s, eocd + 16, 4);
   std::vector<ZipMember> members;
   size_t at = dir;
   for (uint64_t k = 0; k < count; ++k) {
     if (at + 46 > s.size() || std::memcmp(s.data() + at, "PK\x01\x02", 4) != 0)
       throw InputError(file, damaged + " (bad central directory)", "save it again");
-    const uint64_t flags = le(s, at + 8, 2), method = le(s, at + 10, 2);
-    uint64_t packed = le(s, at + 20, 4), size = le(s, at + 24, 4);
-    const size_t name_len = le(s, at + 28, 2), extra_len = le(s, at + 30, 2), comment_len = le(s, at + 32, 2);
-    uint64_t local = le(s, at + 42, 4);
+    const uint64_t flags = read_little_endian(s, at + 8, 2), method = read_little_endian(s, at + 10, 2);
+    uint64_t packed = read_little_endian(s, at + 20, 4), size = read_little_endian(s, at + 24, 4);
+    const size_t name_len = read_little_endian(s, at + 28, 2), extra_len = read_little_endian(s, at + 30, 2), comment_len = read_little_endian(s, at + 32, 2);
+    uint64_t local = read_little_endian(s, at + 42, 4);
     if (at + 46 + name_len + extra_len > s.size()) throw InputError(file, damaged + " (bad central directory)", "save it again");
     ZipMember m;
     m.name = std::string(s.substr(at + 46, name_len));
@@ -105,13 +99,13 @@ std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& f
     // field whose length runs past the extra area ends the walk (its values would be read from beyond it).
     const size_t extra_end = at + 46 + name_len + extra_len;
     for (size_t e = at + 46 + name_len; e + 4 <= extra_end;) {
-      const uint64_t id = le(s, e, 2), len = le(s, e + 2, 2);
+      const uint64_t id = read_little_endian(s, e, 2), len = read_little_endian(s, e + 2, 2);
       size_t v = e + 4;
       if (len > extra_end - v) break;
       if (id == 1) {
-        if (size == 0xFFFFFFFF && v + 8 <= e + 4 + len) size = le(s, v, 8), v += 8;
-        if (packed == 0xFFFFFFFF && v + 8 <= e + 4 + len) packed = le(s, v, 8), v += 8;
-        if (local == 0xFFFFFFFF && v + 8 <= e + 4 + len) local = le(s, v, 8);
+        if (size == 0xFFFFFFFF && v + 8 <= e + 4 + len) size = read_little_endian(s, v, 8), v += 8;
+        if (packed == 0xFFFFFFFF && v + 8 <= e + 4 + len) packed = read_little_endian(s, v, 8), v += 8;
+        if (local == 0xFFFFFFFF && v + 8 <= e + 4 + len) local = read_little_endian(s, v, 8);
       }
       e += 4 + len;
     }
@@ -120,7 +114,7 @@ std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& f
     // Offsets and sizes are compared as "fits in what is left", never as sums that a 64-bit zip64 value wraps.
     if (local > s.size() || s.size() - local < 30 || std::memcmp(s.data() + local, "PK\x03\x04", 4) != 0)
       throw InputError(file, damaged + " (bad local header of " + m.name + ")", "save it again");
-    const uint64_t data = local + 30 + le(s, local + 26, 2) + le(s, local + 28, 2);
+    const uint64_t data = local + 30 + read_little_endian(s, local + 26, 2) + read_little_endian(s, local + 28, 2);
     if (data > s.size() || packed > s.size() - data) throw InputError(file, damaged + " (" + m.name + " is truncated)", "save it again");
     if (method != 0 && method != 8)
       throw InputError(file, "member " + m.name + " uses zip compression method " + std::to_string(method),
