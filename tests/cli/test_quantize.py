@@ -256,10 +256,15 @@ class QuantizeCNN(LiteTestCase):
         self.assertEqual(code, 1 if slower else 0, err)
         self.assertEqual(doc["result"]["gates"]["failed"], ["speed"] if slower else [])
         self.assertTrue(out.exists(), "a failed gate still writes the artifact")
-        if slower:
-            text = run_lite("quantize", MODEL, "--mode", "fp16", "-o", self.tmp / "fp16t.pt", "--batch", "1",
-                            "--iterations", "40", "--warmup", "3")
+        # The text run measures again, and on a busy machine may judge differently from the JSON run: its message
+        # must agree with its own exit code, not with the first run's.
+        text = run_lite("quantize", MODEL, "--mode", "fp16", "-o", self.tmp / "fp16t.pt", "--batch", "1",
+                        "--iterations", "40", "--warmup", "3")
+        self.assertIn(text.returncode, (0, 1), text.stderr)
+        if text.returncode == 1:
             self.assertIn("slower than the frozen float model", text.stdout)
+        else:
+            self.assertNotIn("slower than the frozen float model", text.stdout)
         r = run_lite("quantize", MODEL, "--mode", "fp16", "-o", self.tmp / "fp16b.pt", "--batch", "1", "--iterations",
                      "40", "--warmup", "3", "--allow-slower")
         self.assertEqual(r.returncode, 0, r.stderr)
