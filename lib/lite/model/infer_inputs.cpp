@@ -8,6 +8,7 @@
 //                                                             1xCx16x112x112 (float32)
 //   aten::linear                                              F inputs -> 1xF (float32)
 //   aten::embedding / embedding_bag (as the indices)          int64 1x128 token ids
+//   aten::lstm/gru/rnn_tanh/rnn_relu                          F inputs -> 1x32xF (batch first) or 32x1xF
 // The layer's weight is read through its prim::GetAttr chain from the module itself, which also names the
 // layer for the report. The spatial sizes are conventions (ImageNet's 224, a 1024-sample signal, a
 // 16-frame 112x112 clip, a 128-token sequence), not facts about the model: the report says which shape was
@@ -63,10 +64,48 @@ std::optional<int64_t> int_constant(Node* n, size_t index) {
   return v->toInt();
 }
 
+// The first weight of a recurrent op's parameter list: a list attribute (scripted nn.LSTM's _flat_weights) or a
+// prim::ListConstruct of attributes (traced).
+std::optional<at::Tensor> first_recurrent_weight(Value* params, const torch::jit::Graph& graph,
+                                                 const torch::jit::Module& module, std::vector<std::string>& path) {
+  Value* first = params;
+  if (params->node()->kind() == c10::prim::ListConstruct) {
+    if (params->node()->inputs().empty()) return std::nullopt;
+    first = params->node()->input(0);
+  }
+  auto v = attribute_of(first, graph, module, path);
+  if (v && v->isList() && !v->toListRef().empty()) v = v->toListRef()[0];
+  if (!v || !v->isTensor() || v->toTensor().dim() != 2) return std::nullopt;
+  return v->toTensor();
+}
+
+// aten::lstm/gru/rnn_tanh/rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+// batch_first): weight_ih_l0 is [gates x hidden, F] -> 1x32xF (batch first) or 32x1xF, a 32-step sequence.
+std::optional<Layer> recurrent_layer_of(Node* n, const std::string& op, const torch::jit::Graph& graph,
+                                        const torch::jit::Module& module) {
+  if (n->inputs().size() < 9) return std::nullopt;
+  std::vector<std::string> path;
+  auto w = first_recurrent_weight(n->input(2), graph, module, path);
+  if (!w) return std::nullopt;
+  while (!path.empty() && (path.back() == "_flat_weights" || path.back().rfind("weight_", 0) == 0)) path.pop_back();
+  std::vector<std::string> ignored;
+  auto batch_first = attribute_of(n->input(8), graph, module, ignored);
+  Layer l;
+  l.name = path.empty() ? op : join(path, ".");
+  const std::string kind = op.substr(op.find("::") + 2);
+  l.kind = kind == "lstm" ? "LSTM" : kind == "gru" ? "GRU" : "RNN";
+  l.size = w->size(1);
+  const bool first = batch_first && batch_first->isBool() && batch_first->toBool();
+  l.spec = {first ? std::vector<int64_t>{1, 32, l.size} : std::vector<int64_t>{32, 1, l.size}, "float32"};
+  return l;
+}
+
 // The layer `n` is when it consumes the walked value as input `offset`, or nullopt.
 std::optional<Layer> layer_of(Node* n, size_t offset, const torch::jit::Graph& graph,
                               const torch::jit::Module& module) {
   const std::string op = n->kind().toQualString();
+  if ((op == "aten::lstm" || op == "aten::gru" || op == "aten::rnn_tanh" || op == "aten::rnn_relu") && offset == 0)
+    return recurrent_layer_of(n, op, graph, module);
   const bool conv = op == "aten::conv1d" || op == "aten::conv2d" || op == "aten::conv3d" || op == "aten::_convolution";
   const bool transposed = op.rfind("aten::conv_transpose", 0) == 0;
   const bool linear = op == "aten::linear";
@@ -161,7 +200,10 @@ std::optional<InferredInputs> infer_inputs(const torch::jit::Module& module) {
     auto layer = first_layer(input, *graph, module);
     if (!layer) return std::nullopt;
     out.specs.push_back(layer->spec);
-    const char* unit = layer->kind == "Linear" ? " input features" : layer->kind == "Embedding" ? " embeddings" : " input channels";
+    const bool conv = layer->kind.rfind("Conv", 0) == 0;
+    out.spatial_dims.push_back(conv ? int(layer->spec.shape.size()) - 2 : 0);
+    const bool features = layer->kind == "Linear" || layer->kind == "LSTM" || layer->kind == "GRU" || layer->kind == "RNN";
+    const char* unit = features ? " input features" : layer->kind == "Embedding" ? " embeddings" : " input channels";
     out.reasons.push_back(layer->name + " (" + layer->kind + " with " + std::to_string(layer->size) + unit + ")");
   }
   if (out.specs.empty()) return std::nullopt;

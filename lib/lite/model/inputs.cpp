@@ -1,6 +1,8 @@
 #include "lite/model/inputs.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "lite/core/error.hpp"
@@ -8,6 +10,7 @@
 #include "lite/core/registry.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/infer_inputs.hpp"
+#include "lite/model/probe_inputs.hpp"
 #include "lite/model/torch_errors.hpp"
 
 namespace fs = std::filesystem;
@@ -79,6 +82,21 @@ void check_shape_fits(const InputSpec& spec, const InputOptions& o, const Loaded
   }
 }
 
+// Fitting a guessed size costs trial forwards: once per model file (by content) per process, since a command
+// resolves its inputs once per batch size.
+void fit_once(const LoadedModel& model, InferredInputs& inferred) {
+  if (model.sha256.empty()) return fit_inferred_sizes(model.module, inferred);
+  static std::mutex mutex;
+  static std::map<std::string, InferredInputs> fitted;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = fitted.find(model.sha256);
+  if (it == fitted.end()) {
+    fit_inferred_sizes(model.module, inferred);
+    it = fitted.emplace(model.sha256, inferred).first;
+  }
+  inferred = it->second;
+}
+
 }  // namespace
 
 std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputOptions& o, const Dataset* data,
@@ -96,6 +114,7 @@ std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputO
   if (specs.empty()) specs = model.declared_inputs;
   if (specs.empty() && !data) {
     if (auto inferred = infer_inputs(model.module)) {
+      fit_once(model, *inferred);
       specs = inferred->specs;
       if (note) *note = inferred_inputs_note(*inferred);
     }
@@ -122,6 +141,12 @@ std::vector<InputSpec> describe_inputs(const std::vector<torch::Tensor>& inputs)
   return specs;
 }
 
+ForwardError::ForwardError(const std::string& file, const std::string& inputs, const std::string& reason)
+    : InputError(file, "forward failed on input " + inputs + ": " + reason,
+                 "pass {inputs} with the shape and dtype the model expects"),
+      inputs_(inputs),
+      reason_(reason) {}
+
 c10::IValue run_forward(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs, const fs::path& model_path) {
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
   try {
@@ -129,8 +154,7 @@ c10::IValue run_forward(torch::jit::Module& module, const std::vector<torch::Ten
   } catch (const std::exception& e) {
     std::vector<std::string> shapes;
     for (const auto& s : describe_inputs(inputs)) shapes.push_back(to_string(s));
-    throw InputError(model_path.string(), "forward failed on input " + join(shapes, ", ") + ": " + torch_error_reason(e),
-                     "pass {inputs} with the shape and dtype the model expects");
+    throw ForwardError(model_path.string(), join(shapes, ", "), torch_error_reason(e));
   }
 }
 

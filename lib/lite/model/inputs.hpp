@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "lite/core/error.hpp"
 #include "lite/model/dataset.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/model/load.hpp"
@@ -41,7 +42,19 @@ torch::Tensor random_input(const InputSpec& spec, uint64_t seed);
 torch::ScalarType scalar_type_of(const std::string& dtype);
 std::string dtype_name(torch::ScalarType type);
 
-// module.forward(inputs); a libtorch failure becomes InputError("<model>: forward failed on input
+// A forward that failed: an InputError (the input is blamed) that keeps libtorch's reason apart, so that a caller
+// who knows the input is fine (the float model ran it) can blame the model it built instead.
+class ForwardError : public InputError {
+ public:
+  ForwardError(const std::string& file, const std::string& inputs, const std::string& reason);
+  const std::string& inputs() const { return inputs_; }  // "1x3x224x224, 1x16:int64"
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string inputs_, reason_;
+};
+
+// module.forward(inputs); a libtorch failure becomes ForwardError("<model>: forward failed on input
 // 1x3x224x224: <reason>; pass --input with the shape and dtype the model expects").
 c10::IValue run_forward(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                         const std::filesystem::path& model_path);
