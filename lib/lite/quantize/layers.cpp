@@ -2,6 +2,7 @@
 // weight back through its chain of prim::GetAttr nodes to the module that owns it.
 #include <torch/csrc/jit/passes/inliner.h>
 
+#include <algorithm>
 #include <deque>
 #include <set>
 
@@ -125,6 +126,28 @@ std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
     layers.push_back(std::move(l));
   });
   return layers;
+}
+
+std::vector<std::string> transposed_conv_modules(const torch::jit::Module& module) {
+  auto graph = module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  torch::jit::Value* self = graph->inputs().at(0);
+  std::vector<std::string> names;
+  std::vector<torch::jit::Block*> blocks{graph->block()};
+  while (!blocks.empty()) {
+    torch::jit::Block* block = blocks.back();
+    blocks.pop_back();
+    for (auto* n : block->nodes()) {
+      for (auto* b : n->blocks()) blocks.push_back(b);
+      if (std::string(n->kind().toQualString()).rfind("aten::conv_transpose", 0) != 0) continue;
+      auto path = attribute_path(n->input(1), self);
+      if (!path || path->size() < 2) continue;  // functional, on the root module: nothing to key a qconfig by
+      path->pop_back();
+      std::string name = join(std::vector<std::string>(path->begin(), path->end()), ".");
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
 }
 
 std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module) {

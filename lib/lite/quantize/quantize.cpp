@@ -319,6 +319,7 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
           problem = "no layer left to quantize after {skip}/{only}";
         }
       } catch (const InputError& e) {
+        if (requested.scheme) throw;  // already names {mode} and its fix
         problem = e.what();
       }
     }
@@ -549,6 +550,12 @@ Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, c
     built.emplace(cand.mode, std::move(b));
   } catch (const Interrupted&) {
     throw;
+  } catch (const model::ForwardError& e) {
+    // The float model has run these very inputs: the graph this mode built is what fails on them.
+    cand.problem = "builds a model that fails where the float model runs (" + e.inputs() + "): " + e.reason();
+    if (requested.scheme)
+      throw InputError(c.source.path.string(), name + " quantization " + cand.problem,
+                       "keep the failing layer float with {skip} LAYER, or try another {mode}");
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
@@ -635,8 +642,9 @@ const Candidate& write_chosen(Context& c, QuantizeResult& r, const std::map<std:
   const Choice choice = choose_candidate(r.candidates);
   if (choice.index < 0) {
     std::vector<std::string> why;
-    for (const auto& cand : r.candidates) why.push_back(cand.mode + ": " + cand.problem);
-    throw InternalError("no candidate could be built (" + join(why, "; ") + ")");
+    for (const auto& cand : r.candidates) why.push_back(cand.mode + " " + cand.problem);
+    throw InputError(source.path.string(), "no quantization mode works on this model (" + join(why, "; ") + ")",
+                     "keep the failing layers float with {skip} LAYER, or pass {mode} with one mode to see its error");
   }
   Candidate& chosen = r.candidates[size_t(choice.index)];
   chosen.chosen = true;

@@ -104,10 +104,16 @@ std::string rejected_if_location(const std::string& error);
 std::vector<FloatRegion> isolate_if(torch::jit::Module& module, const std::string& where);
 
 // The torch::jit qconfig dict for a plan: everything quantized with (activation, weight) observers
-// except the plan's float layers.
+// except the plan's float layers; the modules in `per_tensor` (transposed convolutions: libtorch quantizes
+// their weights per tensor only) get `per_tensor_qconfig`.
 using QConfigPair = std::tuple<torch::jit::Module, torch::jit::Module>;
-std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(const Plan& plan,
-                                                                              const QConfigPair& qconfig);
+std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(
+    const Plan& plan, const QConfigPair& qconfig, const std::vector<std::string>& per_tensor = {},
+    const std::optional<QConfigPair>& per_tensor_qconfig = std::nullopt);
+
+// The module paths of the transposed convolutions in forward ("up", "decoder.0"): layers find_layers does not
+// list, which graph-mode int8 quantizes all the same.
+std::vector<std::string> transposed_conv_modules(const torch::jit::Module& module);
 
 // Graph-mode int8 (static and dynamic), the torch::jit passes behind Python's quantize_jit: the source
 // model cloned with batch norms folded, observers inserted by the plan's qconfig dict (int8 symmetric

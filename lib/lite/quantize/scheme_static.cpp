@@ -24,17 +24,21 @@
 #include <type_traits>
 
 #include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
 #include "lite/quantize/quantize_internal.hpp"
 
 namespace lite::quantize {
 
-std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(const Plan& plan,
-                                                                              const QConfigPair& qconfig) {
+std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(
+    const Plan& plan, const QConfigPair& qconfig, const std::vector<std::string>& per_tensor,
+    const std::optional<QConfigPair>& per_tensor_qconfig) {
   std::unordered_map<std::string, c10::optional<QConfigPair>> dict;
   bool any_float = false, any_quantized = false;
   for (const auto& l : plan.layers) (l.quantized ? any_quantized : any_float) = true;
   if (!any_quantized) throw InternalError("plan quantizes no layer");
   dict[""] = qconfig;
+  if (per_tensor_qconfig)
+    for (const auto& name : per_tensor) dict[name] = *per_tensor_qconfig;
   if (any_float)
     for (const auto& l : plan.layers)
       if (!l.quantized) dict[l.layer.name] = c10::nullopt;
@@ -60,13 +64,23 @@ auto timed_step(BuildContext& ctx, const char* name, F&& f) {
   }
 }
 
+// The plan's qconfig dict, with per-tensor weights for the transposed convolutions when `qconfig`'s are per
+// channel (libtorch: "Per Channel Quantization is currently disabled for transposed conv").
+std::unordered_map<std::string, c10::optional<QConfigPair>> qconfig_dict(BuildContext& ctx, const QConfigPair& qconfig) {
+  if (ctx.plan.engine == "qnnpack") return make_qconfig_dict(ctx.plan, qconfig);
+  const auto transposed = transposed_conv_modules(ctx.source.module);
+  if (!transposed.empty()) ctx.details["per_tensor_weights"] = transposed;
+  return make_qconfig_dict(ctx.plan, qconfig, transposed,
+                           QConfigPair{std::get<0>(qconfig).clone(), make_weight_observer(false)});
+}
+
 // InsertObservers, keeping float every module that holds an `if` it cannot observe consistently (a branch
 // on data that eval specialization could not remove), retried until it passes. Throws InputError naming
 // the construct when the `if` sits in the model's own forward (nothing would be left to quantize).
 torch::jit::Module insert_observers(BuildContext& ctx, torch::jit::Module& m, torch::jit::QuantType type,
                                     const QConfigPair& qconfig) {
   for (;;) {
-    auto dict = make_qconfig_dict(ctx.plan, qconfig);
+    auto dict = qconfig_dict(ctx, qconfig);
     for (const auto& r : ctx.float_regions) dict[r.module] = c10::nullopt;
     try {
       return torch::jit::InsertObservers(m, "forward", dict, /*inplace=*/false,
@@ -104,7 +118,7 @@ torch::jit::Module insert_observers(BuildContext& ctx, torch::jit::Module& m, to
 std::optional<torch::jit::Module> try_insert_observers(BuildContext& ctx, torch::jit::Module& m,
                                                        torch::jit::QuantType type, const QConfigPair& qconfig) {
   try {
-    return torch::jit::InsertObservers(m, "forward", make_qconfig_dict(ctx.plan, qconfig), /*inplace=*/false, type);
+    return torch::jit::InsertObservers(m, "forward", qconfig_dict(ctx, qconfig), /*inplace=*/false, type);
   } catch (const c10::Error& e) {
     if (rejected_if_location(e.what()).empty()) throw;
     return std::nullopt;
@@ -149,6 +163,9 @@ torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type
     return torch::jit::InsertQuantDeQuant(observed, "forward", /*inplace=*/true, /*debug=*/false, type);
   });
   ctx.details["weights"] = per_channel ? "int8 symmetric, per output channel" : "int8 symmetric, per tensor";
+  if (ctx.details.contains("per_tensor_weights"))
+    ctx.notes.push_back("transposed convolutions (" + join(ctx.details["per_tensor_weights"].get<std::vector<std::string>>(), ", ") +
+                        ") are int8 with per-tensor weights: libtorch has no per-channel transposed convolution");
   if (!ctx.float_regions.empty()) ctx.details["float_regions"] = ctx.float_regions;
   torch::jit::Module q = timed_step(ctx, "finalize", [&] { return torch::jit::Finalize(observed, type, {}); });
   // The forward keeps its declared return type (a named tuple stays one when the file is loaded back).
