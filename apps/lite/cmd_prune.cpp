@@ -68,6 +68,9 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--eval", o.eval, "Evaluation data: with labels, top-1 accuracy before and after; without, agreement");
   app.add_option("--labels", o.labels, "Labels for an idx --eval file (e.g. t10k-labels-idx1-ubyte.gz)");
   app.add_option("--tolerance", o.tolerance, "Points of top-1 accuracy (or agreement) the result may lose; exit 1 beyond");
+  app.add_option("--agreement-floor", o.agreement_floor,
+                 "Without --tolerance: exit 1 (gate agreement) when top-1 agreement with the original falls by more "
+                 "than this many points (default 5)");
   app.add_flag("--sensitivity", o.sensitivity, "Prune each group alone at each --sensitivity-ratios value and measure accuracy (or agreement); write "
                "MODEL.pruned.sensitivity.csv/.svg beside -o and no model; with --tolerance, suggest per-group ratios");
   app.add_option("--sensitivity-ratios", o.sensitivity_ratios, "Ratios the sensitivity analysis tries (default 0.1,0.3,0.5)")

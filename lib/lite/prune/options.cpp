@@ -42,6 +42,7 @@ void prune_fields(Fields& f, O& o) {
       .field("eval", o.eval)
       .field("labels", o.labels)
       .field("tolerance", o.tolerance)
+      .field("agreement_floor", o.agreement_floor)
       .field("sensitivity", o.sensitivity)
       .field("sensitivity_ratios", o.sensitivity_ratios)
       .field("dry_run", o.dry_run)
@@ -148,6 +149,7 @@ void validate(const PruneOptions& o) {
     throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
   if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
     throw OptionError("tolerance", "must be >= 0 points", "give 0 or more points");
+  option_rules::in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with the original");
   if (o.sensitivity && unstructured)
     throw OptionError("sensitivity", "analyses channel groups (structured pruning)", "drop {sparsity}/{unstructured}");
   if (o.sensitivity_ratios.empty()) throw OptionError("sensitivity_ratios", "needs at least one ratio", "give e.g. 0.25,0.5");

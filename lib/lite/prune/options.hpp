@@ -38,6 +38,7 @@ struct PruneOptions {
   std::string eval;                    // evaluation data: accuracy with labels, else agreement
   std::string labels;                  // labels for an idx --eval file
   std::optional<double> tolerance;     // points of accuracy (or agreement) the result may lose
+  double agreement_floor = 5.0;        // without a tolerance: points of top-1 agreement the result may lose
   bool sensitivity = false;            // prune each group alone at each ratio; CSV + SVG, no model
   std::vector<double> sensitivity_ratios = {0.1, 0.3, 0.5};
   bool dry_run = false;

@@ -263,8 +263,14 @@ Built build_unstructured(Context& c, PruneResult& r) {
   return b;
 }
 
-// The pruned model must load and run before anything is written.
+// The pruned model must load and run before anything is written. The original runs first on the same inputs:
+// when it fails, the input is at fault (a shape lite guessed, or --input), not the pruning.
 void check_runs(Context& c, const std::string& bytes) {
+  {
+    torch::NoGradGuard no_grad;
+    torch::jit::Module original = deserialize(serialize(c.source.module));
+    model::run_forward(original, c.one, c.source.path);
+  }
   torch::jit::Module m = deserialize(bytes);
   try {
     torch::NoGradGuard no_grad;
@@ -273,6 +279,25 @@ void check_runs(Context& c, const std::string& bytes) {
     throw InternalError("the pruned model does not run (" + model::torch_error_reason(e) +
                         "); nothing was written. Please report this with the model; {exclude} the layers named may help");
   }
+}
+
+// Without a tolerance, the "agreement" gate fails when top-1 agreement with the original fell by more than
+// {agreement_floor} points on more than one sample (quantize's rule: one flipped sample of a small set is noise).
+void check_agreement_floor(const PruneOptions& o, PruneResult& r) {
+  r.agreement_floor = o.agreement_floor;
+  if (r.tolerance_given) return;
+  const auto& agreement = r.quality.agreement;
+  const double lost = 100.0 * (1.0 - agreement.top1_agreement);
+  const auto disagreeing = std::llround((1.0 - agreement.top1_agreement) * double(agreement.samples));
+  if (lost <= o.agreement_floor || disagreeing < 2) return;
+  r.gates.fail("agreement");
+  r.findings.push_back(
+      {"warning",
+       fmt::format("the pruned model agrees with the original's top-1 on {:.2f}% of {} ({:.2f} points lost)",
+                   100.0 - lost, r.quality.data, lost),
+       fmt::format("{{agreement_floor}} {:.2f} points", o.agreement_floor),
+       "lower {ratio}, {exclude} the most sensitive layers ({sensitivity} shows them), recover with lite distill "
+       "--student-from-prune, or raise {agreement_floor}"});
 }
 
 }  // namespace
@@ -366,6 +391,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
 
   for (const auto& w : warnings.seen) r.notes.push_back("libtorch warned: " + w);
   if (r.tolerance_given && r.quality.drop > r.tolerance) r.gates.fail("tolerance");
+  check_agreement_floor(o, r);
   r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
 }

@@ -50,6 +50,7 @@ void to_json(nlohmann::json& j, const PruneResult& r) {
        {"layers", r.layers},
        {"planned_parameters", r.planned_parameters},
        {"gates", r.gates},
+       {"agreement_floor_points", r.agreement_floor},
        {"sensitivity", r.sensitivity},
        {"sensitivity_csv", r.sensitivity_csv},
        {"sensitivity_svg", r.sensitivity_svg},
