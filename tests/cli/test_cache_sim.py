@@ -689,20 +689,6 @@ class CacheSimCluster(LiteTestCase):
             with self.subTest(args=args):
                 self.assert_rejected("cache-sim", t, "--sizes", "6", *args, needles=needles)
 
-    def test_refused_under_mpi(self):
-        mpirun = shutil.which("mpirun")
-        if not mpirun or not (pathlib.Path(LITE).parent / "lite-mpi").exists():
-            self.skipTest("mpirun or lite-mpi absent")
-        r = subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-n", "2", LITE, "cache-sim",
-                            str(self.trace()), "--sizes", "6", "--nodes", "2"], capture_output=True, text=True,
-                           timeout=120, stdin=subprocess.DEVNULL)
-        self.assertEqual(r.returncode, 2, r.stderr)
-        lines = [l for l in r.stderr.splitlines() if l.startswith("lite ")]
-        self.assertEqual(len(lines), 1, r.stderr)
-        self.assertIn("--nodes", lines[0])
-        self.assertIn("MPI", lines[0])
-        self.assertEqual(r.stdout.strip(), "")
-
 
 class CacheSimMrcPartitions(LiteTestCase):
     """--mrc-partitions N: the LRU curve from N key partitions, combined, with its spread (issue 26)."""
