@@ -140,11 +140,6 @@ void adopt_scan_facts(const nlohmann::json& facts, cache::TraceSummary& t) {
 void combine_curves(const cache::SimulationConfig& config, std::vector<cache::PartitionCurve> curves,
                     cache::CacheSimResult& result) {
   result.mrc = cache::combine_partitions(std::move(curves), config.mrc_partitions, config.target_hit_ratio);
-  const bool note_there = std::any_of(result.notes.begin(), result.notes.end(),
-                                      [](const std::string& n) { return n.rfind("{mrc}: some objects", 0) == 0; });
-  if (config.bytes && result.mrc->sizes_vary && !note_there)
-    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each "
-                           "object's latest size, while the simulators keep the size at insertion, so they can differ");
 }
 
 // Rank 0: the other ranks' records joined into `result`, the plot written. Returns the exit code.

@@ -140,10 +140,7 @@ void finish_curve(const SimulationConfig& opt, const SimulatorSet& set, const Sa
   if (!set.profiler) return;
   MrcCurve c = set.profiler->profiler->finish(plan.sampling() ? result.trace.n_req_total : 0, opt.target_hit_ratio);
   c.seconds = seconds;
-  if (c.bytes && c.sizes_vary)
-    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each object's "
-                           "latest size, while the simulators keep the size at insertion, so they can differ");
-  result.mrc = std::move(c);
+  result.mrc = std::move(c);  // its "sizes vary" note is finish_sweep's, once the curve is whole
 }
 
 // The slots this process simulates: assigned to it and not found in the store (found ones are kept in

@@ -202,6 +202,11 @@ void check_shareable_trace(const std::string& trace) {
 }
 
 void finish_sweep(CacheSimResult& result, const SimulationConfig& config) {
+  // here, not where the curve is computed, so that one process and an MPI job (whose rank 0 combines the
+  // partitions' curves, some of them from other ranks) put it at the same place among the notes
+  if (result.mrc && result.mrc->bytes && result.mrc->sizes_vary)
+    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each object's "
+                           "latest size, while the simulators keep the size at insertion, so they can differ");
   // requests the (sampled) simulators saw: the same in every record, whichever process simulated it
   if (!result.records.empty() && result.records.front().sampled_counters)
     result.trace.n_req = result.records.front().sampled_counters->n_req;
