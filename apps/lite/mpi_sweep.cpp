@@ -2,13 +2,13 @@
 // configuration and computes the same cost-balanced split (lib/lite/cache/sweep.hpp), streams the trace once
 // for its own slots, then the ranks agree on success before anything is printed:
 //
-//   prepare + simulate (own slots; records written to --results-dir as they finish)
+//   prepare + simulate (own slots and --nodes clusters; records written to --results-dir as they finish)
 //   -> quiet barrier (non-blocking, polled with sleeps, so a rank that finished early leaves its core to the
 //      others instead of spinning in MPI)
 //   -> every rank's ok/failed flag: on a failure the lowest failed rank prints its error line, every rank
 //      exits with its code
-//   -> records as JSON to rank 0 (MPI_Gatherv) -> rank 0 joins them in single-process order, recommends,
-//      writes the plot -> the exit code to every rank.
+//   -> records and clusters as JSON to rank 0 (MPI_Gatherv) -> rank 0 joins them in single-process order,
+//      recommends (single caches and clusters), writes the plot -> the exit code to every rank.
 //
 // A rank that dies (a signal, a lost node) never reaches the barrier: mpirun ends the job and names it
 // ("process rank 1 ... exited on signal 9"); with --results-dir the re-run reuses what every rank wrote.
@@ -90,9 +90,11 @@ cache::SweepControl rank_control(const cache::SimulationConfig& config, int rank
                            double(cache::partitions_of_process(config.mrc_partitions, r, size).size()) /
                            double(config.mrc_partitions);
   const std::vector<int> owner = cache::balance_slots(slots, setup, size, preload);
-  const size_t n_sizes = config.policies.empty() ? 0 : slots.size() / config.policies.size();
   cache::SweepControl control;
-  control.assigned = [owner, n_sizes, rank](size_t p, size_t k) { return owner.at(p * n_sizes + k) == rank; };
+  control.assigned = [owner, config, rank](size_t p, size_t k) { return owner.at(cache::slot_index(config, p, k)) == rank; };
+  control.assigned_cluster = [owner, config, rank](size_t p, size_t k, size_t c) {
+    return owner.at(cache::cluster_slot_index(config, p, k, c)) == rank;
+  };
   control.run_curve = rank == 0;
   if (config.mrc_partitions > 0) {
     control.curve_partitions = cache::partitions_of_process(config.mrc_partitions, rank, size);
@@ -138,30 +140,25 @@ void adopt_scan_facts(const nlohmann::json& facts, cache::TraceSummary& t) {
 void combine_curves(const cache::SimulationConfig& config, std::vector<cache::PartitionCurve> curves,
                     cache::CacheSimResult& result) {
   result.mrc = cache::combine_partitions(std::move(curves), config.mrc_partitions, config.target_hit_ratio);
-  const bool note_there = std::any_of(result.notes.begin(), result.notes.end(),
-                                      [](const std::string& n) { return n.rfind("{mrc}: some objects", 0) == 0; });
-  if (config.bytes && result.mrc->sizes_vary && !note_there)
-    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each "
-                           "object's latest size, while the simulators keep the size at insertion, so they can differ");
 }
 
 // Rank 0: the other ranks' records joined into `result`, the plot written. Returns the exit code.
 int join_on_rank0(const cache::CacheSimOptions& o, cache::SimulationConfig config, cache::CacheSimResult& result,
                   const std::vector<std::string>& texts, int size, double t_start) {
-  std::vector<cache::SimRecord> others;
+  cache::SweepPart others;
   std::vector<cache::PartitionCurve> curves = std::move(result.mrc_partition_curves);
   result.mrc_partition_curves.clear();
-  size_t simulated = 0, reused = 0;
   for (size_t i = 1; i < texts.size(); ++i) {
     const nlohmann::json j = nlohmann::json::parse(texts[i]);
-    for (const auto& r : j.at("records")) others.push_back(cache::record_from_json(r));
+    for (const auto& r : j.at("records")) others.records.push_back(cache::record_from_json(r));
+    for (const auto& c : j.at("clusters")) others.clusters.push_back(cache::cluster_record_from_wire(c));
     for (const auto& c : j.at("curves")) curves.push_back(cache::partition_curve_from_json(c));
-    simulated += j.at("simulations").get<size_t>();
-    reused += j.at("reused").get<size_t>();
+    others.simulated += j.at("simulations").get<size_t>();
+    others.reused += j.at("reused").get<size_t>();
     adopt_scan_facts(j.at("scan"), result.trace);
   }
   if (config.mrc && config.mrc_partitions > 0) combine_curves(config, std::move(curves), result);
-  cache::merge_sweep(result, config, std::move(others), simulated, reused);
+  cache::merge_sweep(result, config, std::move(others));
   result.ranks = size;
   result.seconds = MPI_Wtime() - t_start;  // the job's, slowest rank and gather included
   result.requests_per_second = result.seconds > 0 ? double(result.trace.n_req_total) / result.seconds : 0;
@@ -180,9 +177,6 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   try {
     cache::check_shareable_trace(o.trace);
     config = per_rank_threads(cache::prepare(o));
-    if (!config->cluster.nodes.empty())
-      throw OptionError("nodes", "cluster sizing is not spread over MPI ranks",
-                        "run --nodes in one process (without mpirun); it uses the threads of its machine");
     std::unique_ptr<cache::RecordStore> store = cache::open_record_store(o, *config);
     local = cache::simulate(*config, rank == 0 ? progress : no_progress(), rank_control(*config, rank, size, store.get()));
   } catch (...) {
@@ -200,7 +194,11 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
     set_error_printing(true);
     std::rethrow_exception(error);
   }
+  nlohmann::json clusters = nlohmann::json::array();
+  if (local.cluster)
+    for (const auto& c : local.cluster->records) clusters.push_back(cache::cluster_record_wire(c));
   const nlohmann::json mine = {{"records", local.records},
+                               {"clusters", clusters},
                                {"simulations", local.simulations},
                                {"reused", local.reused_records},
                                {"scan", scan_facts(local.trace)},

@@ -2,13 +2,15 @@
 
 Under `mpirun --allow-run-as-root --oversubscribe -n 2` (skipped, with the reason printed, when mpirun or lite-mpi is
 absent): the records, curve and recommendation equal a single-process run of the same sweep (--json minus timing);
-so does the curve from key partitions (--mrc-partitions, rank r computes partition r); a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
+so does the curve from key partitions (--mrc-partitions, rank r computes partition r), and cluster sizing (--nodes: the
+clusters spread over the ranks, in object and byte mode, the text report too); a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
 what was written; bad options exit 2 with one error line from lite. Without MPI: --results-dir reuses every record
 of a re-run and refuses a file; `lite` itself never links libmpi."""
 import json
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import unittest
@@ -53,6 +55,11 @@ def comparable(doc):
     return r
 
 
+def untimed(text):
+    """A text report without the lines that carry timing or the rank count."""
+    return [l for l in text.splitlines() if not re.search(r"\d+(\.\d+)? ?(s|ms)\b|requests/s|MPI rank|thread", l)]
+
+
 def lite_lines(stderr):
     """The lines lite printed (mpirun adds its own notice when a rank exits non-zero)."""
     return [l for l in stderr.splitlines() if l.startswith("lite ")]
@@ -73,6 +80,20 @@ class CacheSimMpiBase(LiteTestCase):
         sizes = [rng.randint(100, 5000) for _ in range(keys)]
         rows = ["key,size,cost_ms"] + [f"{k},{sizes[k]},{rng.uniform(1, 20):.3f}"
                                       for k in rng.choices(range(keys), weights=weights, k=n)]
+        p = self.tmp / name
+        p.write_text("\n".join(rows) + "\n")
+        return p
+
+    def varying_sizes_csv(self, changing_key, name="v.csv", n=20000, keys=1500, seed=4):
+        """A key,size trace where one key's object changes size at every request, the others keep theirs."""
+        rng = random.Random(seed)
+        weights = [1.0 / (i + 1) ** 0.9 for i in range(keys)]
+        sizes = [rng.randint(100, 4000) for _ in range(keys)]
+        rows = ["key,size"]
+        for k in rng.choices(range(keys), weights=weights, k=n):
+            if k == changing_key:
+                sizes[k] = rng.randint(100, 4000)
+            rows.append(f"{k},{sizes[k]}")
         p = self.tmp / name
         p.write_text("\n".join(rows) + "\n")
         return p
@@ -122,6 +143,44 @@ class CacheSimMpi(CacheSimMpiBase):
         code2, two = self.mpi_json(*args)
         self.assertEqual(code2, code1)
         self.assertEqual(comparable(two), comparable(one))
+
+    def test_cluster_sizing_equals_a_single_process_run(self):
+        # --nodes: the (policy, size, K) clusters spread over the ranks, rank 0 joins them; the cluster records
+        # (every per-node count and latency), the recommendation and the exit code equal one process's
+        trace = self.zipf_txt()
+        for args in ([trace, "--policy", "lru,belady,s3fifo,gdsf", "--sizes", "3,200,1600", "--nodes", "4,1,16",
+                      "--hit-latency", "1", "--miss-latency", "10", "--target-hit-ratio", "0.55", "--threads", "1"],
+                     [trace, "--policy", "sieve,lfu", "--sizes", "400,50", "--nodes", "2,8,32", "--route", "rendezvous",
+                      "--target-p99", "6", "--miss-latency", "10", "--max-node-load", "1.2", "--threads", "1"],
+                     [trace, "--policy", "lru", "--sizes", "100", "--nodes", "3", "--route", "modulo"]):
+            with self.subTest(args=args[1:]):
+                code1, one = self.single(*args)
+                code2, two = self.mpi_json(*args)
+                self.assertEqual(code2, code1)
+                self.assertEqual(comparable(two), comparable(one))
+                self.assertTrue(two["result"]["cluster"]["records"], "clusters were simulated")
+                self.assertEqual(two["result"]["timing"]["ranks"], 2)
+        # the text report: the same tables and recommendation, only the timing lines differ
+        single = run_lite("cache-sim", *args, "-q")
+        multi = run_mpi("cache-sim", *args, "-q")
+        self.assertEqual(multi.returncode, single.returncode, multi.stderr)
+        self.assertEqual(untimed(multi.stdout), untimed(single.stdout))
+        self.assertIn("Clusters: K nodes of size/K behind modulo routing", multi.stdout)
+
+    def test_cluster_sizing_in_byte_mode_with_a_partitioned_curve_equals_too(self):
+        # byte mode with an object that changes size: the notes (the curve's "sizes vary", the clusters skipped at
+        # 5 bytes) come in the single-process order whichever rank profiled the partition where sizes varied (the
+        # changing key is each of four, so it falls in rank 1's partition at least once)
+        for key in range(4):
+            with self.subTest(changing_key=key):
+                trace = self.varying_sizes_csv(key)
+                args = [trace, "--bytes", "--policy", "lru,belady,lhd", "--sizes", "5,10%,40%", "--nodes", "2,8",
+                        "--mrc", "--mrc-partitions", "2", "--target-hit-ratio", "0.5", "--threads", "1"]
+                code1, one = self.single(*args)
+                code2, two = self.mpi_json(*args)
+                self.assertEqual(code2, code1)
+                self.assertTrue(any("change size" in n for n in one["result"]["notes"]), one["result"]["notes"])
+                self.assertEqual(comparable(two), comparable(one))
 
     def test_plot_and_text_report_come_once_from_rank_0(self):
         trace = self.zipf_txt(n=8000, keys=500)

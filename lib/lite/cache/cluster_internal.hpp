@@ -2,6 +2,7 @@
 // The cluster simulator (cluster_sim.cpp): one consumer of the engine's batch stream per (policy, total
 // size, K) that routes every request to one of its K node simulators, so a cluster costs one routing step
 // per request on top of its nodes' own work, and the engine's pool runs the clusters on its threads.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,13 +37,16 @@ struct ClusterSlot {
   std::unique_ptr<ClusterSimulator> sim;
 };
 struct ClusterSet {
-  std::vector<ClusterSlot> slots;  // policy-major, sizes ascending, nodes ascending
-  std::vector<std::string> skipped;  // "lru @ 3 over 4 nodes": a node would get size 0
-  bool wants_next = false;           // a cluster runs Belady
+  std::vector<ClusterSlot> slots;  // this process's: policy-major, sizes ascending, then config.cluster.nodes' order
+  size_t n_clusters = 0;             // clusters of the whole sweep, on this process or another
+  std::vector<std::string> skipped;  // "lru @ 3 over 4 nodes": a node would get size 0 (the whole sweep's)
+  bool wants_next = false;           // a cluster here runs Belady
   std::vector<Simulator*> consumers() const;
 };
-// One cluster per policy x size x K of config.cluster (none without --nodes).
-ClusterSet build_clusters(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes);
+// Whether this process simulates the cluster at (policy, size position, position in config.cluster.nodes).
+using ClusterFilter = std::function<bool(size_t policy, size_t size_position, size_t nodes_position)>;
+// One cluster per policy x size x K of config.cluster (none without --nodes) that `mine` keeps.
+ClusterSet build_clusters(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes, const ClusterFilter& mine);
 // result.cluster from the clusters after the main pass, with the cost model of result.cost_model.
 void collect_cluster_records(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes, const ClusterSet& set,
                              CacheSimResult& result);

@@ -76,16 +76,19 @@ std::vector<Simulator*> ClusterSet::consumers() const {
   return out;
 }
 
-ClusterSet build_clusters(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes) {
+ClusterSet build_clusters(const SimulationConfig& opt, const std::vector<SizeChoice>& sizes, const ClusterFilter& mine) {
   ClusterSet set;
   for (size_t p = 0; p < opt.policies.size(); ++p)
     for (size_t s = 0; s < sizes.size(); ++s)
-      for (uint32_t k : opt.cluster.nodes) {
+      for (size_t c = 0; c < opt.cluster.nodes.size(); ++c) {
+        const uint32_t k = opt.cluster.nodes[c];
         const uint64_t node_size = sizes[s].size / k;
         if (node_size == 0) {
           set.skipped.push_back(fmt::format("{} @ {} over {} nodes", opt.policies[p].label(), size_label(sizes[s].size, opt.bytes), k));
           continue;
         }
+        ++set.n_clusters;
+        if (!mine(p, s, c)) continue;
         ClusterSlot slot{p, s, k, nullptr};
         slot.sim = std::make_unique<ClusterSimulator>(opt.policies[p], k, node_size, opt.bytes,
                                                       make_router(opt.cluster.route, k, opt.cluster.virtual_nodes));

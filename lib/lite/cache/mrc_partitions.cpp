@@ -182,11 +182,7 @@ void finish_partition_curves(const SimulationConfig& opt, const SimulatorSet& se
     c.curve.seconds = seconds;
     curves.push_back(std::move(c));
   }
-  bool sizes_vary = false;
-  for (const auto& c : curves) sizes_vary = sizes_vary || c.curve.sizes_vary;
-  if (opt.bytes && sizes_vary)
-    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each object's "
-                           "latest size, while the simulators keep the size at insertion, so they can differ");
+  // the combined curve's "sizes vary" note is finish_sweep's: under MPI only rank 0 knows every partition
   if (combine) result.mrc = combine_partitions(std::move(curves), opt.mrc_partitions, opt.target_hit_ratio);
   else result.mrc_partition_curves = std::move(curves);
 }

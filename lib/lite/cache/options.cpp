@@ -12,6 +12,7 @@
 #include "lite/cache/route.hpp"
 #include "lite/cache/sweep.hpp"
 #include "lite/core/atomic_file.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
@@ -175,25 +176,28 @@ void validate(const SimulationConfig& o) {
 }
 
 namespace {
-void check_plot(const CacheSimOptions& o) {
-  if (o.plot.empty()) return;
-  std::vector<std::filesystem::path> inputs(o.miss_latency_from.begin(), o.miss_latency_from.end());
-  if (o.trace != "-") inputs.push_back(o.trace);
-  check_output(o.plot, inputs, "plot");
+// Every path cache-sim reads or writes, checked at once (core/file_roles.hpp): the plot and the results folder
+// are neither an input, nor under one, nor each other.
+void check_paths(const CacheSimOptions& o) {
+  check_results_dir(o.results_dir, o.trace);  // its rule of its own: a trace it can hash
+  FileRoles roles;
+  roles.reads("{trace}", o.trace);
+  for (const auto& p : o.miss_latency_from) roles.reads("{miss_latency_from}", p);
+  if (!o.plot.empty()) roles.writes("plot", o.plot);
+  if (!o.results_dir.empty()) roles.writes_folder("results_dir", o.results_dir);
+  roles.check();
 }
 }  // namespace
 
 void validate(const CacheSimOptions& o) {
   validate(resolve(o));
-  check_plot(o);
-  check_results_dir(o.results_dir, o.trace);
+  check_paths(o);
 }
 
 SimulationConfig prepare(const CacheSimOptions& o) {
   SimulationConfig config = resolve(o);
   validate(config);
-  check_plot(o);
-  check_results_dir(o.results_dir, o.trace);
+  check_paths(o);
   return config;
 }
 

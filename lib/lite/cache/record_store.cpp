@@ -163,23 +163,9 @@ nlohmann::json record_options_key(const SimulationConfig& c) {
 
 void check_results_dir(const std::string& dir, const std::string& trace) {
   if (dir.empty()) return;
-  std::error_code ec;
-  const auto status = std::filesystem::status(dir, ec);
-  if (std::filesystem::exists(status) && !std::filesystem::is_directory(status))
-    throw OptionError("results_dir", dir + ": is a file, not a folder", "give a folder (created if missing)");
   if (trace == "-" || detail::is_stream(trace))
     throw OptionError("results_dir", "needs a trace file it can hash; the trace is read from a stream",
                       "write the trace to a file first");
-  // the folder, or the nearest part of its path that exists, must be a writable folder
-  std::filesystem::path existing = std::filesystem::absolute(dir, ec);
-  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.root_path())
-    existing = existing.parent_path();
-  if (!std::filesystem::is_directory(existing, ec))
-    throw OptionError("results_dir", fmt::format("{}: {} is not a folder", dir, existing.string()),
-                      "give a folder path (created if missing)");
-  if (::access(existing.c_str(), W_OK | X_OK) != 0)
-    throw OptionError("results_dir", fmt::format("{}: {} is not writable", dir, existing.string()),
-                      "give a folder you can write to");
 }
 
 RecordStore::RecordStore(std::filesystem::path dir, std::string trace_path, nlohmann::json options_key)

@@ -56,8 +56,9 @@ class RecordStore {
   nlohmann::json options_key_;
 };
 
-// Refuses a --results-dir that cannot be one (a file, under a file, not writable, a trace read from a stream):
-// OptionError "results_dir", before any work.
+// Refuses a --results-dir with a trace read from a stream (nothing to hash): OptionError "results_dir", before
+// any work. Where the folder may be (not a file, not an input or another output, writable) is the path check's
+// (core/file_roles.hpp, FileRoles::writes_folder), which options.cpp runs over every path at once.
 void check_results_dir(const std::string& dir, const std::string& trace);
 
 }  // namespace lite::cache

@@ -6,11 +6,14 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
+#include "lite/cache/cluster.hpp"
 #include "lite/cache/policies.hpp"
 #include "lite/cache/recommend.hpp"
 #include "lite/cache/record_store.hpp"
 #include "lite/cache/engine_internal.hpp"
+#include "lite/cache/route.hpp"
 #include "lite/core/options.hpp"
 
 namespace lite::cache {
@@ -36,6 +39,9 @@ const std::map<std::string, double>& measured_cost() {
 constexpr double kNextPassCost = 0.060;
 // The one-pass LRU curve (Mattson over a Fenwick tree): a little dearer than one LRU simulator.
 constexpr double kCurveCost = 0.050;
+// A cluster's regrouping of each batch by node (a counting sort and a copy into its scratch batch), on top of
+// its router's cost: measured with the routers' (route_table.cpp), as a 1-node modulo cluster over one FIFO.
+constexpr double kClusterRegroupCost = 0.003;
 
 }  // namespace
 
@@ -57,6 +63,11 @@ double policy_setup_cost(const PolicySpec& policy) {
 
 double curve_cost() { return kCurveCost; }
 
+double cluster_slot_cost(const PolicySpec& policy, const std::string& route, uint32_t nodes) {
+  const RouteEntry& r = find_route(route);
+  return slot_cost(policy, false) + kClusterRegroupCost + r.cost + r.cost_per_node * double(nodes);
+}
+
 namespace {
 
 // The resolved size list when it is known before any pass (every size absolute): ascending, unique, as
@@ -74,8 +85,23 @@ std::vector<uint64_t> sizes_known_in_advance(const SimulationConfig& config) {
 
 }  // namespace
 
+namespace {
+size_t size_positions(const SimulationConfig& config) {
+  return config.sizes.empty() ? auto_size_fractions().size() : config.sizes.size();
+}
+}  // namespace
+
+size_t slot_index(const SimulationConfig& config, size_t policy, size_t size_position) {
+  return policy * size_positions(config) + size_position;
+}
+
+size_t cluster_slot_index(const SimulationConfig& config, size_t policy, size_t size_position, size_t nodes_position) {
+  const size_t n_sizes = size_positions(config), n_k = config.cluster.nodes.size();
+  return config.policies.size() * n_sizes + (policy * n_sizes + size_position) * n_k + nodes_position;
+}
+
 std::vector<SweepSlot> sweep_slots(const SimulationConfig& config, const RecordStore* store) {
-  const size_t n_sizes = config.sizes.empty() ? auto_size_fractions().size() : config.sizes.size();
+  const size_t n_sizes = size_positions(config);
   const std::vector<uint64_t> known = store ? sizes_known_in_advance(config) : std::vector<uint64_t>{};
   std::vector<SweepSlot> slots;
   for (size_t p = 0; p < config.policies.size(); ++p)
@@ -84,6 +110,12 @@ std::vector<SweepSlot> sweep_slots(const SimulationConfig& config, const RecordS
       if (!known.empty() && (k >= known.size() || store->find(config.policies[p].label(), known[k]))) cost = 0;
       slots.push_back({p, k, cost});
     }
+  // a cluster whose nodes would get size 0 is not simulated; the split cannot know that before the sizes
+  // are resolved and counts it anyway
+  for (size_t p = 0; p < config.policies.size(); ++p)
+    for (size_t k = 0; k < n_sizes; ++k)
+      for (size_t c = 0; c < config.cluster.nodes.size(); ++c)
+        slots.push_back({p, k, cluster_slot_cost(config.policies[p], config.cluster.route, config.cluster.nodes[c]), c + 1});
   return slots;
 }
 
@@ -170,17 +202,47 @@ void check_shareable_trace(const std::string& trace) {
 }
 
 void finish_sweep(CacheSimResult& result, const SimulationConfig& config) {
+  // here, not where the curve is computed, so that one process and an MPI job (whose rank 0 combines the
+  // partitions' curves, some of them from other ranks) put it at the same place among the notes
+  if (result.mrc && result.mrc->bytes && result.mrc->sizes_vary)
+    result.notes.push_back("{mrc}: some objects change size between requests; the one-pass byte curve keeps each object's "
+                           "latest size, while the simulators keep the size at insertion, so they can differ");
   // requests the (sampled) simulators saw: the same in every record, whichever process simulated it
   if (!result.records.empty() && result.records.front().sampled_counters)
     result.trace.n_req = result.records.front().sampled_counters->n_req;
   if (config.sample_check) result.sampling_check = detail::check_sampling(result.records, config.bytes);
   if (config.target_hit_ratio || config.target_p99_ms) result.recommendation = recommend(result, config);
   if (result.recommendation && !result.recommendation->reached) result.gates.fail("target");
+  if (result.cluster) {  // with --nodes the question is the cluster's: its target alone decides the exit code
+    auto& failed = result.gates.failed;
+    failed.erase(std::remove(failed.begin(), failed.end(), std::string("target")), failed.end());
+    if (!recommend_cluster(*result.cluster, config)) result.gates.fail("cluster_target");
+  }
 }
 
-void merge_sweep(CacheSimResult& result, const SimulationConfig& config, std::vector<SimRecord> others,
-                 size_t other_simulated, size_t other_reused) {
-  for (auto& r : others) result.records.push_back(std::move(r));
+namespace {
+
+// The other processes' clusters joined into result.cluster in build order: policy-major, sizes ascending,
+// then the order of config.cluster.nodes.
+void merge_clusters(CacheSimResult& result, const SimulationConfig& config, std::vector<ClusterRecord> others,
+                    const std::map<std::string, size_t>& policy_index) {
+  if (!result.cluster) return;  // no process had a cluster to simulate (every node would get size 0)
+  auto& records = result.cluster->records;
+  for (auto& r : others) records.push_back(std::move(r));
+  const auto& ks = config.cluster.nodes;
+  auto place_of = [&](const ClusterRecord& r) {
+    auto it = policy_index.find(r.policy);
+    const size_t k = size_t(std::find(ks.begin(), ks.end(), r.nodes) - ks.begin());
+    return std::make_tuple(it == policy_index.end() ? config.policies.size() : it->second, r.size, k);
+  };
+  std::stable_sort(records.begin(), records.end(),
+                   [&](const ClusterRecord& a, const ClusterRecord& b) { return place_of(a) < place_of(b); });
+}
+
+}  // namespace
+
+void merge_sweep(CacheSimResult& result, const SimulationConfig& config, SweepPart others) {
+  for (auto& r : others.records) result.records.push_back(std::move(r));
   std::map<std::string, size_t> policy_index;
   for (size_t p = 0; p < config.policies.size(); ++p) policy_index.emplace(config.policies[p].label(), p);
   auto rank_of = [&](const SimRecord& r) {
@@ -189,8 +251,9 @@ void merge_sweep(CacheSimResult& result, const SimulationConfig& config, std::ve
   };
   std::stable_sort(result.records.begin(), result.records.end(),
                    [&](const SimRecord& a, const SimRecord& b) { return rank_of(a) < rank_of(b); });
-  result.simulations += other_simulated;
-  result.reused_records += other_reused;
+  merge_clusters(result, config, std::move(others.clusters), policy_index);
+  result.simulations += others.simulated;
+  result.reused_records += others.reused;
   finish_sweep(result, config);
 }
 

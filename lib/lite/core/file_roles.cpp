@@ -54,7 +54,43 @@ void check_output_place(const std::string& key, const fs::path& path) {
                       "choose a path in a writable folder");
 }
 
+// An output folder's own place: a folder if it exists, else under a writable folder (it is created later).
+void check_folder_place(const std::string& key, const fs::path& path) {
+  const std::string where = quoted(path) + ": ";
+  if (path.empty()) throw OptionError(key, "empty folder path", "give a folder path");
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_directory(status))
+    throw OptionError(key, where + "is a file, not a folder", "give a folder (created if missing)");
+  fs::path existing = fs::absolute(path, ec);
+  while (!existing.empty() && !fs::exists(existing, ec) && existing != existing.root_path())
+    existing = existing.parent_path();
+  if (!fs::is_directory(existing, ec))
+    throw OptionError(key, where + quoted(existing) + " is not a folder", "give a folder path (created if missing)");
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    throw OptionError(key, where + quoted(existing) + " is not writable", "give a folder you can write to");
+}
+
 }  // namespace
+
+namespace {
+// Absolute, links and '..' resolved where the path exists, without a trailing separator.
+fs::path resolved(const fs::path& path, std::error_code& ec) {
+  fs::path r = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (!r.has_filename() && r.has_relative_path()) r = r.parent_path();
+  return r;
+}
+}  // namespace
+
+bool lies_under(const fs::path& path, const fs::path& ancestor) {
+  std::error_code ep, ea;
+  const fs::path p = resolved(path, ep), a = resolved(ancestor, ea);
+  if (ep || ea) return false;
+  auto pi = p.begin();
+  for (auto ai = a.begin(); ai != a.end(); ++ai, ++pi)
+    if (pi == p.end() || *pi != *ai) return false;
+  return pi != p.end();
+}
 
 bool same_file(const fs::path& a, const fs::path& b) {
   struct stat sa {}, sb {};
@@ -78,13 +114,47 @@ FileRoles& FileRoles::reads(const std::string& role, const fs::path& path) {
 }
 
 FileRoles& FileRoles::writes(const std::string& key, const fs::path& path, const std::string& role) {
-  outputs_.push_back({key, role.empty() ? "{" + key + "}" : role, path});
+  outputs_.push_back({key, role.empty() ? "{" + key + "}" : role, path, false});
   return *this;
+}
+
+FileRoles& FileRoles::writes_folder(const std::string& key, const fs::path& path, const std::string& role) {
+  outputs_.push_back({key, role.empty() ? "{" + key + "}" : role, path, true});
+  return *this;
+}
+
+// The collisions come before the folder's own place: a folder over an input file would otherwise be reported
+// as "a file", without saying which.
+void FileRoles::check_folder(const Entry& out, size_t index) const {
+  const std::string where = quoted(out.path) + ": ";
+  for (const Entry& in : inputs_) {
+    if (same_file(out.path, in.path))
+      throw OptionError(out.key, where + "is the input " + describe(in) + ", not a folder to write to",
+                        "choose a different folder (lite never overwrites its inputs)");
+    if (lies_under(out.path, in.path))
+      throw OptionError(out.key, where + "lies under the input " + describe(in) + ", a file, not a folder",
+                        "choose a folder outside the inputs");
+  }
+  for (size_t j = 0; j < outputs_.size(); ++j) {
+    if (j == index) continue;
+    const Entry& other = outputs_[j];
+    if (same_file(out.path, other.path))
+      throw OptionError(out.key, where + "is also the path of the output " + describe(other) + "; one would replace the other",
+                        "give each output its own path");
+    if (!other.folder && lies_under(out.path, other.path))
+      throw OptionError(out.key, where + "lies under the output file " + describe(other) + "; one would replace the other",
+                        "give the folder a path outside the other outputs");
+  }
+  check_folder_place(out.key, out.path);
 }
 
 void FileRoles::check() const {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const Entry& out = outputs_[i];
+    if (out.folder) {
+      check_folder(out, i);
+      continue;
+    }
     check_output_place(out.key, out.path);
     const std::string where = quoted(out.path) + ": ";
     for (const Entry& in : inputs_)

@@ -8,6 +8,10 @@
 //   - an output that exists is a regular file: the atomic write renames its temporary file over the target,
 //     which would replace a device or FIFO (as root, `--plot /dev/null` would destroy /dev/null);
 //   - an output is not a folder and its folder exists.
+// An output folder (a results folder, created if missing) has rules of its own:
+//   - it is not an input, nor lies under one (an input is a file, so the folder could never be made there);
+//   - it is not another output's path, nor lies under an output file (one would replace the other);
+//   - what exists of it is a folder: the path itself if there, else its nearest existing ancestor, writable.
 // Errors are OptionErrors under the output's key naming the other role ("{calib}"), so the CLI words both as
 // flags and a recipe as key paths. Torch-free.
 #include <filesystem>
@@ -23,6 +27,8 @@ class FileRoles {
   FileRoles& reads(const std::string& role, const std::filesystem::path& path);
   // `key` is the option key errors are reported under; `role` defaults to "{key}".
   FileRoles& writes(const std::string& key, const std::filesystem::path& path, const std::string& role = {});
+  // An output folder (see above); `key` and `role` as for writes().
+  FileRoles& writes_folder(const std::string& key, const std::filesystem::path& path, const std::string& role = {});
 
   // Throws OptionError on the first violation (see above).
   void check() const;
@@ -31,12 +37,16 @@ class FileRoles {
   struct Entry {
     std::string key, role;
     std::filesystem::path path;
+    bool folder = false;
   };
+  void check_folder(const Entry& out, size_t index) const;
   std::vector<Entry> inputs_, outputs_;
 };
 
 // Whether two paths name one file: the same device and inode when both exist, else the same resolved name.
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+// Whether `path` lies strictly under `ancestor`, by resolved names (links and '..' followed where they exist).
+bool lies_under(const std::filesystem::path& path, const std::filesystem::path& ancestor);
 
 // Throws InputError(path, "is not a regular file ...") when `path` exists and is a device, FIFO or socket.
 // write_atomically calls it as the last defence; FileRoles::check reports the same earlier under the option.

@@ -94,6 +94,43 @@ TEST_CASE("an output in a missing folder or on a directory is refused") {
   CHECK(rejection(folder).find("is a directory") != std::string::npos);
 }
 
+TEST_CASE("an output folder: not an input nor under one, not another output nor under an output file") {
+  ScratchDir dir;
+  const fs::path trace = dir.file("trace.txt", "1\n");
+  const fs::path plot = dir.path / "p.svg";
+  auto why = [&](const fs::path& folder, const fs::path& out = {}) {
+    FileRoles roles;
+    roles.reads("{trace}", trace);
+    if (!out.empty()) roles.writes("plot", out);
+    return rejection(roles.writes_folder("results_dir", folder));
+  };
+  CHECK(why(trace).find("results_dir: ") == 0);
+  CHECK(why(trace).find("is the input {trace}") != std::string::npos);
+  CHECK(why(trace / "r").find("lies under the input {trace}") != std::string::npos);
+  CHECK(why(dir.path / "sub" / ".." / "trace.txt" / "r").find("lies under the input") != std::string::npos);
+  CHECK(why(plot, plot).find("is also the path of the output {plot}") != std::string::npos);
+  CHECK(why(plot / "r", plot).find("lies under the output file {plot}") != std::string::npos);
+  // a folder that exists, one to be created (also deeper), and a plot inside it are fine
+  CHECK(why(dir.path).empty());
+  CHECK(why(dir.path / "new" / "deeper", plot).empty());
+  fs::create_directories(dir.path / "r");
+  CHECK(why(dir.path / "r", dir.path / "r" / "p.svg").empty());
+  // a file on its path, or a file where its folder would be made
+  const fs::path file = dir.file("a_file", "x");
+  CHECK(why(file).find("is a file, not a folder") != std::string::npos);
+  CHECK(why(file / "under").find("is not a folder") != std::string::npos);
+}
+
+TEST_CASE("lies_under: strictly below, by resolved names") {
+  ScratchDir dir;
+  CHECK(lies_under(dir.path / "a" / "b", dir.path / "a"));
+  CHECK(lies_under(dir.path / "a" / "b", dir.path / "a" / ""));
+  CHECK_FALSE(lies_under(dir.path / "a", dir.path / "a"));
+  CHECK_FALSE(lies_under(dir.path / "ab", dir.path / "a"));
+  CHECK_FALSE(lies_under(dir.path / "a", dir.path / "a" / "b"));
+  CHECK(lies_under(dir.path / "x" / ".." / "a" / "b", dir.path / "a"));
+}
+
 TEST_CASE("same_file: identity when both exist, the resolved name when one does not") {
   ScratchDir dir;
   const fs::path a = dir.file("a", "1");
