@@ -1,4 +1,4 @@
-// Dispatch shared by `lite` and `lite-torch`: builds the CLI11 app from the subcommand table (only the chosen
+// Dispatch shared by `lite` and `lite-torch`: builds the CLI11 app from the verb list (only the chosen
 // subcommand gets its flags, so `lite --help` lists one line per subcommand and starts fast), parses, runs,
 // and maps the library's typed errors to exit codes (README "Exit codes"). The only place that prints an
 // error line or picks an exit status.
@@ -18,6 +18,7 @@
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 #include "lite/core/version.hpp"
+#include "lite/recipe/verbs.hpp"
 
 namespace lite::cli {
 
@@ -30,9 +31,9 @@ std::string version_text() {
          " build, " + lite::compiler() + ")\nlibtorch " + LITE_LIBTORCH_VERSION + "\n";
 }
 
-Setup local_setup(const std::string& name) {
+Setup local_setup(const VerbDescriptor& verb) {
   for (const auto& s : local_setups())
-    if (name == s.name) return s.setup;
+    if (s.verb == &verb) return s.setup;
   return nullptr;
 }
 
@@ -159,9 +160,9 @@ int run_cli(int argc, char** argv) {
 
   // An unknown first word gets a "did you mean" instead of CLI11's generic complaint.
   std::vector<std::string> names;
-  for (const auto& c : commands()) names.push_back(c.name);
+  for (const VerbDescriptor* v : verbs()) names.push_back(v->name);
   const std::string chosen_word = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
-  if (!chosen_word.empty() && !find_command(chosen_word)) {
+  if (!chosen_word.empty() && !find_verb(chosen_word)) {
     print_error_line("lite", "error",
                      chosen_word + ": " + unknown_name_message("subcommand", chosen_word, names) + "; run 'lite --help'");
     return exit_bad_input;
@@ -176,16 +177,16 @@ int run_cli(int argc, char** argv) {
   app.fallthrough(false);
 
   Runner runner;
-  for (const auto& c : commands()) {
-    CLI::App* sub = app.add_subcommand(c.name, c.summary);
-    if (c.name != chosen_word) continue;
-    Setup setup = local_setup(c.name);
+  for (const VerbDescriptor* v : verbs()) {
+    CLI::App* sub = app.add_subcommand(v->name, v->summary);
+    if (v->name != chosen_word) continue;
+    Setup setup = local_setup(*v);
     if (!setup) {
-      print_error_line("lite", "error", std::string(c.name) + ": this executable does not run it; run 'lite " + c.name + "'");
+      print_error_line("lite", "error", std::string(v->name) + ": this executable does not run it; run 'lite " + v->name + "'");
       return exit_bad_input;
     }
     runner = setup(*sub);
-    set_deadline_wording([where = "lite " + std::string(c.name)](const std::string& problem) {
+    set_deadline_wording([where = "lite " + std::string(v->name)](const std::string& problem) {
       return where + ": error: " + escape_control(trim(render_option_refs(problem, flag_for_key)));
     });
     decimal_numbers_only(*sub);  // "0x10", "010", "1e3" for a count: refused, not read as CLI11 would
@@ -212,7 +213,7 @@ int run_cli(int argc, char** argv) {
 
   try {
     // libtorch's thread pools read them at their first parallel region; the torch-free verbs ignore them.
-    if (const Command* c = find_command(chosen_word); c && c->needs_torch) option_rules::thread_environment();
+    if (const VerbDescriptor* v = find_verb(chosen_word); v && v->needs_torch) option_rules::thread_environment();
     return runner();
   } catch (...) {
     return report_error(chosen_word);

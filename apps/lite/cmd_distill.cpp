@@ -19,6 +19,7 @@
 #include "lite/core/options.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/optimizers.hpp"
+#include "lite/distill/verb.hpp"
 #include "lite/prune/prune.hpp"
 #include "lite/distill/world.hpp"
 #include "number_flags.hpp"
@@ -210,7 +211,7 @@ Runner setup_distill(CLI::App& app) {
     adopt_launch_assignment(s->options.launch_local, s->options.threads);  // a worker of --launch-local
     distill::validate(s->options);
     if (s->options.launch_local > 0)
-      return launch_local({"distill", s->options.launch_local, s->options.threads, s->options.timeout_s});
+      return launch_local({distill::verb().name, s->options.launch_local, s->options.threads, s->options.timeout_s});
     // In a data-parallel job rank 0 speaks for the job; the other ranks print only their own error line.
     const int rank = distill::resolve_world(s->options).rank;
     const bool speaks = rank == 0;

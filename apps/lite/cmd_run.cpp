@@ -9,7 +9,9 @@
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
 #include "lite/recipe/runner.hpp"
+#include "lite/recipe/verbs.hpp"
 
 namespace lite::cli {
 
@@ -39,10 +41,11 @@ Runner setup_run(CLI::App& app) {
   auto s = std::make_shared<RunState>();
   name_flag("output", "-o");
   app.description(
-      "Run a recipe: its steps (profile, quantize, prune, distill, cache-sim) in order, each step's artifact feeding "
-      "the next, then its gates (accuracy drop, agreement, speedup, p99, size, cache hit ratio) measured on the final "
-      "artifact against the original. Exit 0 when every gate passes, 1 when one fails (the artifact is still written "
-      "and its lite.json says which), 2 for an invalid recipe (nothing is run). See recipes/README.md.");
+      "Run a recipe: its steps (" + join(recipe::step_verb_names(), ", ") +
+      ") in order, each step's artifact feeding the next, then its gates (accuracy drop, agreement, speedup, p99, "
+      "size, cache hit ratio) measured on the final artifact against the original. Exit 0 when every gate passes, 1 "
+      "when one fails (the artifact is still written and its lite.json says which), 2 for an invalid recipe (nothing "
+      "is run). See recipes/README.md.");
   app.add_option("recipe", s->recipe, "Recipe JSON file; its relative paths resolve against its folder")->required();
   app.add_option("-o,--output", s->options.output,
                  "Final artifact (default: MODEL.<recipe name>.pt beside the recipe's model)");

@@ -1,16 +1,22 @@
 #pragma once
-// The subcommand table, shared by the two executables that make up the `lite` command:
-//   lite        torch-free: dispatch, --help, --version, cache-sim. Starts in milliseconds.
-//   lite-torch  the verbs that need LibTorch (profile, quantize, prune, distill); `lite` execs it for them,
-//               so users type one command and torch-free work never pays for loading libtorch (~0.5 s, 150 MB).
-// Each cmd_<name>.cpp binds CLI11 flags straight onto its verb's options struct and returns the function
-// that runs it: validate, call the library, print the result record, return the exit code. cli_main.cpp
-// owns dispatch and the mapping of typed errors to exit codes.
+// What the executables that make up the `lite` command share:
+//   lite        torch-free: dispatch, --help, --version, and the verbs whose descriptor says !needs_torch
+//               (cache-sim). Starts in milliseconds.
+//   lite-torch  the verbs whose descriptor says needs_torch (those that load LibTorch, and run); `lite` execs it
+//               for them, so users type one command and torch-free work never pays for loading libtorch
+//               (~0.5 s, 150 MB).
+//   lite-mpi    cache-sim as one rank of an MPI job (mpi_main.cpp).
+// The subcommand table is the verb list, lite::verbs() (lib/lite/recipe/verbs.hpp, one descriptor per verb:
+// name, summary, needs_torch). Each cmd_<name>.cpp binds CLI11 flags straight onto its verb's options struct
+// and returns the function that runs it: validate, call the library, print the result record, return the exit
+// code; each executable registers the setups it runs against the verbs' descriptors (setups_*.cpp).
+// cli_main.cpp owns dispatch and the mapping of typed errors to exit codes.
 #include <exception>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "lite/core/verb.hpp"
 
 namespace CLI {
 class App;
@@ -21,19 +27,11 @@ namespace lite::cli {
 using Runner = std::function<int()>;
 using Setup = Runner (*)(CLI::App& subcommand);
 
-struct Command {
-  const char* name;
-  const char* summary;  // one line, shown by `lite --help`
-  bool needs_torch;     // runs inside lite-torch
-};
-
-// Every subcommand, in the order `lite --help` lists them.
-const std::vector<Command>& commands();
-const Command* find_command(std::string_view name);
-
-// The subcommands this executable runs itself, by name: each binary links its own list (setups_*.cpp).
+// The verbs this executable runs itself, each registered against its descriptor: each binary links its own
+// table (setups_torch.cpp in lite-torch, setups_torch_free.cpp in lite and lite-mpi). `lite VERB --help` for
+// every verb (tests/cli/test_cli_basics.py) checks that none is missing.
 struct SetupEntry {
-  const char* name;
+  const VerbDescriptor* verb;
   Setup setup;
 };
 const std::vector<SetupEntry>& local_setups();
@@ -44,12 +42,5 @@ int run_cli(int argc, char** argv);
 void set_error_printing(bool on);
 // The exit code run_cli would give `error`, without printing it.
 int exit_code_of(std::exception_ptr error, const std::string& command);
-
-Runner setup_profile(CLI::App& app);
-Runner setup_quantize(CLI::App& app);
-Runner setup_prune(CLI::App& app);
-Runner setup_distill(CLI::App& app);
-Runner setup_cache_sim(CLI::App& app);
-Runner setup_run(CLI::App& app);
 
 }  // namespace lite::cli

@@ -13,8 +13,10 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/recipe/verbs.hpp"
 #include "mpi_environment.hpp"
 
 namespace {
@@ -46,8 +48,8 @@ int exec_mpi_side(char** argv, const lite::cli::MpiEnvironment& mpi) {
 
 int main(int argc, char** argv) {
   if (argc > 1) {
-    const auto* command = lite::cli::find_command(argv[1]);
-    if (command && !command->needs_torch && std::strcmp(argv[1], "cache-sim") == 0) {
+    const lite::VerbDescriptor* command = lite::find_verb(argv[1]);
+    if (command == &lite::cache::verb()) {  // the one verb lite-mpi runs
       const lite::cli::MpiEnvironment mpi = lite::cli::mpi_environment();
       if (mpi.size > 1) return exec_mpi_side(argv, mpi);
     }

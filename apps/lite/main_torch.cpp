@@ -1,5 +1,6 @@
-// lite-torch: the half of the lite command that loads LibTorch (profile, quantize, prune, distill). `lite`
-// execs it with its own argv, so messages, exit codes and signals are those of `lite`. See command.hpp.
+// lite-torch: the half of the lite command that loads LibTorch: the verbs whose descriptor says needs_torch
+// (setups_torch.cpp). `lite` execs it with its own argv, so messages, exit codes and signals are those of `lite`.
+// See command.hpp.
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "lite/core/interrupt.hpp"

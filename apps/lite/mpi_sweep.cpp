@@ -28,6 +28,7 @@
 
 #include "command.hpp"
 #include "lite/cache/mrc_partitions.hpp"
+#include "lite/cache/verb.hpp"
 #include "lite/cache/record_store.hpp"
 #include "lite/cache/sweep.hpp"
 #include "lite/core/error.hpp"
@@ -188,7 +189,7 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   MPI_Allgather(&failed, 1, MPI_INT, flags.data(), 1, MPI_INT, MPI_COMM_WORLD);
   const int first_failed = int(std::find(flags.begin(), flags.end(), 1) - flags.begin());
   if (first_failed < size) {
-    int code = rank == first_failed ? exit_code_of(error, "cache-sim") : 0;
+    int code = rank == first_failed ? exit_code_of(error, cache::verb().name) : 0;
     MPI_Bcast(&code, 1, MPI_INT, first_failed, MPI_COMM_WORLD);
     if (rank != first_failed) return {std::nullopt, code};
     set_error_printing(true);
@@ -210,7 +211,7 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
       code = join_on_rank0(o, *config, local, texts, size, t_start);
     } catch (...) {
       error = std::current_exception();
-      code = exit_code_of(error, "cache-sim");
+      code = exit_code_of(error, cache::verb().name);
     }
   }
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);

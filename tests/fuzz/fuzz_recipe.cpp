@@ -11,6 +11,7 @@
 
 #include "fuzz_common.hpp"
 #include "lite/core/json_input.hpp"
+#include "lite/profile/verb.hpp"
 #include "lite/recipe/recipe.hpp"
 #include "lite/recipe/verbs.hpp"
 
@@ -25,7 +26,7 @@ void check_reference(const nlohmann::json& value, const lite::recipe::Recipe& r,
 }
 
 // The keys that name files (other keys are left to the verb's from_json, which rejects unknown ones).
-void check_references(const nlohmann::json& options, const lite::recipe::VerbInfo& verb,
+void check_references(const nlohmann::json& options, const lite::RecipeStepShape& verb,
                       const lite::recipe::Recipe& r, size_t reader) {
   for (const auto& key : verb.path_keys)
     if (options.contains(key)) check_reference(options[key], r, reader);
@@ -46,12 +47,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const lite::recipe::Recipe r = lite::recipe::parse_recipe(document, "/fuzz/recipe.json");
     fuzz::require(!r.steps.empty(), "a recipe has steps");
     for (const auto& step : r.steps) {
-      const auto* verb = lite::recipe::find_verb(step.verb);
+      const auto* verb = lite::recipe::find_step_verb(step.verb);
       fuzz::require(verb != nullptr, "every step is a known verb");
       fuzz::require(step.options.is_object(), "every step's options are an object");
-      check_references(step.options, *verb, r, size_t(step.index));
+      check_references(step.options, *verb->recipe_step, r, size_t(step.index));
     }
-    check_references(r.evaluate, *lite::recipe::find_verb("profile"), r, r.steps.size());
+    check_references(r.evaluate, *lite::profile::verb().recipe_step, r, r.steps.size());
     (void)r.input_files();
   });
   return 0;

@@ -9,10 +9,12 @@
 
 #include <cmath>
 
+#include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
+#include "lite/profile/verb.hpp"
 #include "lite/recipe/verbs.hpp"
 
 namespace lite::recipe {
@@ -87,7 +89,7 @@ class Resolver {
 };
 
 // Resolves the path values of one options object in place.
-void resolve_paths(nlohmann::json& options, const VerbInfo& verb, const std::string& prefix, size_t reader,
+void resolve_paths(nlohmann::json& options, const RecipeStepShape& verb, const std::string& prefix, size_t reader,
                    const Resolver& resolver) {
   for (const auto& key : verb.path_keys) {
     auto it = options.find(key);
@@ -104,14 +106,15 @@ void resolve_paths(nlohmann::json& options, const VerbInfo& verb, const std::str
 
 Step read_step(const nlohmann::json& element, size_t index, const Resolver& resolver) {
   const std::string where = fmt::format("steps[{}]", index);
-  const std::string shape = "a step is {\"VERB\": {OPTIONS}} with VERB one of: " + join(verb_names(), ", ");
+  const std::string shape = "a step is {\"VERB\": {OPTIONS}} with VERB one of: " + join(step_verb_names(), ", ");
   if (!element.is_object() || element.size() != 1)
     throw OptionError(where, fmt::format("expected an object with one verb, got {}{}", kind_of(element),
                                          element.is_object() ? fmt::format(" with {} keys", element.size()) : ""),
                       shape);
   const std::string verb_name = element.begin().key();
-  const VerbInfo* verb = find_verb(verb_name);
-  if (!verb) throw OptionError(where, unknown_name_message("step", verb_name, verb_names()), shape);
+  const VerbDescriptor* verb = find_step_verb(verb_name);
+  if (!verb) throw OptionError(where, unknown_name_message("step", verb_name, step_verb_names()), shape);
+  const RecipeStepShape& step_shape = *verb->recipe_step;
   Step step;
   step.index = int(index);
   step.verb = verb->name;
@@ -120,18 +123,19 @@ Step read_step(const nlohmann::json& element, size_t index, const Resolver& reso
   if (!step.options.is_object())
     throw OptionError(step.key_path(), fmt::format("expected an object of {} options, got {}", verb->name,
                                                    kind_of(step.options)));
-  for (const auto& key : verb->owned_keys)
+  for (const auto& key : step_shape.owned_keys)
     if (step.options.contains(key))
       throw OptionError(prefix + key, "is set by lite run",
                         "remove it: steps write to {work_dir}, and the final artifact goes to {output}");
-  std::string model_key = verb->model_key;
+  const std::string& model_key = step_shape.model_key;
   if (!model_key.empty() && (!step.options.contains(model_key) || step.options[model_key].is_null())) {
     const std::string latest = resolver.latest_artifact(index);
-    step.options[model_key] = verb->model_key_is_list ? nlohmann::json::array({latest}) : nlohmann::json(latest);
+    step.options[model_key] = step_shape.model_key_is_list ? nlohmann::json::array({latest}) : nlohmann::json(latest);
   }
-  if (step.verb == "distill" && !step.options.contains("teacher")) step.options["teacher"] = "@model";
-  resolve_paths(step.options, *verb, prefix, index, resolver);
-  step.makes_model = verb->makes_model(step.options);
+  for (const auto& [key, value] : step_shape.defaults)
+    if (!step.options.contains(key)) step.options[key] = value;
+  resolve_paths(step.options, step_shape, prefix, index, resolver);
+  step.makes_model = step_shape.makes_model(step.options);
   return step;
 }
 
@@ -188,7 +192,7 @@ void check_gates_can_be_measured(const Recipe& r) {
                       "measures the final model artifact, but no step writes one",
                       "add a quantize, prune or distill step");
   bool has_cache_sim = false;
-  for (const auto& s : r.steps) has_cache_sim |= s.verb == "cache-sim";
+  for (const auto& s : r.steps) has_cache_sim |= s.verb == cache::verb().name;
   if (g.any_cache_gate() && !has_cache_sim)
     throw OptionError(first_set({{"min_hit_ratio", bool(g.min_hit_ratio)}, {"max_cache_p99_ms", bool(g.max_cache_p99_ms)}}),
                       "reads the last cache-sim step, but the recipe has none", "add a cache-sim step");
@@ -221,7 +225,7 @@ void read_evaluate(Recipe& r, const nlohmann::json& evaluate, const Resolver& re
   if (!r.evaluate.contains("eval") && r.data.count("eval")) r.evaluate["eval"] = r.data["eval"].string();
   if (!r.evaluate.contains("labels") && r.data.count("eval_labels"))
     r.evaluate["labels"] = r.data["eval_labels"].string();
-  resolve_paths(r.evaluate, *find_verb("profile"), "evaluate.", r.steps.size(), resolver);
+  resolve_paths(r.evaluate, *profile::verb().recipe_step, "evaluate.", r.steps.size(), resolver);
 }
 
 }  // namespace
@@ -261,15 +265,15 @@ std::vector<fs::path> Recipe::input_files() const {
         value.get<std::string>() != "-")
       files.emplace_back(value.get<std::string>());
   };
-  auto add_all = [&](const nlohmann::json& options, const VerbInfo& verb) {
+  auto add_all = [&](const nlohmann::json& options, const RecipeStepShape& verb) {
     for (const auto& key : verb.path_keys)
       if (options.contains(key)) add(options[key]);
     for (const auto& key : verb.path_list_keys)
       if (options.contains(key) && options[key].is_array())
         for (const auto& v : options[key]) add(v);
   };
-  for (const auto& s : steps) add_all(s.options, *find_verb(s.verb));
-  add_all(evaluate, *find_verb("profile"));
+  for (const auto& s : steps) add_all(s.options, *find_step_verb(s.verb)->recipe_step);
+  add_all(evaluate, *profile::verb().recipe_step);
   return files;
 }
 

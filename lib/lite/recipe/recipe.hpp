@@ -33,7 +33,7 @@ inline constexpr int kSchemaVersion = 1;
 
 struct Step {
   int index = 0;
-  std::string verb;          // "quantize", "prune", "distill", "profile", "cache-sim"
+  std::string verb;          // a step verb's name (verbs.hpp, step_verb_names())
   nlohmann::json options;    // the verb's keys: paths absolute, "@model"/"@data.*" resolved, "@steps[I]..." kept
   bool makes_model = false;  // writes a model artifact later steps (and the final output) read
   std::string key_path() const { return "steps[" + std::to_string(index) + "]." + verb; }

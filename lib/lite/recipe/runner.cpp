@@ -35,9 +35,9 @@ std::string name_tag(const std::string& name) {
 }
 
 // Replaces "@steps[I]" / "@steps[I].report" in a step's path values by what `file` returns for each.
-nlohmann::json substitute(const nlohmann::json& options, const VerbInfo& verb,
-                          const std::function<std::string(const StepReference&)>& file) {
-  nlohmann::json out = options;
+nlohmann::json substitute(const Step& step, const std::function<std::string(const StepReference&)>& file) {
+  const RecipeStepShape& verb = *find_step_verb(step.verb)->recipe_step;
+  nlohmann::json out = step.options;
   auto replace = [&](nlohmann::json& value) {
     if (!value.is_string()) return;
     if (auto ref = parse_step_reference(value.get<std::string>())) value = file(*ref);
@@ -136,7 +136,7 @@ void check(const Recipe& recipe, const RunOptions& options) {
     c.artifact_path = step_file(out_folder, step, ".pt");
     c.command_line = options.command_line;
     c.check_only = true;
-    const nlohmann::json opts = substitute(step.options, *find_verb(step.verb), [&](const StepReference& ref) {
+    const nlohmann::json opts = substitute(step, [&](const StepReference& ref) {
       return ref.report ? step_reference(ref.step, true) : recipe.model.string();
     });
     step_runner(step.verb)(opts, c);
@@ -159,7 +159,7 @@ std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress&
     c.artifact_path = step_file(result.work_dir, step, ".pt");
     c.command_line = options.command_line;
     c.progress = &progress;
-    const nlohmann::json opts = substitute(step.options, *find_verb(step.verb), [&](const StepReference& ref) {
+    const nlohmann::json opts = substitute(step, [&](const StepReference& ref) {
       const StepRecord& made = result.steps.at(size_t(ref.step));
       return ref.report ? made.report_file : made.artifact;
     });

@@ -36,7 +36,7 @@ struct StepOutcome {
 };
 
 using StepRunner = StepOutcome (*)(const nlohmann::json& options, const StepContext& context);
-// The runner of a verb of the table in verbs.cpp.
+// The runner of a step verb (one with a recipe_step, lite/core/verb.hpp); InternalError for any other name.
 StepRunner step_runner(const std::string& verb);
 
 // Runs f(); an OptionError comes back under `prefix` ("steps[2].quantize."), its {key} references worded as

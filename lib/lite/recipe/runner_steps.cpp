@@ -1,17 +1,22 @@
 // How each verb runs as a recipe step: its options read by the verb's own from_json and validate() (errors under
 // the step's key path), lite run's own outputs set (the work folder), the verb's run(), and its report, gates
-// and artifact handed back. One function per verb, one table; the verbs' structure (path keys, model input) is
-// the torch-free table in verbs.cpp.
+// and artifact handed back. One runner per step verb, registered against its descriptor in one table; the verbs'
+// structure (path keys, model input) is in their descriptors (lite/<area>/verb.hpp, listed in verbs.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "lite/cache/options.hpp"
+#include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/distill/distill.hpp"
+#include "lite/distill/verb.hpp"
 #include "lite/profile/profile.hpp"
+#include "lite/profile/verb.hpp"
 #include "lite/prune/prune.hpp"
+#include "lite/prune/verb.hpp"
 #include "lite/quantize/quantize.hpp"
+#include "lite/quantize/verb.hpp"
 #include "lite/recipe/runner_internal.hpp"
 
 namespace lite::recipe::detail {
@@ -56,18 +61,6 @@ StepOutcome run_model_step(const nlohmann::json& j, const StepContext& c) {
   return out;
 }
 
-StepOutcome run_quantize(const nlohmann::json& j, const StepContext& c) {
-  return run_model_step<quantize::QuantizeOptions>(j, c);
-}
-
-StepOutcome run_prune(const nlohmann::json& j, const StepContext& c) {
-  return run_model_step<prune::PruneOptions>(j, c);
-}
-
-StepOutcome run_distill(const nlohmann::json& j, const StepContext& c) {
-  return run_model_step<distill::DistillOptions>(j, c);
-}
-
 StepOutcome run_cache_sim(const nlohmann::json& j, const StepContext& c) {
   auto o = read_options<cache::CacheSimOptions>(j, c.prefix);
   if (c.check_only) {
@@ -93,16 +86,19 @@ StepOutcome run_cache_sim(const nlohmann::json& j, const StepContext& c) {
 }
 
 struct StepRunnerEntry {
-  const char* verb;
+  const VerbDescriptor* verb;
   StepRunner run;
 };
 
+// One row per verb with a recipe_step (tests/unit/recipe/test_step_runners.cpp checks that none is missing).
 const std::vector<StepRunnerEntry>& step_runners() {
-  static const std::vector<StepRunnerEntry> table = {{"profile", run_profile},
-                                                     {"quantize", run_quantize},
-                                                     {"prune", run_prune},
-                                                     {"distill", run_distill},
-                                                     {"cache-sim", run_cache_sim}};
+  static const std::vector<StepRunnerEntry> table = {
+      {&profile::verb(), run_profile},
+      {&quantize::verb(), run_model_step<quantize::QuantizeOptions>},
+      {&prune::verb(), run_model_step<prune::PruneOptions>},
+      {&distill::verb(), run_model_step<distill::DistillOptions>},
+      {&cache::verb(), run_cache_sim},
+  };
   return table;
 }
 
@@ -110,7 +106,7 @@ const std::vector<StepRunnerEntry>& step_runners() {
 
 StepRunner step_runner(const std::string& verb) {
   for (const auto& e : step_runners())
-    if (verb == e.verb) return e.run;
+    if (verb == e.verb->name) return e.run;
   throw InternalError(fmt::format("lite run has no runner for the step '{}'", verb));
 }
 

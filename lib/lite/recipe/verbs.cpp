@@ -1,46 +1,49 @@
-// The verb table of recipe steps (see verbs.hpp). A verb added to lite run is one row here plus one row in
-// runner_steps.cpp.
+// The list of every verb (see verbs.hpp). A verb added to lite is one line here; its descriptor lives in its own
+// folder, its CLI setup in apps/lite/setups_*.cpp and, when a recipe may hold it, its step runner in
+// runner_steps.cpp (docs/architecture.md, "Adding a verb").
 #include "lite/recipe/verbs.hpp"
 
-namespace lite::recipe {
+#include "lite/cache/verb.hpp"
+#include "lite/distill/verb.hpp"
+#include "lite/profile/verb.hpp"
+#include "lite/prune/verb.hpp"
+#include "lite/quantize/verb.hpp"
+#include "lite/recipe/verb.hpp"
 
-namespace {
+namespace lite {
 
-bool flag_set(const nlohmann::json& options, const char* key) {
-  auto it = options.find(key);
-  return it != options.end() && it->is_boolean() && it->get<bool>();
-}
-
-bool quantize_makes_model(const nlohmann::json& o) { return !flag_set(o, "dry_run"); }
-bool prune_makes_model(const nlohmann::json& o) { return !flag_set(o, "dry_run") && !flag_set(o, "sensitivity"); }
-bool always(const nlohmann::json&) { return true; }
-bool never(const nlohmann::json&) { return false; }
-
-}  // namespace
-
-const std::vector<VerbInfo>& verbs() {
-  static const std::vector<VerbInfo> table = {
-      {"profile", "models", true, {"eval", "labels"}, {"models", "input_files"}, {"trace"}, never},
-      {"quantize", "model", false, {"model", "calib", "calib_stats", "eval", "labels"}, {}, {"output"},
-       quantize_makes_model},
-      {"prune", "model", false, {"model", "data", "eval", "labels"}, {}, {"output"}, prune_makes_model},
-      // The student defaults to the latest artifact (e.g. the pruned model) and the teacher to the recipe's model.
-      {"distill", "student", false, {"teacher", "student", "data", "labels", "eval", "eval_labels"}, {},
-       {"output", "checkpoint_dir", "resume"}, always},
-      {"cache-sim", "", false, {"trace", "temp_dir", "results_dir"}, {"miss_latency_from"}, {"plot"}, never},
+const std::vector<const VerbDescriptor*>& verbs() {
+  static const std::vector<const VerbDescriptor*> list = {
+      &profile::verb(), &quantize::verb(), &prune::verb(), &distill::verb(), &cache::verb(), &recipe::verb(),
   };
-  return table;
+  return list;
 }
 
-const VerbInfo* find_verb(const std::string& name) {
-  for (const auto& v : verbs())
-    if (name == v.name) return &v;
+const VerbDescriptor* find_verb(std::string_view name) {
+  for (const VerbDescriptor* v : verbs())
+    if (name == v->name) return v;
   return nullptr;
 }
 
-std::vector<std::string> verb_names() {
+}  // namespace lite
+
+namespace lite::recipe {
+
+std::vector<const VerbDescriptor*> step_verbs() {
+  std::vector<const VerbDescriptor*> steps;
+  for (const VerbDescriptor* v : verbs())
+    if (v->recipe_step) steps.push_back(v);
+  return steps;
+}
+
+const VerbDescriptor* find_step_verb(std::string_view name) {
+  const VerbDescriptor* v = find_verb(name);
+  return v && v->recipe_step ? v : nullptr;
+}
+
+std::vector<std::string> step_verb_names() {
   std::vector<std::string> names;
-  for (const auto& v : verbs()) names.push_back(v.name);
+  for (const VerbDescriptor* v : step_verbs()) names.push_back(v->name);
   return names;
 }
 

@@ -1,29 +1,29 @@
 #pragma once
-// The steps a recipe may hold, one row per verb: which of its option keys name input files (resolved against
-// the recipe's folder, or references to earlier steps), which key is its model input (defaulting to the latest
-// artifact), and which keys lite run sets itself (outputs go to the work folder). Torch-free, so the recipe's
-// structure is checked without LibTorch. The runner's table (runner_steps.cpp) adds how each verb runs.
+// Every verb of lite, the one list: the CLI's subcommand table (`lite --help`, dispatch between `lite` and
+// lite-torch), the steps a recipe may hold and lite run's step dispatch are all read from it. Each entry is the
+// verb's own descriptor (lite/core/verb.hpp, defined in lib/lite/<area>/verb.hpp). Torch-free (target lite::verbs),
+// so the torch-free `lite` and the recipe parser use it without LibTorch. Adding a verb is one line in verbs.cpp.
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "lite/core/verb.hpp"
+
+namespace lite {
+
+// Every verb, in the order `lite --help` lists them.
+const std::vector<const VerbDescriptor*>& verbs();
+// nullptr for an unknown name.
+const VerbDescriptor* find_verb(std::string_view name);
+
+}  // namespace lite
 
 namespace lite::recipe {
 
-struct VerbInfo {
-  const char* name;
-  const char* model_key;                  // the model input ("" for none); a list for profile's "models"
-  bool model_key_is_list;
-  std::vector<std::string> path_keys;     // string values that name input files
-  std::vector<std::string> path_list_keys;  // arrays of such strings
-  std::vector<std::string> owned_keys;    // set by lite run; a recipe may not set them
-  // Whether a step with these options writes a model artifact.
-  bool (*makes_model)(const nlohmann::json& options);
-};
-
-const std::vector<VerbInfo>& verbs();
-// nullptr for an unknown verb.
-const VerbInfo* find_verb(const std::string& name);
-std::vector<std::string> verb_names();
+// The verbs a recipe step may name (those with a recipe_step: every verb but run), in the same order.
+std::vector<const VerbDescriptor*> step_verbs();
+// nullptr for a name that is not a step verb.
+const VerbDescriptor* find_step_verb(std::string_view name);
+std::vector<std::string> step_verb_names();
 
 }  // namespace lite::recipe
