@@ -25,6 +25,14 @@ def lite_json(*args):
     return r.returncode, doc, r.stderr
 
 
+def assert_pruned(test, code, doc, err):
+    """Exit 0, or 1 with only the agreement gate failed: pruning without recovery may lose more top-1 agreement
+    than --agreement-floor allows (tests of the structure, not the quality, accept that); the artifact is written
+    either way."""
+    test.assertIn(code, (0, 1), err)
+    test.assertEqual(doc["result"]["gates"]["failed"], ["agreement"] if code == 1 else [], err)
+
+
 def load(path):
     extra = {"lite.json": ""}
     m = torch.jit.load(str(path), _extra_files=extra)
@@ -66,7 +74,7 @@ class PruneCNN(LiteTestCase):
     def test_half_the_channels_of_the_cnn(self):
         out = self.tmp / "half.pt"
         code, doc, err = lite_json(MODEL, "--ratio", "0.5", "-o", out, "--eval", EVAL, *FAST)
-        self.assertEqual(code, 0, err)
+        assert_pruned(self, code, doc, err)
         r = doc["result"]
         module, info = load(out)
         self.assertEqual(parameters(module), r["planned_parameters"])
@@ -137,13 +145,37 @@ class PruneCNN(LiteTestCase):
         for g in groups:
             self.assertGreaterEqual(g["kept"], 0.2 * g["channels"])
 
+    def test_agreement_floor_gates_a_collapse_unless_a_tolerance_is_given(self):
+        """Issue 24, item 8: pruning 90% of the channels without recovery collapses top-1 agreement; without
+        --tolerance that is exit 1 (gate agreement) with a finding, the artifact still written; --agreement-floor
+        100 lets it pass, and --tolerance replaces the floor by its own gate."""
+        out = self.tmp / "collapse.pt"
+        code, doc, err = lite_json(MODEL, "--ratio", "0.9", "--eval", EVAL, "-o", out, *FAST)
+        self.assertEqual(code, 1, err)
+        r = doc["result"]
+        self.assertEqual(r["gates"]["failed"], ["agreement"])
+        self.assertEqual(r["agreement_floor_points"], 5.0)
+        self.assertLess(r["quality"]["agreement"]["top1_agreement"], 0.95)
+        self.assertTrue(any("agreement_floor" in f["threshold"] or "agreement-floor" in f["threshold"]
+                            for f in doc["findings"]), doc["findings"])
+        self.assertTrue(out.exists(), "a failed gate still writes the artifact")
+        text = run_lite("prune", MODEL, "--ratio", "0.9", "--eval", EVAL, "-o", self.tmp / "t.pt", *FAST)
+        self.assertEqual(text.returncode, 1, text.stderr)
+        self.assertIn("points lost", text.stdout)
+        self.assertIn("--agreement-floor", text.stdout)
+        code, doc, err = lite_json(MODEL, "--ratio", "0.9", "--eval", EVAL, "-o", out, "--agreement-floor", "100",
+                                   *FAST)
+        self.assertEqual((code, doc["result"]["gates"]["failed"]), (0, []), err)
+        code, doc, err = lite_json(MODEL, "--ratio", "0.9", "--eval", EVAL, "-o", out, "--tolerance", "100", *FAST)
+        self.assertEqual((code, doc["result"]["gates"]["failed"]), (0, []), err)
+
     def test_every_criterion_builds_a_loadable_model(self):
         for criterion in ("l1", "l2", "bn-scale", "taylor"):
             with self.subTest(criterion=criterion):
                 out = self.tmp / f"{criterion}.pt"
                 code, doc, err = lite_json(MODEL, "--ratio", "0.3", "--criterion", criterion, "--data", EVAL,
                                            "-o", out, *FAST)
-                self.assertEqual(code, 0, err)
+                assert_pruned(self, code, doc, err)
                 module, info = load(out)
                 self.assertEqual(info["details"]["criterion"], criterion)
                 self.assertEqual(parameters(module), doc["result"]["planned_parameters"])
@@ -298,7 +330,7 @@ class PruneArchitectures(LiteTestCase):
         out = self.tmp / f"{name}.pruned.pt"
         code, doc, err = lite_json(self.dir / f"{name}.pt", "--ratio", "0.5", "--input", "1x3x64x64", "-o", out,
                                    *FAST, *args)
-        self.assertEqual(code, 0, err)
+        assert_pruned(self, code, doc, err)
         module, info = load(out)
         self.assertEqual(parameters(module), doc["result"]["planned_parameters"])
         for size in (64, 96):
@@ -340,7 +372,7 @@ class PruneFrozenBaseline(LiteTestCase):
         model = self.tmp / "net.pt"
         torch.jit.script(hardswish_net(activation)).save(str(model))
         code, doc, err = lite_json(model, "--ratio", "0.25", "--input", "1x3x8x8", "-o", self.tmp / "p.pt", *FAST)
-        self.assertEqual(code, 0, err)
+        assert_pruned(self, code, doc, err)
         return doc["result"]["notes"]
 
     def test_a_miscompiled_baseline_falls_back_to_freezing_alone_and_says_so(self):
