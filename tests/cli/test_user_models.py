@@ -1,0 +1,185 @@
+"""The models users bring (issue 24): recurrent nets, a transformer encoder, a CNN whose flatten->Linear fixes its
+input size, a 1-D keyword spotter and a U-Net block with a transposed convolution, each saved scripted and traced
+by /usr/bin/python3. Without --input, lite guesses a shape that runs (solved from the Linear's feature count, or
+read from the recurrent layer); a quantization mode that breaks the model is dropped with its reason, never
+blamed on the input; prune never reports an internal error for a shape it guessed."""
+import json
+import subprocess
+import unittest
+
+from litetest import PYTHON, LiteTestCase, run_lite
+
+FIXTURES = r'''
+import torch, torch.nn as nn
+torch.manual_seed(0)
+class LSTMClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.rnn = nn.LSTM(16, 24, batch_first=True)
+        self.head = nn.Linear(24, 4)
+    def forward(self, ids):
+        out, _ = self.rnn(self.emb(ids))
+        return self.head(out[:, -1])
+class GRUClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(20, 24, num_layers=2, batch_first=True)
+        self.head = nn.Linear(24, 3)
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+class Small28(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                      nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+    def forward(self, x): return self.classifier(self.features(x))
+class Spotter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv1d(40, 16, 5, stride=2), nn.ReLU(), nn.Conv1d(16, 16, 3), nn.ReLU(),
+                                 nn.Flatten(), nn.Linear(16 * 47, 12))
+    def forward(self, x): return self.net(x)
+class NoSizeFits(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.fc = nn.Linear(4 * 26, 2)  # 26 values per channel: (s - 2) ** 2 == 26 has no solution
+    def forward(self, x): return self.fc(torch.flatten(self.conv(x), 1))
+class UNetBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(8, 3, 2, stride=2)
+    def forward(self, x): return self.up(torch.relu(self.down(x))) + x
+for name, model, x in (("lstm", LSTMClassifier(), torch.randint(0, 100, (2, 12))),
+                       ("gru", GRUClassifier(), torch.randn(2, 10, 20)),
+                       ("small28", Small28(), torch.randn(2, 1, 28, 28)),
+                       ("spotter", Spotter(), torch.randn(2, 40, 101)),
+                       ("nosize", NoSizeFits(), None),
+                       ("unet", UNetBlock(), torch.randn(2, 3, 32, 32))):
+    model.eval()
+    torch.jit.script(model).save(name + "_script.pt")
+    if x is not None:
+        torch.jit.trace(model, x, check_trace=False).save(name + "_trace.pt")
+        torch.save({"x": x.repeat(8, *([1] * (x.dim() - 1)))}, name + "_calib.pt")
+'''
+
+FAST = ["--warmup", "1", "--iterations", "3", "--batch", "1"]
+# What each fixture's guessed input must be, and the words of the note that says how it was found.
+GUESSES = {"lstm": ([1, 128], "int64", "Embedding"), "gru": ([1, 32, 20], "float32", "GRU with 20 input features"),
+           "small28": ([1, 1, 28, 28], "float32", "sized 28x28 by"),
+           "spotter": ([1, 40, 101], "float32", "by"),  # any length whose features give the Linear's 752
+           }
+
+
+class UserModels(LiteTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        import pathlib
+        import tempfile
+        cls.fixtures_dir = tempfile.TemporaryDirectory(prefix="lite_user_models_")
+        cls.dir = pathlib.Path(cls.fixtures_dir.name)
+        (cls.dir / "make.py").write_text(FIXTURES)
+        subprocess.run([PYTHON, "make.py"], cwd=cls.dir, check=True, capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fixtures_dir.cleanup()
+        super().tearDownClass()
+
+    def json_run(self, *args, codes=(0, 1)):
+        r = run_lite(*args, "--json")
+        self.assertIn(r.returncode, codes, r.stderr)
+        doc = json.loads(r.stdout)
+        doc["exit_code"] = r.returncode
+        return doc
+
+    def reloads_in_python(self, artifact, calib):
+        check = ("import torch\n"
+                 f"m = torch.jit.load({str(artifact)!r})\n"
+                 f"x = torch.load({str(calib)!r})['x'][:2]\n"
+                 "print(tuple(m(x).shape))\n")
+        r = subprocess.run([PYTHON, "-c", check], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.strip()
+
+    def test_profile_guesses_a_shape_that_runs(self):
+        for name, (shape, dtype, words) in GUESSES.items():
+            for kind in ("script", "trace"):
+                with self.subTest(name=name, kind=kind):
+                    doc = self.json_run("profile", self.dir / f"{name}_{kind}.pt", *FAST, codes=(0,))
+                    spec = doc["result"]["inputs"][0]
+                    if name == "spotter":  # (L - 5) // 2 + 1 - 2 = 47 holds for 101 and 102
+                        self.assertIn(spec["shape"][2], (101, 102))
+                        self.assertEqual(spec["shape"][:2], [1, 40])
+                    else:
+                        self.assertEqual(spec["shape"], shape)
+                    self.assertEqual(spec["dtype"], dtype)
+                    self.assertTrue(any(words in n for n in doc["result"]["notes"]), doc["result"]["notes"])
+
+    def test_no_size_fits_is_one_line_naming_the_shape_for_every_verb(self):
+        model = self.dir / "nosize_script.pt"
+        for verb in (["profile", model], ["quantize", model, "--mode", "fp16", "-o", self.tmp / "out.pt"],
+                     ["prune", model, "--ratio", "0.3", "-o", self.tmp / "out.pt"]):
+            with self.subTest(verb=verb[0]):
+                r = run_lite(*verb)
+                self.assertEqual(r.returncode, 2, r.stderr)  # never 3: the shape was lite's guess
+                lines = r.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertRegex(lines[0], r"forward failed on input \d+x3x224x224")
+                self.assertIn("--input", lines[0])
+                self.assertFalse((self.tmp / "out.pt").exists())
+
+    def test_prune_runs_on_a_guessed_shape(self):
+        for name in ("small28", "spotter"):
+            with self.subTest(name):
+                out = self.tmp / f"{name}.pruned.pt"
+                doc = self.json_run("prune", self.dir / f"{name}_trace.pt", "--ratio", "0.3", "-o", out, *FAST)
+                self.assertEqual(doc["result"]["gates"]["failed"], [] if doc["exit_code"] == 0 else ["agreement"])
+                self.assertEqual(self.reloads_in_python(out, self.dir / f"{name}_calib.pt"),
+                                 "(2, 10)" if name == "small28" else "(2, 12)")
+
+    def test_a_failing_mode_is_dropped_with_its_reason_not_blamed_on_the_input(self):
+        # bf16 breaks recurrent layers (float32 hidden state against bfloat16 weights): auto keeps going.
+        for name, classes in (("lstm", 4), ("gru", 3)):
+            with self.subTest(name):
+                out = self.tmp / f"{name}.q.pt"
+                doc = self.json_run("quantize", self.dir / f"{name}_script.pt", "-o", out, *FAST)
+                problems = {c["mode"]: c["problem"] for c in doc["result"]["candidates"]}
+                self.assertIn("builds a model that fails where the float model runs", problems["bf16"])
+                self.assertNotIn("pass --input", problems["bf16"])
+                self.assertEqual(self.reloads_in_python(out, self.dir / f"{name}_calib.pt"), f"(2, {classes})")
+        # the same mode asked for explicitly: exit 2, one line that blames the mode, not the input
+        r = run_lite("quantize", self.dir / "lstm_script.pt", "--mode", "bf16", "-o", self.tmp / "bf16.pt", *FAST)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("bf16 quantization builds a model that fails where the float model runs", r.stderr)
+        self.assertNotIn("pass --input", r.stderr)
+        self.assertFalse((self.tmp / "bf16.pt").exists())
+
+    def test_static_int8_of_a_transposed_convolution_uses_per_tensor_weights(self):
+        for kind in ("script", "trace"):
+            with self.subTest(kind):
+                out = self.tmp / f"unet_{kind}.q.pt"
+                calib = self.dir / "unet_calib.pt"
+                doc = self.json_run("quantize", self.dir / f"unet_{kind}.pt", "--mode", "static", "--calib", calib,
+                                    "-o", out, *FAST)
+                extra = {"lite.json": ""}
+                check = ("import torch, json\n"
+                         f"extra = {{'lite.json': ''}}\n"
+                         f"m = torch.jit.load({str(out)!r}, _extra_files=extra)\n"
+                         "info = json.loads(extra['lite.json'])\n"
+                         "print(info['details']['scheme']['per_tensor_weights'])\n"
+                         "g = str(m.graph) + ''.join(str(s.graph) for s in m.modules() if hasattr(s, 'graph'))\n"
+                         "print('quantized::conv_transpose2d' in str(m.inlined_graph))\n")
+                r = subprocess.run([PYTHON, "-c", check], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout.split("\n")[:2], ["['up']", "True"], doc["result"]["notes"])
+                self.assertEqual(self.reloads_in_python(out, calib), "(2, 3, 32, 32)")
+
+
+if __name__ == "__main__":
+    unittest.main()
