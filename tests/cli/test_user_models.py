@@ -48,6 +48,17 @@ class NoSizeFits(nn.Module):
         self.conv = nn.Conv2d(3, 4, 3)
         self.fc = nn.Linear(4 * 26, 2)  # 26 values per channel: (s - 2) ** 2 == 26 has no solution
     def forward(self, x): return self.fc(torch.flatten(self.conv(x), 1))
+class ExactHead(nn.Module):  # most bytes in an Embedding; a head whose integer weights int8 holds exactly
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(4000, 64)
+        self.head = nn.Linear(64, 4)
+        with torch.no_grad():
+            w = torch.randint(-127, 128, (4, 64)).float()
+            w[:, 0] = 127
+            self.head.weight.copy_(w)
+            self.head.bias.zero_()
+    def forward(self, ids): return self.head(self.emb(ids).mean(1))
 class UNetBlock(nn.Module):
     def __init__(self):
         super().__init__()
@@ -58,7 +69,7 @@ for name, model, x in (("lstm", LSTMClassifier(), torch.randint(0, 100, (2, 12))
                        ("gru", GRUClassifier(), torch.randn(2, 10, 20)),
                        ("small28", Small28(), torch.randn(2, 1, 28, 28)),
                        ("spotter", Spotter(), torch.randn(2, 40, 101)),
-                       ("nosize", NoSizeFits(), None),
+                       ("nosize", NoSizeFits(), None), ("exact", ExactHead(), None),
                        ("unet", UNetBlock(), torch.randn(2, 3, 32, 32))):
     model.eval()
     torch.jit.script(model).save(name + "_script.pt")
@@ -159,6 +170,19 @@ class UserModels(LiteTestCase):
         self.assertIn("bf16 quantization builds a model that fails where the float model runs", r.stderr)
         self.assertNotIn("pass --input", r.stderr)
         self.assertFalse((self.tmp / "bf16.pt").exists())
+
+    def test_a_mode_that_changes_nothing_material_fails_the_effect_gate(self):
+        """Issue 24, item 3: an explicit mode whose file keeps >= 95% of its size and whose outputs are
+        bit-identical to float bought nothing: exit 1, gate "effect", a finding; the artifact is still written."""
+        out = self.tmp / "exact.q.pt"
+        doc = self.json_run("quantize", self.dir / "exact_script.pt", "--mode", "weight-int8", "-o", out, *FAST)
+        self.assertEqual(doc["exit_code"], 1)
+        self.assertIn("effect", doc["result"]["gates"]["failed"])
+        self.assertTrue(any("changed nothing material" in f["what"] for f in doc["findings"]), doc["findings"])
+        self.assertTrue(out.exists())
+        # a mode that does change the outputs passes that gate
+        doc = self.json_run("quantize", self.dir / "exact_script.pt", "--mode", "bf16", "-o", out, *FAST)
+        self.assertNotIn("effect", doc["result"]["gates"]["failed"])
 
     def test_static_int8_of_a_transposed_convolution_uses_per_tensor_weights(self):
         for kind in ("script", "trace"):

@@ -633,6 +633,28 @@ void check_agreement_floor(const Candidate& chosen, const ModeEntry& requested, 
        "{mode} (auto, fp16, bf16), or raise {agreement_floor}"});
 }
 
+// An explicit mode that changed nothing that matters (the file kept >= 95% of its size and the outputs are
+// bit-identical to float) bought nothing: a fused fast path (nn.TransformerEncoderLayer's, nn.MultiheadAttention's)
+// may still read the float weights. The "effect" gate fails, with a finding.
+void check_material_effect(const Candidate& chosen, const ModeEntry& requested, uint64_t source_bytes,
+                           QuantizeResult& r) {
+  if (!requested.scheme) return;
+  const auto& agreement = chosen.quality.agreement;
+  const bool identical = chosen.evaluated && agreement.samples > 0 && agreement.max_abs_error == 0;
+  const double size_ratio = source_bytes ? double(chosen.file_bytes) / double(source_bytes) : 1.0;
+  if (!identical || size_ratio < 0.95) return;
+  r.gates.fail("effect");
+  r.findings.push_back(
+      {"warning",
+       fmt::format("{} mode changed nothing material: the file is {:.2f}x the input and the outputs are bit-identical "
+                   "to the float model's on {}",
+                   r.mode, size_ratio, chosen.quality.data),
+       "a smaller file or a changed output",
+       "most weights sit where this mode does not reach (the layer table lists what it quantized; Embedding, LSTM "
+       "and GRU weights stay float) or run through a fused path that reads the float weights "
+       "(nn.TransformerEncoderLayer, nn.MultiheadAttention): try another {mode}"});
+}
+
 // Picks the candidate (choice.cpp), writes its artifact (and the calibration sidecar) after the last
 // interruption point; returns the chosen candidate.
 const Candidate& write_chosen(Context& c, QuantizeResult& r, const std::map<std::string, Built>& built,
@@ -778,6 +800,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   if (!r.tolerance_met) r.gates.fail("tolerance");
   if (r.slower && !o.allow_slower) r.gates.fail("speed");
   check_agreement_floor(chosen, requested, o, r);
+  check_material_effect(chosen, requested, c.source.file_bytes, r);
   r.notes.insert(r.notes.end(), c.notes.begin(), c.notes.end());
   r.time = c.time;
   r.wall_s = seconds_since(start);
