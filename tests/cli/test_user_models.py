@@ -164,6 +164,16 @@ class UserModels(LiteTestCase):
                 self.assertIn("builds a model that fails where the float model runs", problems["bf16"])
                 self.assertNotIn("pass --input", problems["bf16"])
                 self.assertEqual(self.reloads_in_python(out, self.dir / f"{name}_calib.pt"), f"(2, {classes})")
+        # the recurrent and embedding layers are listed (float, with the reason), not missing from the plan
+        layers = {l["name"]: l for l in doc["result"]["float_only_layers"]}
+        self.assertEqual(sorted(layers), ["rnn"])
+        self.assertEqual((layers["rnn"]["kind"], layers["rnn"]["weight_shape"]), ("GRU", [72, 20]))
+        self.assertIn("recurrent weights stay float", layers["rnn"]["reason"])
+        text = run_lite("quantize", self.dir / "lstm_trace.pt", "--mode", "fp16", "-o", self.tmp / "t.pt", *FAST)
+        self.assertIn(text.returncode, (0, 1), text.stderr)
+        self.assertRegex(text.stdout, r"\nemb +Embedding +100x16 +float ")
+        self.assertRegex(text.stdout, r"\nrnn +LSTM +96x16 +float ")
+        self.assertIn("1 of 3 layers quantized", text.stdout)
         # the same mode asked for explicitly: exit 2, one line that blames the mode, not the input
         r = run_lite("quantize", self.dir / "lstm_script.pt", "--mode", "bf16", "-o", self.tmp / "bf16.pt", *FAST)
         self.assertEqual(r.returncode, 2, r.stderr)

@@ -128,6 +128,74 @@ std::vector<LayerInfo> find_layers(const torch::jit::Module& module) {
   return layers;
 }
 
+namespace {
+
+const char* float_only_kind(const std::string& op) {
+  if (op == "aten::embedding" || op == "aten::embedding_bag") return "Embedding";
+  if (op == "aten::lstm") return "LSTM";
+  if (op == "aten::gru") return "GRU";
+  if (op == "aten::rnn_tanh" || op == "aten::rnn_relu") return "RNN";
+  return nullptr;
+}
+
+// The tensors a value holds, read from the module: a tensor attribute, a list attribute (scripted nn.LSTM's
+// _flat_weights) or a prim::ListConstruct of attributes (traced); with the owning module's path.
+std::vector<torch::Tensor> weights_of(torch::jit::Value* v, torch::jit::Value* self, const torch::jit::Module& module,
+                                      std::string& owner) {
+  std::vector<torch::jit::Value*> values{v};
+  if (v->node()->kind() == c10::prim::ListConstruct) values.assign(v->node()->inputs().begin(), v->node()->inputs().end());
+  std::vector<torch::Tensor> out;
+  for (auto* value : values) {
+    auto path = attribute_path(value, self);
+    if (!path) continue;
+    c10::IValue cur = module._ivalue();
+    for (const auto& name : *path) {
+      if (!cur.isObject() || !cur.toObject()->type()->hasAttribute(name)) return {};
+      cur = cur.toObject()->getAttr(name);
+    }
+    if (owner.empty() && path->size() > 1)
+      owner = join(std::vector<std::string>(path->begin(), path->end() - 1), ".");
+    if (cur.isTensor()) out.push_back(cur.toTensor());
+    if (cur.isList())
+      for (const auto& e : cur.toListRef())
+        if (e.isTensor()) out.push_back(e.toTensor());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& module) {
+  auto graph = module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  torch::jit::Value* self = graph->inputs().at(0);
+  std::vector<FloatOnlyLayer> out;
+  std::vector<torch::jit::Block*> blocks{graph->block()};
+  while (!blocks.empty()) {
+    torch::jit::Block* block = blocks.back();
+    blocks.pop_back();
+    for (auto* n : block->nodes()) {
+      for (auto* b : n->blocks()) blocks.push_back(b);
+      const char* kind = float_only_kind(n->kind().toQualString());
+      if (!kind || n->inputs().size() < 3) continue;
+      const bool embedding = std::string(kind) == "Embedding";
+      FloatOnlyLayer l;
+      l.kind = kind;
+      const auto weights = weights_of(n->input(embedding ? 0 : 2), self, module, l.name);
+      if (weights.empty() || !weights[0].is_floating_point() || l.name.empty()) continue;
+      if (std::any_of(out.begin(), out.end(), [&](const FloatOnlyLayer& o) { return o.name == l.name; })) continue;
+      l.weight_shape = weights[0].sizes().vec();
+      for (const auto& w : weights) l.bytes += uint64_t(w.numel()) * uint64_t(w.element_size());
+      l.reason = embedding ? "embedding tables stay float: lite quantizes convolutions and linears (bf16 converts "
+                             "them with the whole graph)"
+                           : "recurrent weights stay float: libtorch 1.13 quantizes LSTM/GRU only as eager-mode "
+                             "modules (bf16 converts them with the whole graph)";
+      out.push_back(std::move(l));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> transposed_conv_modules(const torch::jit::Module& module) {
   auto graph = module.get_method("forward").graph()->copy();
   torch::jit::Inline(*graph);

@@ -21,6 +21,14 @@ void to_json(nlohmann::json& j, const LayerInfo& l) {
       {"name", l.name}, {"kind", l.kind}, {"op", l.op}, {"weight_shape", l.weight_shape}, {"bias", l.bias}};
 }
 
+void to_json(nlohmann::json& j, const FloatOnlyLayer& l) {
+  j = nlohmann::json{{"name", l.name},
+                     {"kind", l.kind},
+                     {"weight_shape", l.weight_shape},
+                     {"bytes", l.bytes},
+                     {"reason", l.reason}};
+}
+
 const std::vector<ModeEntry>& modes() {
   static const std::vector<ModeEntry> table = {
       {"auto", "int8",

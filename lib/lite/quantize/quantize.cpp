@@ -716,6 +716,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   r.model = source.path.string();
   r.model_bytes = source.file_bytes;
   r.layers = find_layers(source.module);
+  r.float_only_layers = find_float_only_layers(source.module);
   if (r.layers.empty())
     throw InputError(source.path.string(), "has no quantizable layers (no convolution or linear layer in forward)",
                      "lite quantize works on models with Conv1d/2d/3d or Linear layers");

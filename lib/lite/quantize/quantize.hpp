@@ -94,6 +94,7 @@ struct QuantizeResult {
   int threads = 0;
   bool dry_run = false;
   std::vector<LayerInfo> layers;
+  std::vector<FloatOnlyLayer> float_only_layers;  // Embedding, LSTM, GRU: listed, not quantized
   std::vector<Plan> plans;            // dry-run: the plan of each mode considered
   std::vector<Candidate> candidates;  // every mode tried (one unless auto)
   std::optional<CalibrationInfo> calibration;

@@ -29,6 +29,8 @@ const std::map<std::string, std::string>& layer_ops();
 // module (a module called twice, or from both branches of an `if`, is listed once). Layers whose
 // weight is computed rather than read from an attribute are not listed (no scheme can quantize them).
 std::vector<LayerInfo> find_layers(const torch::jit::Module& module);
+// The Embedding, LSTM, GRU and RNN layers of forward (find_layers lists none of them), with their weight bytes.
+std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& module);
 // The weight tensor of each layer find_layers lists, by layer name: the module's own tensor, not a copy
 // (freezing keeps it, so a frozen graph's constants can be matched to layers by identity).
 std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module);

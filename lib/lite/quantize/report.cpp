@@ -61,6 +61,7 @@ void to_json(nlohmann::json& j, const QuantizeResult& r) {
                      {"threads", r.threads},
                      {"dry_run", r.dry_run},
                      {"layers", r.layers},
+                     {"float_only_layers", r.float_only_layers},
                      {"plans", r.plans},
                      {"candidates", r.candidates},
                      {"calibration", r.calibration ? nlohmann::json(*r.calibration) : nlohmann::json(nullptr)},
@@ -98,7 +99,8 @@ const Candidate* chosen_of(const QuantizeResult& r) {
   return nullptr;
 }
 
-report::Table layer_table(const Plan& p, const std::string& title) {
+// The plan's layers, then the layers no mode but bf16 reaches (their bytes count in the totals, unchanged).
+report::Table layer_table(const Plan& p, const std::vector<FloatOnlyLayer>& float_only, const std::string& title) {
   report::Table t;
   t.title = title;
   t.columns = {"layer", "kind", "weight", "scheme", "note", "bytes before", "bytes after"};
@@ -106,10 +108,20 @@ report::Table layer_table(const Plan& p, const std::string& title) {
   for (const auto& l : p.layers)
     t.rows.push_back({l.layer.name, l.layer.kind, shape_text(l.layer.weight_shape), l.scheme, l.reason,
                       format_bytes(double(l.bytes_before)), format_bytes(double(l.bytes_after))});
-  t.rows.push_back({"total", "", "", fmt::format("{} of {} layers quantized", p.quantized_layers(), p.layers.size()),
+  uint64_t float_only_bytes = 0;
+  for (const auto& l : float_only) {
+    const bool bf16 = p.mode == "bf16";
+    t.rows.push_back({l.name, l.kind, shape_text(l.weight_shape), bf16 ? "bfloat16 (whole graph)" : "float",
+                      bf16 ? "" : l.reason, format_bytes(double(l.bytes)), format_bytes(double(bf16 ? l.bytes / 2 : l.bytes))});
+    float_only_bytes += l.bytes;
+  }
+  const uint64_t after = p.mode == "bf16" ? float_only_bytes / 2 : float_only_bytes;
+  t.rows.push_back({"total", "",
+                    "", fmt::format("{} of {} layers quantized", p.quantized_layers(), p.layers.size() + float_only.size()),
                     fmt::format("expected file {} -> {}", format_bytes(double(p.file_bytes_before)),
                                 format_bytes(double(p.expected_file_bytes))),
-                    format_bytes(double(p.weight_bytes_before)), format_bytes(double(p.weight_bytes_after))});
+                    format_bytes(double(p.weight_bytes_before + float_only_bytes)),
+                    format_bytes(double(p.weight_bytes_after + after))});
   return t;
 }
 
@@ -290,7 +302,8 @@ report::Report to_report(const QuantizeResult& r) {
 
   if (r.dry_run) {
     for (const auto& p : r.plans)
-      rep.tables.push_back(layer_table(p, fmt::format("plan: {} ({} engine), {}", p.mode, p.engine, r.model)));
+      rep.tables.push_back(
+          layer_table(p, r.float_only_layers, fmt::format("plan: {} ({} engine), {}", p.mode, p.engine, r.model)));
     for (const auto& c : r.candidates)
       if (!c.problem.empty()) rep.notes.push_back(fmt::format("{}: not tried ({})", c.mode, c.problem));
     rep.notes.push_back("dry run: nothing was calibrated, measured or written");
@@ -300,7 +313,7 @@ report::Report to_report(const QuantizeResult& r) {
   if (chosen) rep.tables.push_back(summary_table(r, *chosen));
   if (r.candidates.size() > 1) rep.tables.push_back(candidates_table(r));
   if (chosen) {
-    rep.tables.push_back(layer_table(chosen->plan, fmt::format("layers ({})", r.mode)));
+    rep.tables.push_back(layer_table(chosen->plan, r.float_only_layers, fmt::format("layers ({})", r.mode)));
     if (chosen->search) rep.tables.push_back(search_table(*chosen->search));
   }
   if (!r.time.empty()) rep.tables.push_back(time_table(r));

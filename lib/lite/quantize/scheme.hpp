@@ -12,6 +12,17 @@
 
 namespace lite::quantize {
 
+// A layer whose weights every mode but bf16 leaves in float (Embedding, LSTM, GRU, RNN): listed so that a plan
+// shows where the bytes it does not reach are.
+struct FloatOnlyLayer {
+  std::string name;              // module path, e.g. "rnn"
+  std::string kind;              // "Embedding", "LSTM", "GRU", "RNN"
+  std::vector<int64_t> weight_shape;  // the first weight (Embedding: vocabulary x dimension; recurrent: weight_ih_l0)
+  uint64_t bytes = 0;            // every weight and bias of the layer
+  std::string reason;
+};
+void to_json(nlohmann::json& j, const FloatOnlyLayer& l);
+
 // A layer lite can quantize: a convolution or linear layer found in the model's forward graph.
 struct LayerInfo {
   std::string name;  // module path, e.g. "features.0" (or "<kind>#<n>" for a call outside any submodule)
