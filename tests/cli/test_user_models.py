@@ -181,6 +181,29 @@ class UserModels(LiteTestCase):
         self.assertNotIn("pass --input", r.stderr)
         self.assertFalse((self.tmp / "bf16.pt").exists())
 
+    def test_dynamic_int8_quantizes_lstm_and_gru_layers(self):
+        """Issue 24, item 4: dynamic mode rewrites LSTM/GRU to libtorch's int8 recurrent ops (the objects PyTorch's
+        eager dynamic modules build), so the file shrinks and stock PyTorch loads and runs the artifact."""
+        for name, op in (("lstm", "aten::quantized_lstm"), ("gru", "aten::quantized_gru")):
+            for kind in ("script", "trace"):
+                with self.subTest(name=name, kind=kind):
+                    model, out = self.dir / f"{name}_{kind}.pt", self.tmp / f"{name}_{kind}.dyn.pt"
+                    doc = self.json_run("quantize", model, "--mode", "dynamic", "-o", out, "--allow-slower", *FAST)
+                    layers = {l["name"]: l for l in doc["result"]["float_only_layers"]}
+                    self.assertTrue(layers["rnn"]["dynamic_int8"])
+                    self.assertLess(out.stat().st_size, 0.8 * model.stat().st_size)
+                    check = ("import torch\n"
+                             "torch.backends.quantized.engine = 'onednn'\n"
+                             f"m = torch.jit.load({str(out)!r})\n"
+                             f"f = torch.jit.load({str(model)!r})\n"
+                             f"x = torch.load({str(self.dir / (name + '_calib.pt'))!r})['x']\n"
+                             f"print({op!r} in str(m.graph), float((m(x) - f(x)).abs().max()))\n")
+                    r = subprocess.run([PYTHON, "-c", check], capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    present, error = r.stdout.split()
+                    self.assertEqual(present, "True")
+                    self.assertLess(float(error), 0.05)
+
     def test_a_mode_that_changes_nothing_material_fails_the_effect_gate(self):
         """Issue 24, item 3: an explicit mode whose file keeps >= 95% of its size and whose outputs are
         bit-identical to float bought nothing: exit 1, gate "effect", a finding; the artifact is still written."""

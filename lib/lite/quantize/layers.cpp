@@ -186,10 +186,12 @@ std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& mod
       if (std::any_of(out.begin(), out.end(), [&](const FloatOnlyLayer& o) { return o.name == l.name; })) continue;
       l.weight_shape = weights[0].sizes().vec();
       for (const auto& w : weights) l.bytes += uint64_t(w.numel()) * uint64_t(w.element_size());
-      l.reason = embedding ? "embedding tables stay float: lite quantizes convolutions and linears (bf16 converts "
-                             "them with the whole graph)"
-                           : "recurrent weights stay float: libtorch 1.13 quantizes LSTM/GRU only as eager-mode "
-                             "modules (bf16 converts them with the whole graph)";
+      l.dynamic_int8 = (l.kind == "LSTM" || l.kind == "GRU") && plain_recurrent_weights(weights);
+      l.reason = embedding        ? "embedding tables stay float: lite quantizes convolutions and linears (bf16 "
+                                    "converts them with the whole graph)"
+                 : l.dynamic_int8 ? "recurrent weights stay float in this mode (dynamic int8 quantizes them)"
+                                  : "recurrent weights stay float: projections, missing biases or RNN cells have no "
+                                    "int8 rewrite here (bf16 converts them with the whole graph)";
       out.push_back(std::move(l));
     }
   }

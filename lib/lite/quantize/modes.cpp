@@ -26,7 +26,8 @@ void to_json(nlohmann::json& j, const FloatOnlyLayer& l) {
                      {"kind", l.kind},
                      {"weight_shape", l.weight_shape},
                      {"bytes", l.bytes},
-                     {"reason", l.reason}};
+                     {"reason", l.reason},
+                     {"dynamic_int8", l.dynamic_int8}};
 }
 
 const std::vector<ModeEntry>& modes() {

@@ -29,6 +29,12 @@ const std::map<std::string, std::string>& layer_ops();
 // module (a module called twice, or from both branches of an `if`, is listed once). Layers whose
 // weight is computed rather than read from an attribute are not listed (no scheme can quantize them).
 std::vector<LayerInfo> find_layers(const torch::jit::Module& module);
+// Dynamic int8 LSTM/GRU (dynamic_recurrent.cpp): rewrites each aten::lstm / aten::gru of a frozen forward whose
+// weights are constants into aten::quantized_lstm / quantized_gru; returns how many it rewrote.
+int quantize_recurrent_dynamic(torch::jit::Module& module);
+// Whether a recurrent op's weights have the form that rewrite takes: (w_ih, w_hh, b_ih, b_hh) per layer and
+// direction (no projections, biases present).
+bool plain_recurrent_weights(const std::vector<torch::Tensor>& tensors);
 // The Embedding, LSTM, GRU and RNN layers of forward (find_layers lists none of them), with their weight bytes.
 std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& module);
 // The weight tensor of each layer find_layers lists, by layer name: the module's own tensor, not a copy

@@ -108,18 +108,24 @@ report::Table layer_table(const Plan& p, const std::vector<FloatOnlyLayer>& floa
   for (const auto& l : p.layers)
     t.rows.push_back({l.layer.name, l.layer.kind, shape_text(l.layer.weight_shape), l.scheme, l.reason,
                       format_bytes(double(l.bytes_before)), format_bytes(double(l.bytes_after))});
-  uint64_t float_only_bytes = 0;
+  uint64_t float_only_bytes = 0, after = 0;
+  size_t converted = 0;
   for (const auto& l : float_only) {
-    const bool bf16 = p.mode == "bf16";
-    t.rows.push_back({l.name, l.kind, shape_text(l.weight_shape), bf16 ? "bfloat16 (whole graph)" : "float",
-                      bf16 ? "" : l.reason, format_bytes(double(l.bytes)), format_bytes(double(bf16 ? l.bytes / 2 : l.bytes))});
+    const bool bf16 = p.mode == "bf16", int8 = p.mode == "dynamic" && l.dynamic_int8;
+    const uint64_t bytes_after = bf16 ? l.bytes / 2 : int8 ? l.bytes / 4 : l.bytes;
+    t.rows.push_back({l.name, l.kind, shape_text(l.weight_shape),
+                      bf16 ? "bfloat16 (whole graph)" : int8 ? "int8 dynamic (per-channel weights)" : "float",
+                      bf16 || int8 ? "" : l.reason, format_bytes(double(l.bytes)), format_bytes(double(bytes_after))});
     float_only_bytes += l.bytes;
+    after += bytes_after;
+    converted += (int8 || bf16) ? 1 : 0;
   }
-  const uint64_t after = p.mode == "bf16" ? float_only_bytes / 2 : float_only_bytes;
-  t.rows.push_back({"total", "",
-                    "", fmt::format("{} of {} layers quantized", p.quantized_layers(), p.layers.size() + float_only.size()),
+  t.rows.push_back({"total", "", "",
+                    fmt::format("{} of {} layers quantized", p.quantized_layers() + converted,
+                                p.layers.size() + float_only.size()),
                     fmt::format("expected file {} -> {}", format_bytes(double(p.file_bytes_before)),
-                                format_bytes(double(p.expected_file_bytes))),
+                                format_bytes(double(p.expected_file_bytes - std::min(p.expected_file_bytes,
+                                                                                     float_only_bytes - after)))),
                     format_bytes(double(p.weight_bytes_before + float_only_bytes)),
                     format_bytes(double(p.weight_bytes_after + after))});
   return t;

@@ -1,7 +1,8 @@
 // Dynamic int8: Linear weights quantized to int8 ahead of time; each call quantizes the activations
 // with a range measured on that very input (quantized::linear_dynamic), so no calibration is needed.
 // The same torch::jit passes as static mode (graph_mode_int8) with QuantType::DYNAMIC. libtorch's graph
-// mode covers Linear (and embedding bags) only: convolutions, LSTM and GRU stay float.
+// mode covers Linear (and embedding bags) only: convolutions stay float; LSTM and GRU layers are rewritten to
+// libtorch's dynamic int8 recurrent ops afterwards (dynamic_recurrent.cpp).
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/remove_dropout.h>
@@ -29,6 +30,7 @@ class DynamicScheme final : public Scheme {
     torch::jit::removeDropout(graph);
     torch::jit::ConstantPropagation(graph);
     torch::jit::EliminateDeadCode(graph);
+    if (int recurrent = quantize_recurrent_dynamic(q)) ctx.details["recurrent_layers_int8"] = recurrent;
     ctx.details["activations"] = "quantized per call (range of each input)";
     ctx.details["quantized_ops"] = count_quantized_ops(q);
     ctx.result = q;
