@@ -508,6 +508,8 @@ bool evaluate_candidate(Context& c, const ModeEntry& mode, const ModeEntry& requ
   return searched;
 }
 
+std::string ratio_of(double ratio) { return fmt::format("{:.2f}x", ratio); }
+
 // Builds one mode, measures its quality (running the tolerance search when asked) and its speed against the
 // frozen float model. For auto, a mode that fails is recorded with the reason instead of ending the run.
 // In auto, once an earlier candidate meets the tolerance without being slower than frozen float, a new one is
@@ -535,12 +537,23 @@ Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, c
     if (b.calib_s > 0) c.spend("calibration", name, b.calib_s);
     apply_float_regions(cand.plan, b.float_regions);
     if (time_first) time_it(b);
+    const Choice best = time_first ? choose_candidate(r.candidates) : Choice{};
     if (time_first && cand.speed.slower) {
       cand.evaluated = false;
       cand.meets_tolerance = false;
       c.note(fmt::format("{} was not evaluated: slower than frozen float at batch {}, while an earlier candidate "
                          "meets the tolerance and is not",
                          name, cand.speed.candidate.front().batch));
+    } else if (time_first && best.index >= 0 &&
+               geometric_mean(cand.speed.ratio) >= geometric_mean(r.candidates[size_t(best.index)].speed.ratio)) {
+      // The choice takes the fastest candidate that meets the tolerance: one no faster than the best so far
+      // cannot be chosen, whatever its quality, so its evaluation (the costly part on a large model) is skipped.
+      cand.evaluated = false;
+      cand.meets_tolerance = false;
+      c.note(fmt::format("{} was not evaluated: {} of frozen float's latency, no faster than {} ({}), which meets "
+                         "the tolerance",
+                         name, ratio_of(geometric_mean(cand.speed.ratio)), r.candidates[size_t(best.index)].mode,
+                         ratio_of(geometric_mean(r.candidates[size_t(best.index)].speed.ratio))));
     } else {
       const bool searched = evaluate_candidate(c, mode, requested, r, cand, b);
       if (!time_first || searched) time_it(b);
