@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lite/cache/verb.hpp"
@@ -14,7 +15,9 @@
 #include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
+#include "lite/distill/verb.hpp"
 #include "lite/profile/verb.hpp"
+#include "lite/prune/verb.hpp"
 #include "lite/recipe/verbs.hpp"
 
 namespace lite::recipe {
@@ -137,6 +140,17 @@ Step read_step(const nlohmann::json& element, size_t index, const Resolver& reso
   resolve_paths(step.options, step_shape, prefix, index, resolver);
   step.makes_model = step_shape.makes_model(step.options);
   return step;
+}
+
+// A prune step that a later distill step recovers is judged after the recovery, by the recipe's own gates: its
+// agreement floor (a gate against pruning without recovery) is lifted unless the step sets one.
+void lift_agreement_floor_before_recovery(std::vector<Step>& steps) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].verb != prune::verb().name || steps[i].options.contains("agreement_floor")) continue;
+    const bool recovered = std::any_of(steps.begin() + long(i) + 1, steps.end(),
+                                       [](const Step& later) { return later.verb == distill::verb().name; });
+    if (recovered) steps[i].options["agreement_floor"] = 100.0;
+  }
 }
 
 void check_bound(const std::string& key, const std::optional<double>& value, double low, double high) {
@@ -323,6 +337,7 @@ Recipe parse_recipe(const nlohmann::json& document, const fs::path& recipe_file)
                       "list the steps, e.g. [{\"quantize\": {\"mode\": \"static\"}}]");
   Resolver resolver(r);
   for (size_t i = 0; i < steps.size(); ++i) r.steps.push_back(read_step(steps[i], i, resolver));
+  lift_agreement_floor_before_recovery(r.steps);
   read_evaluate(r, evaluate, resolver);
   r.gates = read_gates(gates);
   check_gates_can_be_measured(r);
