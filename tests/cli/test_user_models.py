@@ -130,6 +130,7 @@ class UserModels(LiteTestCase):
                     else:
                         self.assertEqual(spec["shape"], shape)
                     self.assertEqual(spec["dtype"], dtype)
+                    self.assertTrue(doc["result"]["inputs_guessed"])
                     self.assertTrue(any(words in n for n in doc["result"]["notes"]), doc["result"]["notes"])
 
     def test_no_size_fits_is_one_line_naming_the_shape_for_every_verb(self):
@@ -150,6 +151,7 @@ class UserModels(LiteTestCase):
             with self.subTest(name):
                 out = self.tmp / f"{name}.pruned.pt"
                 doc = self.json_run("prune", self.dir / f"{name}_trace.pt", "--ratio", "0.3", "-o", out, *FAST)
+                self.assertRegex(doc["result"]["guessed_inputs"], r"^1x(1x28x28|40x10[12])$")
                 self.assertEqual(doc["result"]["gates"]["failed"], [] if doc["exit_code"] == 0 else ["agreement"])
                 self.assertEqual(self.reloads_in_python(out, self.dir / f"{name}_calib.pt"),
                                  "(2, 10)" if name == "small28" else "(2, 12)")
@@ -174,6 +176,7 @@ class UserModels(LiteTestCase):
         self.assertRegex(text.stdout, r"\nemb +Embedding +100x16 +float ")
         self.assertRegex(text.stdout, r"\nrnn +LSTM +96x16 +float ")
         self.assertIn("1 of 3 layers quantized", text.stdout)
+        self.assertIn("input 1x128:int64 guessed: see the notes)", text.stdout.splitlines()[0])
         # the same mode asked for explicitly: exit 2, one line that blames the mode, not the input
         r = run_lite("quantize", self.dir / "lstm_script.pt", "--mode", "bf16", "-o", self.tmp / "bf16.pt", *FAST)
         self.assertEqual(r.returncode, 2, r.stderr)

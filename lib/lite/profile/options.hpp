@@ -138,6 +138,7 @@ struct Comparison {
 
 struct ProfileResult {
   std::vector<model::InputSpec> inputs;  // as fed (after --batch)
+  bool inputs_guessed = false;           // inferred from the model's first layers (infer_inputs.hpp)
   int64_t batch = 1;
   int threads = 0;
   TimingOptions timing;

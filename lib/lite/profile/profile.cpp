@@ -138,6 +138,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   std::string inferred;
   auto inputs = model::resolve_inputs(loaded[0].model, in, eval ? &*eval : nullptr, &inferred);
   if (!inferred.empty()) r.notes.push_back(inferred);
+  r.inputs_guessed = !inferred.empty();
   r.inputs = model::describe_inputs(inputs);
   r.batch = inputs.empty() || inputs[0].dim() == 0 ? 1 : inputs[0].size(0);
 

@@ -91,6 +91,7 @@ void to_json(nlohmann::json& j, const ModelProfile& m) {
 
 void to_json(nlohmann::json& j, const ProfileResult& r) {
   j = nlohmann::json{{"inputs", r.inputs},
+                     {"inputs_guessed", r.inputs_guessed},
                      {"batch", r.batch},
                      {"threads", r.threads},
                      {"timing", r.timing},
@@ -148,7 +149,8 @@ report::Report to_report(const ProfileResult& r) {
   model.rows.push_back(row("frozen graph", [](const M& m) { return std::pair{std::string(m.frozen ? "yes" : "no"), 0.0}; }, false));
   rep.tables.push_back(model);
 
-  report::Table lat{fmt::format("Latency (ms): input {}, {} intra-op thread{}, {} timed iterations{}", shapes_text(r.inputs),
+  report::Table lat{fmt::format("Latency (ms): input {}{}, {} intra-op thread{}, {} timed iterations{}", shapes_text(r.inputs),
+                                r.inputs_guessed ? " (guessed: see the notes)" : "",
                                 r.threads, r.threads == 1 ? "" : "s", r.models[0].latency_ms.count,
                                 compare ? ", A and B interleaved" : ""),
                     head, {}};

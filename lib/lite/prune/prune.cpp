@@ -352,7 +352,12 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
     return r;
   }
   prepare_inputs(c);
-  if (!c.inputs_note.empty()) r.notes.push_back(c.inputs_note);
+  if (!c.inputs_note.empty()) {
+    r.notes.push_back(c.inputs_note);
+    std::vector<std::string> shapes;
+    for (const auto& spec : model::describe_inputs(c.one)) shapes.push_back(model::to_string(spec));
+    r.guessed_inputs = join(shapes, ", ");
+  }
   check_runs(c, built.bytes);
   throw_if_interrupted();
 

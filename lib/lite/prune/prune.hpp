@@ -82,6 +82,7 @@ struct PruneResult {
   double tolerance = 0;
   bool tolerance_given = false;
   double agreement_floor = 0;            // points; applied when no tolerance is given
+  std::string guessed_inputs;            // "1x1x28x28" when lite inferred the input shape, else ""
   std::vector<SensitivityPoint> sensitivity;
   std::string sensitivity_csv, sensitivity_svg;  // files written by the analysis
   std::vector<LayerRatio> suggested;             // with a tolerance: the largest ratio per group that fits

@@ -51,6 +51,7 @@ void to_json(nlohmann::json& j, const PruneResult& r) {
        {"planned_parameters", r.planned_parameters},
        {"gates", r.gates},
        {"agreement_floor_points", r.agreement_floor},
+       {"guessed_inputs", r.guessed_inputs},
        {"sensitivity", r.sensitivity},
        {"sensitivity_csv", r.sensitivity_csv},
        {"sensitivity_svg", r.sensitivity_svg},
@@ -74,8 +75,9 @@ std::string ratio_cell(double after, double before) {
 
 report::Table summary_table(const PruneResult& r) {
   report::Table t;
-  t.title = fmt::format("lite prune {} -> {} ({}, {}, {} thread{})", r.model, r.output, r.method, r.criterion,
-                        r.threads, r.threads == 1 ? "" : "s");
+  t.title = fmt::format("lite prune {} -> {} ({}, {}, {} thread{}{})", r.model, r.output, r.method, r.criterion,
+                        r.threads, r.threads == 1 ? "" : "s",
+                        r.guessed_inputs.empty() ? "" : ", input " + r.guessed_inputs + " guessed: see the notes");
   t.columns = {"", "original", "pruned", "pruned / original"};
   t.rows.push_back({"parameters", format_count(r.before.parameters), format_count(r.after.parameters),
                     ratio_cell(double(r.after.parameters), double(r.before.parameters))});

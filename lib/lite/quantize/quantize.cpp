@@ -411,7 +411,12 @@ void prepare_references(Context& c, QuantizeResult& r) {
     else
       c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed}, nullptr, &inferred);
   }
-  if (!inferred.empty()) r.notes.push_back(inferred);
+  if (!inferred.empty()) {
+    r.notes.push_back(inferred);
+    std::vector<std::string> shapes;
+    for (const auto& spec : model::describe_inputs(c.inputs.begin()->second)) shapes.push_back(model::to_string(spec));
+    r.guessed_inputs = join(shapes, ", ");
+  }
   timed(c, "freeze", "float", [&] {
     profile::FrozenFloat frozen;
     try {

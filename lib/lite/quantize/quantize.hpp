@@ -95,6 +95,7 @@ struct QuantizeResult {
   bool dry_run = false;
   std::vector<LayerInfo> layers;
   std::vector<FloatOnlyLayer> float_only_layers;  // Embedding, LSTM, GRU: listed, not quantized
+  std::string guessed_inputs;                     // "1x1x28x28" when lite inferred the input shape, else ""
   std::vector<Plan> plans;            // dry-run: the plan of each mode considered
   std::vector<Candidate> candidates;  // every mode tried (one unless auto)
   std::optional<CalibrationInfo> calibration;

@@ -62,6 +62,7 @@ void to_json(nlohmann::json& j, const QuantizeResult& r) {
                      {"dry_run", r.dry_run},
                      {"layers", r.layers},
                      {"float_only_layers", r.float_only_layers},
+                     {"guessed_inputs", r.guessed_inputs},
                      {"plans", r.plans},
                      {"candidates", r.candidates},
                      {"calibration", r.calibration ? nlohmann::json(*r.calibration) : nlohmann::json(nullptr)},
@@ -136,8 +137,9 @@ std::string quality_cell(const Quality& q) { return fmt::format("{:.2f}%", q.val
 // The headline table: the chosen candidate against the float model as given and the frozen float model.
 report::Table summary_table(const QuantizeResult& r, const Candidate& chosen) {
   report::Table t;
-  t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{})", r.model, r.output, r.mode,
-                        r.engine, r.threads, r.threads == 1 ? "" : "s");
+  t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{}{})", r.model, r.output, r.mode,
+                        r.engine, r.threads, r.threads == 1 ? "" : "s",
+                        r.guessed_inputs.empty() ? "" : ", input " + r.guessed_inputs + " guessed: see the notes");
   t.columns = {"", "float (as given)", "frozen float", r.mode, "vs frozen float"};
   t.rows.push_back(
       {"file size", format_bytes(double(r.model_bytes)), "-", format_bytes(double(r.output_bytes)),
