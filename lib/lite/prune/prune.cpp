@@ -32,19 +32,6 @@ namespace fs = std::filesystem;
 
 namespace lite::prune {
 
-std::string serialize(const torch::jit::Module& module) {
-  std::ostringstream out;
-  module.save(out);
-  return out.str();
-}
-
-torch::jit::Module deserialize(const std::string& bytes) {
-  std::istringstream in(bytes);
-  torch::jit::Module m = torch::jit::load(in);
-  m.eval();
-  return m;
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
