@@ -2,10 +2,8 @@
 // The progress sink is distill's TrainingProgress: on a terminal a bar with epoch, step, loss, samples/s and
 // ETA; otherwise one line per epoch on stderr; nothing with --json/--csv/--markdown or --quiet.
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -45,60 +43,44 @@ std::string clock_text(double seconds) {
   return std::to_string(s / 60) + ":" + (s % 60 < 10 ? "0" : "") + std::to_string(s % 60);
 }
 
+// Training as it goes: on a terminal, the phases as TerminalProgress counts them and, while training, one line
+// with epoch, step, loss, samples/s and ETA; on a terminal or not, a line per finished epoch.
 class DistillProgress final : public distill::TrainingProgress {
  public:
-  explicit DistillProgress(bool bar) : bar_(bar) {}
+  explicit DistillProgress(bool terminal) : terminal_(terminal) {}
 
   void begin(std::string_view phase, uint64_t total) override {
-    phase_ = phase;
-    total_ = total;
-    done_ = 0;
-    if (bar_) draw(phase_, true);
+    if (terminal_) line_.begin(phase, total);
   }
   void advance(uint64_t steps) override {
-    done_ += steps;
-    if (bar_ && !training_) draw(phase_ + " " + std::to_string(done_) + (total_ ? "/" + std::to_string(total_) : ""), false);
+    if (terminal_ && !training_) line_.advance(steps);
   }
   void end() override {
     training_ = false;
-    if (bar_) clear();
+    if (terminal_) line_.end();
   }
   void step(const distill::StepStatus& s) override {
     training_ = true;
-    if (!bar_) return;
+    if (!terminal_) return;
     const int width = 24;
     const int filled = s.steps ? int(width * double(s.step) / double(s.steps)) : 0;
     char line[256];
     std::snprintf(line, sizeof line, "epoch %d/%d [%s%s] step %lld/%lld loss %.4f %.0f samples/s ETA %s", s.epoch,
                   s.epochs, std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
                   (long long)s.step, (long long)s.steps, s.loss, s.samples_per_s, clock_text(s.eta_s).c_str());
-    draw(line, s.step == s.steps);
+    line_.show(line, s.step == s.steps);
   }
   void epoch_done(const distill::EpochRecord& e, int epochs) override {
-    if (bar_) clear();
+    if (terminal_) line_.clear();
     std::fprintf(stderr, "epoch %d/%d: loss %.4f, validation %.2f%%%s, %.0f samples/s, %.1f s\n", e.epoch, epochs,
                  e.train_loss, e.metric, e.best ? " (best)" : "", e.samples_per_s, e.seconds);
     std::fflush(stderr);
   }
 
  private:
-  void draw(const std::string& text, bool force) {
-    auto now = std::chrono::steady_clock::now();
-    if (!force && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    std::fprintf(stderr, "\r\033[K%s", text.c_str());
-    std::fflush(stderr);
-  }
-  void clear() {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
-
-  bool bar_;
+  bool terminal_;
   bool training_ = false;
-  std::string phase_;
-  uint64_t total_ = 0, done_ = 0;
-  std::chrono::steady_clock::time_point last_;
+  TerminalProgress line_{TerminalProgress::Style::count};
 };
 
 // Whether `text` names `rank` ("rank 1", not "rank 12").
@@ -122,8 +104,8 @@ int report_rank_lost(const distill::RankLost& e, const distill::DistillOptions& 
 }
 
 std::unique_ptr<Progress> make_distill_progress(const OutputOptions& output) {
-  if (output.quiet || resolve_format(output) != report::Format::text) return std::make_unique<NullProgress>();
-  return std::make_unique<DistillProgress>(::isatty(STDERR_FILENO) != 0);
+  if (!progress_wanted(output)) return std::make_unique<NullProgress>();
+  return std::make_unique<DistillProgress>(stderr_is_terminal());
 }
 
 }  // namespace
