@@ -13,7 +13,6 @@
 #include "config_flags.hpp"
 #include "launch_local.hpp"
 #include "lite/core/error.hpp"
-#include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/optimizers.hpp"
@@ -90,17 +89,13 @@ bool mentions(const std::string& text, const std::string& rank) {
   return false;
 }
 
-// A rank lost during training: one line naming the rank and the cause, and what is left to resume from.
-int report_rank_lost(const distill::RankLost& e, const distill::DistillOptions& o) {
-  std::string kept = "no checkpoint was kept (--checkpoint-dir keeps one per epoch)";
-  if (!o.checkpoint_dir.empty()) {
-    const std::string ck = o.checkpoint_dir + "/last.ckpt";
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(ck, ec)) kept = "the last checkpoint is kept: continue with --resume " + ck;
-    else kept = "no epoch had finished, so " + o.checkpoint_dir + " holds no checkpoint yet";
-  }
-  std::fprintf(stderr, "lite distill: error: %s; %s\n", first_line(e.what()).c_str(), kept.c_str());
-  return int(exit_check_failed);
+// What a rank lost during training leaves to resume from, for its error line.
+std::string kept_after_rank_lost(const distill::DistillOptions& o) {
+  if (o.checkpoint_dir.empty()) return "no checkpoint was kept (--checkpoint-dir keeps one per epoch)";
+  const std::string ck = o.checkpoint_dir + "/last.ckpt";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(ck, ec)) return "the last checkpoint is kept: continue with --resume " + ck;
+  return "no epoch had finished, so " + o.checkpoint_dir + " holds no checkpoint yet";
 }
 
 std::unique_ptr<Progress> make_distill_progress(const OutputOptions& output) {
@@ -204,21 +199,17 @@ Runner setup_distill(CLI::App& app) {
       auto result = distill::run(s->options, *progress);
       if (speaks) print_report(distill::to_report(result), s->output);
       return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
-    } catch (const distill::CheckpointSaved& e) {
-      if (speaks)
-        std::fprintf(stderr, "\nlite distill: interrupted; checkpoint saved to %s; continue with --resume %s\n",
-                     e.checkpoint.c_str(), e.checkpoint.c_str());
-      return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } catch (const distill::RankLost& e) {
-      return report_rank_lost(e, s->options);
+      // Every rank says which peer it lost (exit 1).
+      throw distill::RankLost(first_line(e.what()) + "; " + kept_after_rank_lost(s->options));
     } catch (const Interrupted&) {
-      if (speaks) throw;
-      return interrupt_exit_code();
+      if (!speaks) set_error_printing(false);  // rank 0 says it (and where its checkpoint is)
+      throw;
     } catch (const Error& e) {
       // A --launch-local worker other than rank 0 reads the same files as rank 0, which reports their problems;
       // it prints only what concerns its own rank (the rendezvous, its options), so each fault is one line.
-      if (speaks || !launched_locally || mentions(e.what(), own_rank)) throw;
-      return exit_code_for(e.kind());
+      if (!speaks && launched_locally && !mentions(e.what(), own_rank)) set_error_printing(false);
+      throw;
     }
   };
 }
