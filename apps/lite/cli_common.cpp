@@ -171,6 +171,11 @@ void print_report(const report::Report& r, const OutputOptions& o) {
   std::cout.flush();
 }
 
+int print_outcome(const VerbOutcome& outcome, const OutputOptions& o) {
+  print_report(outcome.report, o);
+  return outcome.passed ? int(exit_ok) : int(exit_check_failed);
+}
+
 namespace {
 std::string g_command_line;
 
@@ -214,6 +219,12 @@ void add_config_flags(CLI::App& app, ConfigFlags& flags) {
                  "Read options from a JSON file (keys as in --dump-config); flags given here override it")
       ->group("Options as data");
   app.add_flag("--dump-config", flags.dump, "Print the effective options as JSON and exit")->group("Options as data");
+}
+
+void add_shared_flags(CLI::App& app, OutputOptions& output, ConfigFlags& config, bool verbose) {
+  add_output_flags(app, output);
+  if (verbose) add_verbose_flag(app);
+  add_config_flags(app, config);
 }
 
 nlohmann::json read_config_file(const std::string& path) {

@@ -60,6 +60,14 @@ std::unique_ptr<Progress> make_progress(const OutputOptions& options);
 // command's flags (in tables, findings, notes and the JSON result alike).
 void print_report(const report::Report& report, const OutputOptions& options);
 
+// A verb's finished run as the shared tail prints it: its report, and whether its gates passed.
+struct VerbOutcome {
+  report::Report report;
+  bool passed = true;
+};
+// Prints the outcome's report (print_report) and returns the exit status: 0, or 1 when a gate failed.
+int print_outcome(const VerbOutcome& outcome, const OutputOptions& options);
+
 // libtorch's own log lines (lite-torch's main sets these hooks; lite's torch-free half has none):
 // `print` makes libtorch print as it does by default, `collected` lists its warnings so far.
 struct TorchLogHooks {

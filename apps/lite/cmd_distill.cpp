@@ -177,9 +177,7 @@ Runner setup_distill(CLI::App& app) {
            "a number of worker processes, 1 or more");
   app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: size of the flat gradient buckets all-reduced per step "
                  "(default 1)");
-  add_output_flags(app, s->output);
-  add_verbose_flag(app);
-  add_config_flags(app, s->config);
+  add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
     resolve_format(s->output);  // a bad --output-format fails before any work
@@ -197,8 +195,8 @@ Runner setup_distill(CLI::App& app) {
     try {
       auto progress = speaks ? make_distill_progress(s->output) : std::make_unique<NullProgress>();
       auto result = distill::run(s->options, *progress);
-      if (speaks) print_report(distill::to_report(result), s->output);
-      return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+      if (!speaks) return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+      return print_outcome({distill::to_report(result), result.gates.passed()}, s->output);
     } catch (const distill::RankLost& e) {
       // Every rank says which peer it lost (exit 1).
       throw distill::RankLost(first_line(e.what()) + "; " + kept_after_rank_lost(s->options));
