@@ -49,54 +49,57 @@ report::Format resolve_format(const OutputOptions& o) {
   }
 }
 
-namespace {
+void TerminalProgress::begin(std::string_view phase, uint64_t total) {
+  phase_ = phase;
+  total_ = total;
+  done_ = 0;
+  draw(true);
+}
 
-class TerminalProgress final : public Progress {
- public:
-  void begin(std::string_view phase, uint64_t total) override {
-    phase_ = phase;
-    total_ = total;
-    done_ = 0;
-    last_draw_ = {};
-    draw(true);
-  }
-  void advance(uint64_t steps) override {
-    done_ += steps;
-    draw(false);
-  }
-  void end() override {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
+void TerminalProgress::advance(uint64_t steps) {
+  done_ += steps;
+  draw(false);
+}
 
- private:
-  void draw(bool force) {
-    auto now = std::chrono::steady_clock::now();
-    if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
-    last_draw_ = now;
-    if (total_ > 0) {
-      int width = 30;
-      double frac = std::min(1.0, double(done_) / double(total_));
-      int filled = static_cast<int>(frac * width);
-      std::fprintf(stderr, "\r\033[K%s [%s%s] %3.0f%% (%llu/%llu)", phase_.c_str(), std::string(filled, '#').c_str(),
-                   std::string(width - filled, '.').c_str(), frac * 100, (unsigned long long)done_,
-                   (unsigned long long)total_);
-    } else {
-      std::fprintf(stderr, "\r\033[K%s ... %llu", phase_.c_str(), (unsigned long long)done_);
-    }
-    std::fflush(stderr);
+void TerminalProgress::end() { clear(); }
+
+void TerminalProgress::show(const std::string& line, bool force) {
+  auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  last_draw_ = now;
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+}
+
+void TerminalProgress::clear() {
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+}
+
+void TerminalProgress::draw(bool force) {
+  const std::string done = std::to_string(done_), total = std::to_string(total_);
+  if (style_ == Style::count) {
+    show(done_ == 0 ? phase_ : phase_ + " " + done + (total_ ? "/" + total : ""), force);
+  } else if (total_ > 0) {
+    const int width = 30;
+    const double frac = std::min(1.0, double(done_) / double(total_));
+    const int filled = static_cast<int>(frac * width);
+    char percent[8];
+    std::snprintf(percent, sizeof percent, "%3.0f%%", frac * 100);
+    show(phase_ + " [" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + percent + " (" + done +
+             "/" + total + ")",
+         force);
+  } else {
+    show(phase_ + " ... " + done, force);
   }
+}
 
-  std::string phase_;
-  uint64_t total_ = 0, done_ = 0;
-  std::chrono::steady_clock::time_point last_draw_;
-};
+bool progress_wanted(const OutputOptions& o) { return !o.quiet && resolve_format(o) == report::Format::text; }
 
-}  // namespace
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
 std::unique_ptr<Progress> make_progress(const OutputOptions& o) {
-  bool terminal = ::isatty(STDERR_FILENO) != 0;
-  if (terminal && !o.quiet && resolve_format(o) == report::Format::text) return std::make_unique<TerminalProgress>();
+  if (stderr_is_terminal() && progress_wanted(o)) return std::make_unique<TerminalProgress>();
   return std::make_unique<NullProgress>();
 }
 
@@ -168,6 +171,11 @@ void print_report(const report::Report& r, const OutputOptions& o) {
   std::cout.flush();
 }
 
+int print_outcome(const VerbOutcome& outcome, const OutputOptions& o) {
+  print_report(outcome.report, o);
+  return outcome.passed ? int(exit_ok) : int(exit_check_failed);
+}
+
 namespace {
 std::string g_command_line;
 
@@ -211,6 +219,12 @@ void add_config_flags(CLI::App& app, ConfigFlags& flags) {
                  "Read options from a JSON file (keys as in --dump-config); flags given here override it")
       ->group("Options as data");
   app.add_flag("--dump-config", flags.dump, "Print the effective options as JSON and exit")->group("Options as data");
+}
+
+void add_shared_flags(CLI::App& app, OutputOptions& output, ConfigFlags& config, bool verbose) {
+  add_output_flags(app, output);
+  if (verbose) add_verbose_flag(app);
+  add_config_flags(app, config);
 }
 
 nlohmann::json read_config_file(const std::string& path) {

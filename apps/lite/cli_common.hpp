@@ -1,5 +1,6 @@
 #pragma once
 // Pieces every subcommand shares: output-format flags, the terminal progress bar, printing a report.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +26,32 @@ struct OutputOptions {
 void add_output_flags(CLI::App& app, OutputOptions& options);
 report::Format resolve_format(const OutputOptions& options);
 
+// The progress line on a terminal's stderr, redrawn in place (at most every 100 ms unless forced). Style::bar
+// (every verb): "PHASE [#####.....]  50% (5/10)", or "PHASE ... 5" with no total. Style::count (distill, whose
+// own training line says the rest): "PHASE", then "PHASE 5/10". A verb with more to say shows its own lines.
+class TerminalProgress : public Progress {
+ public:
+  enum class Style { bar, count };
+  explicit TerminalProgress(Style style = Style::bar) : style_(style) {}
+  void begin(std::string_view phase, uint64_t total) override;
+  void advance(uint64_t steps = 1) override;
+  void end() override;  // clears the line
+  void show(const std::string& line, bool force);
+  void clear();
+
+ private:
+  void draw(bool force);
+
+  Style style_;
+  std::string phase_;
+  uint64_t total_ = 0, done_ = 0;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+// Whether the output wants a progress display at all: the text table and no --quiet.
+bool progress_wanted(const OutputOptions& options);
+bool stderr_is_terminal();
+
 // A progress bar on stderr when stderr is a terminal and the output is the text table; otherwise a
 // sink that prints nothing.
 std::unique_ptr<Progress> make_progress(const OutputOptions& options);
@@ -32,6 +59,14 @@ std::unique_ptr<Progress> make_progress(const OutputOptions& options);
 // Prints the report to stdout in the chosen format, with the library's {key} option references worded as this
 // command's flags (in tables, findings, notes and the JSON result alike).
 void print_report(const report::Report& report, const OutputOptions& options);
+
+// A verb's finished run as the shared tail prints it: its report, and whether its gates passed.
+struct VerbOutcome {
+  report::Report report;
+  bool passed = true;
+};
+// Prints the outcome's report (print_report) and returns the exit status: 0, or 1 when a gate failed.
+int print_outcome(const VerbOutcome& outcome, const OutputOptions& options);
 
 // libtorch's own log lines (lite-torch's main sets these hooks; lite's torch-free half has none):
 // `print` makes libtorch print as it does by default, `collected` lists its warnings so far.

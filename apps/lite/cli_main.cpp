@@ -57,7 +57,9 @@ int report_error(const std::string& name) {
     return exit_bad_input;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
-      if (print_errors) std::fprintf(stderr, "\nlite %s: interrupted; nothing was written\n", name.c_str());
+      const auto* interrupted = dynamic_cast<const Interrupted*>(&e);
+      const std::string outcome = interrupted ? interrupted->outcome() : "nothing was written";
+      if (print_errors) std::fprintf(stderr, "\nlite %s: interrupted; %s\n", name.c_str(), outcome.c_str());
       return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } else if (e.kind() == ErrorKind::internal) {
       const std::string what = render_option_refs(e.what(), flag_for_key);

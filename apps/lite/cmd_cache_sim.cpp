@@ -141,8 +141,7 @@ Runner setup_cache_sim(CLI::App& app) {
                  "Keep every finished record in DIR (created if missing); a re-run with the same trace and options "
                  "reuses them and simulates only the rest")
       ->group("Output");
-  add_output_flags(app, s->output);
-  add_config_flags(app, s->config);
+  add_shared_flags(app, s->output, s->config, /*verbose=*/false);  // cache-sim runs no libtorch
 
   return [s, &app] {
     auto& o = s->options;
@@ -156,8 +155,7 @@ Runner setup_cache_sim(CLI::App& app) {
     auto progress = make_progress(s->output);
     SweepOutcome outcome = backend()(o, *progress);
     if (!outcome.result) return outcome.exit_code;  // another MPI rank prints the report
-    print_report(cache::to_report(*outcome.result), s->output);
-    return outcome.result->gates.passed() ? int(exit_ok) : int(exit_check_failed);
+    return print_outcome({cache::to_report(*outcome.result), outcome.result->gates.passed()}, s->output);
   };
 }
 

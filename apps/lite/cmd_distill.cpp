@@ -2,10 +2,8 @@
 // The progress sink is distill's TrainingProgress: on a terminal a bar with epoch, step, loss, samples/s and
 // ETA; otherwise one line per epoch on stderr; nothing with --json/--csv/--markdown or --quiet.
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -15,7 +13,6 @@
 #include "config_flags.hpp"
 #include "launch_local.hpp"
 #include "lite/core/error.hpp"
-#include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/optimizers.hpp"
@@ -45,60 +42,44 @@ std::string clock_text(double seconds) {
   return std::to_string(s / 60) + ":" + (s % 60 < 10 ? "0" : "") + std::to_string(s % 60);
 }
 
+// Training as it goes: on a terminal, the phases as TerminalProgress counts them and, while training, one line
+// with epoch, step, loss, samples/s and ETA; on a terminal or not, a line per finished epoch.
 class DistillProgress final : public distill::TrainingProgress {
  public:
-  explicit DistillProgress(bool bar) : bar_(bar) {}
+  explicit DistillProgress(bool terminal) : terminal_(terminal) {}
 
   void begin(std::string_view phase, uint64_t total) override {
-    phase_ = phase;
-    total_ = total;
-    done_ = 0;
-    if (bar_) draw(phase_, true);
+    if (terminal_) line_.begin(phase, total);
   }
   void advance(uint64_t steps) override {
-    done_ += steps;
-    if (bar_ && !training_) draw(phase_ + " " + std::to_string(done_) + (total_ ? "/" + std::to_string(total_) : ""), false);
+    if (terminal_ && !training_) line_.advance(steps);
   }
   void end() override {
     training_ = false;
-    if (bar_) clear();
+    if (terminal_) line_.end();
   }
   void step(const distill::StepStatus& s) override {
     training_ = true;
-    if (!bar_) return;
+    if (!terminal_) return;
     const int width = 24;
     const int filled = s.steps ? int(width * double(s.step) / double(s.steps)) : 0;
     char line[256];
     std::snprintf(line, sizeof line, "epoch %d/%d [%s%s] step %lld/%lld loss %.4f %.0f samples/s ETA %s", s.epoch,
                   s.epochs, std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
                   (long long)s.step, (long long)s.steps, s.loss, s.samples_per_s, clock_text(s.eta_s).c_str());
-    draw(line, s.step == s.steps);
+    line_.show(line, s.step == s.steps);
   }
   void epoch_done(const distill::EpochRecord& e, int epochs) override {
-    if (bar_) clear();
+    if (terminal_) line_.clear();
     std::fprintf(stderr, "epoch %d/%d: loss %.4f, validation %.2f%%%s, %.0f samples/s, %.1f s\n", e.epoch, epochs,
                  e.train_loss, e.metric, e.best ? " (best)" : "", e.samples_per_s, e.seconds);
     std::fflush(stderr);
   }
 
  private:
-  void draw(const std::string& text, bool force) {
-    auto now = std::chrono::steady_clock::now();
-    if (!force && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    std::fprintf(stderr, "\r\033[K%s", text.c_str());
-    std::fflush(stderr);
-  }
-  void clear() {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
-
-  bool bar_;
+  bool terminal_;
   bool training_ = false;
-  std::string phase_;
-  uint64_t total_ = 0, done_ = 0;
-  std::chrono::steady_clock::time_point last_;
+  TerminalProgress line_{TerminalProgress::Style::count};
 };
 
 // Whether `text` names `rank` ("rank 1", not "rank 12").
@@ -108,22 +89,18 @@ bool mentions(const std::string& text, const std::string& rank) {
   return false;
 }
 
-// A rank lost during training: one line naming the rank and the cause, and what is left to resume from.
-int report_rank_lost(const distill::RankLost& e, const distill::DistillOptions& o) {
-  std::string kept = "no checkpoint was kept (--checkpoint-dir keeps one per epoch)";
-  if (!o.checkpoint_dir.empty()) {
-    const std::string ck = o.checkpoint_dir + "/last.ckpt";
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(ck, ec)) kept = "the last checkpoint is kept: continue with --resume " + ck;
-    else kept = "no epoch had finished, so " + o.checkpoint_dir + " holds no checkpoint yet";
-  }
-  std::fprintf(stderr, "lite distill: error: %s; %s\n", first_line(e.what()).c_str(), kept.c_str());
-  return int(exit_check_failed);
+// What a rank lost during training leaves to resume from, for its error line.
+std::string kept_after_rank_lost(const distill::DistillOptions& o) {
+  if (o.checkpoint_dir.empty()) return "no checkpoint was kept (--checkpoint-dir keeps one per epoch)";
+  const std::string ck = o.checkpoint_dir + "/last.ckpt";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(ck, ec)) return "the last checkpoint is kept: continue with --resume " + ck;
+  return "no epoch had finished, so " + o.checkpoint_dir + " holds no checkpoint yet";
 }
 
 std::unique_ptr<Progress> make_distill_progress(const OutputOptions& output) {
-  if (output.quiet || resolve_format(output) != report::Format::text) return std::make_unique<NullProgress>();
-  return std::make_unique<DistillProgress>(::isatty(STDERR_FILENO) != 0);
+  if (!progress_wanted(output)) return std::make_unique<NullProgress>();
+  return std::make_unique<DistillProgress>(stderr_is_terminal());
 }
 
 }  // namespace
@@ -200,9 +177,7 @@ Runner setup_distill(CLI::App& app) {
            "a number of worker processes, 1 or more");
   app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: size of the flat gradient buckets all-reduced per step "
                  "(default 1)");
-  add_output_flags(app, s->output);
-  add_verbose_flag(app);
-  add_config_flags(app, s->config);
+  add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
     resolve_format(s->output);  // a bad --output-format fails before any work
@@ -220,23 +195,19 @@ Runner setup_distill(CLI::App& app) {
     try {
       auto progress = speaks ? make_distill_progress(s->output) : std::make_unique<NullProgress>();
       auto result = distill::run(s->options, *progress);
-      if (speaks) print_report(distill::to_report(result), s->output);
-      return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
-    } catch (const distill::CheckpointSaved& e) {
-      if (speaks)
-        std::fprintf(stderr, "\nlite distill: interrupted; checkpoint saved to %s; continue with --resume %s\n",
-                     e.checkpoint.c_str(), e.checkpoint.c_str());
-      return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
+      if (!speaks) return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+      return print_outcome({distill::to_report(result), result.gates.passed()}, s->output);
     } catch (const distill::RankLost& e) {
-      return report_rank_lost(e, s->options);
+      // Every rank says which peer it lost (exit 1).
+      throw distill::RankLost(first_line(e.what()) + "; " + kept_after_rank_lost(s->options));
     } catch (const Interrupted&) {
-      if (speaks) throw;
-      return interrupt_exit_code();
+      if (!speaks) set_error_printing(false);  // rank 0 says it (and where its checkpoint is)
+      throw;
     } catch (const Error& e) {
       // A --launch-local worker other than rank 0 reads the same files as rank 0, which reports their problems;
       // it prints only what concerns its own rank (the rendezvous, its options), so each fault is one line.
-      if (speaks || !launched_locally || mentions(e.what(), own_rank)) throw;
-      return exit_code_for(e.kind());
+      if (!speaks && launched_locally && !mentions(e.what(), own_rank)) set_error_printing(false);
+      throw;
     }
   };
 }

@@ -64,20 +64,17 @@ Runner setup_profile(CLI::App& app) {
       ->delimiter(',')
       ->group("Load");
   app.add_option("--requests", o.requests, "Requests per --qps rate")->group("Load");
-  add_output_flags(app, s->output);
-  add_verbose_flag(app);
-  add_config_flags(app, s->config);
+  add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
     for (const auto& text : s->input_specs) o.inputs.push_back(model::parse_input_spec(text));
-    if (resolve_config(app, s->config, o)) return exit_ok;
-    profile::validate(o);
-    auto progress = make_progress(s->output);
-    auto result = profile::run(o, *progress);
-    print_report(profile::to_report(result), s->output);
-    return exit_ok;
+    return run_verb(
+        app, s->config, s->output, o, [](const profile::ProfileOptions& o) { profile::validate(o); },
+        [](const profile::ProfileOptions& o, Progress& progress) {
+          return VerbOutcome{profile::to_report(profile::run(o, progress))};  // profile has no gates: exit 0
+        });
   };
 }
 

@@ -82,9 +82,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
   app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given (default 1)");
   app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and gradient passes (default 64)");
-  add_output_flags(app, s->output);
-  add_verbose_flag(app);
-  add_config_flags(app, s->config);
+  add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
     auto& o = s->options;
@@ -98,13 +96,12 @@ Runner setup_prune(CLI::App& app) {
     }
     if (s->structured && (o.unstructured || o.sparsity))
       throw OptionError("structured", "contradicts {unstructured} and {sparsity}", "give one of the two");
-    if (resolve_config(app, s->config, o)) return int(exit_ok);
-    o.command_line = command_line();
-    prune::validate(o);
-    auto progress = make_progress(s->output);
-    prune::PruneResult result = prune::run(o, *progress);
-    print_report(prune::to_report(result), s->output);
-    return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+    return run_verb(
+        app, s->config, s->output, o, [](const prune::PruneOptions& o) { prune::validate(o); },
+        [](const prune::PruneOptions& o, Progress& progress) {
+          const prune::PruneResult result = prune::run(o, progress);
+          return VerbOutcome{prune::to_report(result), result.gates.passed()};
+        });
   };
 }
 

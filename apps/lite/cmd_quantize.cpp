@@ -41,6 +41,18 @@ std::string calib_method_help() {
   return text;
 }
 
+// The options checked; then --budget, which shapes the work softly: a forward that never ends would ignore it,
+// so the process ends well past it.
+void validate_and_bound(const quantize::QuantizeOptions& o) {
+  quantize::validate(o);
+  if (o.budget_s)
+    arm_hard_deadline(*o.budget_s * 2 + 30,
+                      fmt::format("lite quantize: error: --budget: still running {:.0f} s after a budget of {:g} s "
+                                  "(a forward that does not end?); nothing was written; check the model with "
+                                  "'lite profile', or give a larger --budget", *o.budget_s * 2 + 30, *o.budget_s),
+                      exit_bad_input);
+}
+
 }  // namespace
 
 Runner setup_quantize(CLI::App& app) {
@@ -95,28 +107,17 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("--budget", o.budget_s,
                  "Seconds the whole command may take: measurements get fewer calls or skip batch sizes, auto skips "
                  "modes it has no time for (default: no bound; each measurement keeps within about 10 s)");
-  add_output_flags(app, s->output);
-  add_verbose_flag(app);
-  add_config_flags(app, s->config);
+  add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
     for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
-    if (resolve_config(app, s->config, o)) return int(exit_ok);
-    o.command_line = command_line();
-    quantize::validate(o);
-    // --budget shapes the work softly; a forward that never ends would ignore it, so the process ends well past it.
-    if (o.budget_s)
-      arm_hard_deadline(*o.budget_s * 2 + 30,
-                        fmt::format("lite quantize: error: --budget: still running {:.0f} s after a budget of {:g} s "
-                                    "(a forward that does not end?); nothing was written; check the model with "
-                                    "'lite profile', or give a larger --budget", *o.budget_s * 2 + 30, *o.budget_s),
-                        exit_bad_input);
-    auto progress = make_progress(s->output);
-    auto result = quantize::run(o, *progress);
-    print_report(quantize::to_report(result), s->output);
-    return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+    return run_verb(app, s->config, s->output, o, validate_and_bound,
+                    [](const quantize::QuantizeOptions& o, Progress& progress) {
+                      const auto result = quantize::run(o, progress);
+                      return VerbOutcome{quantize::to_report(result), result.gates.passed()};
+                    });
   };
 }
 

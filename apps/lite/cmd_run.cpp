@@ -64,8 +64,7 @@ Runner setup_run(CLI::App& app) {
     auto progress = make_progress(s->output);
     const recipe::RunResult result = recipe::run(r, s->options, *progress);
     if (!s->options.report_md.empty()) write_file_atomically(s->options.report_md, recipe::to_markdown(result));
-    print_report(recipe::to_report(result), s->output);
-    return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+    return print_outcome({recipe::to_report(result), result.gates.passed()}, s->output);
   };
 }
 

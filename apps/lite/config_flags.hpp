@@ -2,11 +2,14 @@
 // --config FILE and --dump-config, for every subcommand (options as data: the same JSON a recipe step holds).
 // A config file sets options by key; a flag given on the command line overrides the file's value for its
 // key; --dump-config prints the effective options and exits, so a command line and a recipe step
-// round-trip. Generic over the verb's options struct through its to_json/from_json.
+// round-trip. Generic over the verb's options struct through its to_json/from_json. Also the tail every verb's
+// runner shares (run_verb), which starts with them.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,10 @@ struct ConfigFlags {
 };
 
 void add_config_flags(CLI::App& app, ConfigFlags& flags);
+
+// The flags every verb ends its list with, in this order: the output flags (add_output_flags), --verbose for a verb
+// that runs libtorch (add_verbose_flag), --config and --dump-config.
+void add_shared_flags(CLI::App& app, OutputOptions& output, ConfigFlags& config, bool verbose);
 
 // Reads FILE as a JSON object through read_json_input_file (a regular file of at most 16 MiB, nested at most 256
 // deep, no key twice); InputError naming the file when it cannot.
@@ -61,6 +68,25 @@ bool resolve_config(const CLI::App& app, const ConfigFlags& flags, Options& opti
     return true;
   }
   return false;
+}
+
+// Whether a verb's options record the command line (for an artifact's provenance).
+template <class Options, class = void>
+struct records_command_line : std::false_type {};
+template <class Options>
+struct records_command_line<Options, std::void_t<decltype(std::declval<Options&>().command_line)>> : std::true_type {};
+
+// The tail of a verb's runner, once its own flags are folded into `options`: the --config file under the flags
+// (stop after --dump-config), the command line recorded, `validate(options)`, then `run(options, progress)` with the
+// progress display the output wants, its VerbOutcome printed, exit 0, or 1 when a gate failed.
+template <class Options, class Validate, class Run>
+int run_verb(const CLI::App& app, const ConfigFlags& flags, const OutputOptions& output, Options& options,
+             Validate&& validate, Run&& run) {
+  if (resolve_config(app, flags, options)) return int(exit_ok);
+  if constexpr (records_command_line<Options>::value) options.command_line = command_line();
+  validate(options);
+  auto progress = make_progress(output);
+  return print_outcome(run(options, *progress), output);
 }
 
 }  // namespace lite::cli

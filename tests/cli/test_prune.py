@@ -384,5 +384,38 @@ class PruneFrozenBaseline(LiteTestCase):
         self.assertFalse(any(self.NOTE in n for n in notes), notes)
 
 
+
+class ResizingMLP(torch.nn.Module):
+    """Prunable (fc1's channels), and warns on every forward: a non-empty out= of another shape is Resize.cpp's
+    TORCH_WARN."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 8)
+        self.fc2 = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        out = torch.zeros(3)
+        torch.add(self.fc2(torch.relu(self.fc1(x))), 0.0, out=out)
+        return out
+
+
+class PruneLibtorchLogging(LiteTestCase):
+    """As for quantize and profile: libtorch's warnings become report notes, or reach stderr with --verbose."""
+
+    def test_warnings_become_notes_unless_verbose(self):
+        model = self.tmp / "resizes.pt"
+        torch.jit.script(ResizingMLP().eval()).save(str(model))
+        args = ["prune", model, "--ratio", "0.25", "--input", "1x4", "-o", self.tmp / "p.pt", *FAST]
+        quiet = run_lite(*args, "--json")  # run_lite fails the test when a libtorch line reaches stderr
+        self.assertIn(quiet.returncode, (0, 1), quiet.stderr)
+        warnings = json.loads(quiet.stdout)["result"]["libtorch_warnings"]
+        self.assertTrue(any("An output with one or more elements was resized" in w for w in warnings), warnings)
+        self.assertIn("libtorch warned: An output with one or more elements was resized", run_lite(*args).stdout)
+        verbose = run_lite(*args, "--verbose", torch_log_allowed=True)
+        self.assertIn(verbose.returncode, (0, 1), verbose.stderr)
+        self.assertIn("was resized", verbose.stderr)
+        self.assertNotIn("libtorch warned", verbose.stdout)
+
 if __name__ == "__main__":
     unittest.main()

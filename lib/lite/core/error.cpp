@@ -14,6 +14,7 @@ int exit_code_for(ErrorKind kind) {
     case ErrorKind::bad_input: return exit_bad_input;
     case ErrorKind::interrupted: return exit_interrupted;
     case ErrorKind::internal: return exit_internal;
+    case ErrorKind::run_failed: return exit_check_failed;
   }
   return exit_internal;
 }

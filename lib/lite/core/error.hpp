@@ -3,6 +3,7 @@
 // the kind to an exit code (see README "Exit codes"). Messages are one line: what, where, and the fix.
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace lite {
 
@@ -11,6 +12,8 @@ enum class ErrorKind {
   bad_input,    // a file or value the user gave is unusable (missing, malformed, wrong shape): exit 2
   interrupted,  // SIGINT/SIGTERM seen by a long-running loop: exit 130
   internal,     // a bug in lite or libtorch: exit 3
+  run_failed,   // the run could not finish for a cause outside its inputs and outside lite (a data-parallel
+                // peer was lost); the message says what was kept: exit 1
 };
 
 class Error : public std::runtime_error {
@@ -36,7 +39,13 @@ struct InputError : Error {
 };
 
 struct Interrupted : Error {
-  Interrupted() : Error(ErrorKind::interrupted, "interrupted") {}
+  // `outcome`: what the interrupted run left, as the CLI's "interrupted; OUTCOME" line says it.
+  explicit Interrupted(std::string outcome = "nothing was written")
+      : Error(ErrorKind::interrupted, "interrupted"), outcome_(std::move(outcome)) {}
+  const std::string& outcome() const { return outcome_; }
+
+ private:
+  std::string outcome_;
 };
 
 struct InternalError : Error {

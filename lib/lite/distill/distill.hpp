@@ -51,14 +51,15 @@ class TrainingProgress : public Progress {
 
 // Ctrl-C after a checkpoint was saved: exit 130 like any interrupt, and the path to --resume from.
 struct CheckpointSaved : Interrupted {
-  explicit CheckpointSaved(std::string path) : checkpoint(std::move(path)) {}
+  explicit CheckpointSaved(std::string path)
+      : Interrupted("checkpoint saved to " + path + "; continue with --resume " + path), checkpoint(std::move(path)) {}
   std::string checkpoint;
 };
 
 // A rank was lost during training (its process died, or a collective timed out): exit 1, the last
 // checkpoint kept. The message names this rank, the peer and the cause.
 struct RankLost : Error {
-  explicit RankLost(const std::string& message) : Error(ErrorKind::internal, message) {}
+  explicit RankLost(const std::string& message) : Error(ErrorKind::run_failed, message) {}
 };
 
 // One rank's figures of a data-parallel run (distributed.cpp gathers them on rank 0).

@@ -1,7 +1,8 @@
 // Chunked reading of .npy and uncompressed idx files (see chunked_dataset.hpp): the header gives the offset
 // of record 0 and the bytes of one record, so samples [b, b + n) are one pread of n records. The headers are
 // parsed from a file's first bytes by tensor_headers.cpp, the parser dataset.cpp's whole-file reader uses too
-// (same dtypes, same messages, sizes checked against the whole file's size).
+// (same dtypes, same messages, sizes checked against the whole file's size), and the format is chosen by the
+// table dataset.cpp chooses by (data_format.hpp).
 #include "lite/model/chunked_dataset.hpp"
 
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/data_file.hpp"
+#include "lite/model/data_format.hpp"
 #include "lite/model/tensor_dtype.hpp"
 #include "lite/model/tensor_headers.hpp"
 
@@ -27,13 +29,7 @@ namespace lite::model {
 // Named, not anonymous: lite_model is a unity build, and dataset.cpp's anonymous helpers share its unit.
 namespace chunked_io {
 
-bool name_ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool idx_name(const std::string& name) {
-  return name.find("idx") != std::string::npos || name.find("-ubyte") != std::string::npos;
-}
+bool named_idx(const fs::path& path) { return data_format_by_name(path.filename().string()) == DataFormat::idx; }
 
 // A parsed header as records: the first dimension counts them, the rest is one record's shape.
 RecordLayout layout_of(const fs::path& path, const TensorFileHeader& h, bool idx) {
@@ -70,19 +66,18 @@ std::string read_head(const fs::path& path, size_t max_bytes) {
 // Labels are small (one value per sample): read whole; a .gz is inflated no further than its header declares
 // and within the data memory budget (data_file.hpp).
 std::string read_whole_maybe_gzip(const fs::path& path) {
-  const std::string name = path.filename().string();
-  const TensorFormat format = idx_name(name) && !name_ends_with(name, ".npy") ? TensorFormat::idx : TensorFormat::npy;
+  const TensorFormat format = named_idx(path) ? TensorFormat::idx : TensorFormat::npy;
   const std::vector<char> bytes = read_tensor_file_maybe_gzip(path, format, default_data_memory_budget());
   return std::string(bytes.begin(), bytes.end());
 }
 
 torch::Tensor read_labels(const fs::path& path) {
-  const std::string name = path.filename().string();
   const std::string bytes = read_whole_maybe_gzip(path);
+  const std::optional<DataFormat> format = data_format_of(path.filename().string(), bytes);
   RecordLayout l;
-  if (name_ends_with(name, ".npy") || (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0))
+  if (format == DataFormat::npy)
     l = npy_layout(path, bytes, bytes.size());
-  else if (idx_name(name))
+  else if (format == DataFormat::idx)
     l = idx_layout(path, bytes, bytes.size());
   else
     throw InputError(path.string(), "labels of streamed data must be a .npy or idx file",
@@ -103,19 +98,18 @@ std::optional<RecordLayout> record_layout(const fs::path& path) {
   const uint64_t size = fs::file_size(path, ec);
   if (ec || size == 0) return std::nullopt;  // load_dataset words these problems
   const std::string head = read_head(path, 1 << 20);
-  const std::string name = path.filename().string();
-  const bool gzip = head.size() >= 2 && uint8_t(head[0]) == 0x1f && uint8_t(head[1]) == 0x8b;
+  const std::optional<DataFormat> format = data_format_of(path.filename().string(), head);
   std::optional<RecordLayout> l;
-  if (name_ends_with(name, ".npy") || (head.size() >= 6 && std::memcmp(head.data(), "\x93NUMPY", 6) == 0))
+  if (format == DataFormat::npy)
     l = npy_layout(path, head, size);
-  else if (idx_name(name) && !gzip)
+  else if (format == DataFormat::idx && !starts_gzip(head))
     l = idx_layout(path, head, size);
   return l;
 }
 
 std::optional<RecordLayout> streamed_gzip_layout(const fs::path& path, uint64_t budget, std::optional<InflatedCopy>& copy) {
   using namespace chunked_io;
-  if (!idx_name(path.filename().string()) || !is_gzip_file(path)) return std::nullopt;
+  if (!named_idx(path) || !is_gzip_file(path)) return std::nullopt;
   const std::vector<char> gz = read_data_file(path);
   const uint64_t declared = declared_tensor_bytes(std::string_view(gz.data(), gz.size()), TensorFormat::idx, path.string());
   if (declared * sizeof(float) <= budget) return std::nullopt;  // idx bytes become float32 in memory

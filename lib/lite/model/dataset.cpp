@@ -7,6 +7,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/data_file.hpp"
+#include "lite/model/data_format.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/model/tensor_dtype.hpp"
 #include "lite/model/tensor_headers.hpp"
@@ -47,10 +48,6 @@ torch::Tensor parse_npy(const fs::path& path, const std::vector<char>& bytes) {
 torch::Tensor parse_idx(const fs::path& path, const std::vector<char>& bytes) {
   const std::string_view all(bytes.data(), bytes.size());
   return tensor_after_header(parse_idx_header(all, bytes.size(), path.string()), bytes);
-}
-
-bool is_idx_name(const std::string& name) {
-  return name.find("idx") != std::string::npos || name.find("-ubyte") != std::string::npos;
 }
 
 // ---- the objects users save: a tensor, a dict, a list or tuple ----
@@ -239,6 +236,50 @@ void validate(Dataset& d, const std::string& file) {
   }
 }
 
+// ---- the format, from data_format.hpp's table: by name, else by the first bytes ----
+std::string_view view_of(const std::vector<char>& bytes) { return std::string_view(bytes.data(), bytes.size()); }
+
+// The samples (and labels, where the format holds them) of a non-empty data file.
+Dataset read_samples(const fs::path& path) {
+  std::vector<char> bytes;  // read here only when the name does not tell the format
+  std::optional<DataFormat> format = data_format_by_name(path.filename().string());
+  if (!format) {
+    bytes = read_all(path);
+    format = data_format_by_contents(view_of(bytes));
+  }
+  if (!format) {
+    const std::string file = path.string();
+    if (starts_gzip(view_of(bytes)))
+      throw InputError(file, "is gzip-compressed but not named like an idx file",
+                       "name MNIST idx files *-idx3-ubyte.gz, or decompress it");
+    throw InputError(file, "unknown data format",
+                     "pass a torch.save file (tensor, {'x','y'} dict, list or tuple), a .npy or .npz file, or idx files with "
+                     "{labels}");
+  }
+  if (bytes.empty() && *format != DataFormat::idx) bytes = read_all(path);
+  Dataset d;
+  switch (*format) {
+    case DataFormat::npy: d.x = parse_npy(path, bytes); break;
+    case DataFormat::npz: d = from_npz(path, bytes); break;
+    case DataFormat::torch_save: d = from_pickle(path, bytes); break;
+    case DataFormat::idx:
+      d.x = parse_idx(path, read_maybe_gzip(path));
+      // Images become float [0,1] with a channel dimension, the form a CNN trained on them expects.
+      if (d.x.dim() == 3) d.x = d.x.unsqueeze(1);
+      d.x = d.x.to(torch::kFloat32).div_(255.0f);
+      break;
+  }
+  return d;
+}
+
+// A --labels file: .npy or idx by name, else a torch.save file (its tensor, or the x of what it holds).
+torch::Tensor read_label_file(const fs::path& path) {
+  const std::optional<DataFormat> format = data_format_by_name(path.filename().string());
+  if (format == DataFormat::npy) return parse_npy(path, read_all(path));
+  if (format == DataFormat::idx) return parse_idx(path, read_maybe_gzip(path));
+  return from_pickle(path, read_all(path)).x;
+}
+
 }  // namespace
 
 Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels) {
@@ -248,50 +289,14 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
   require_regular_file(path);  // a directory, a device (/dev/zero), a FIFO or a socket is refused here
   if (fs::file_size(path, ec) == 0) throw InputError(file, "is empty", "pass a file with at least one sample");
 
-  const std::string name = path.filename().string();
-  Dataset d;
+  Dataset d = read_samples(path);
   d.source = path;
-  if (ends_with(name, ".npy")) {
-    d.x = parse_npy(path, read_all(path));
-  } else if (ends_with(name, ".npz")) {
-    d = from_npz(path, read_all(path));
-  } else if (is_idx_name(name)) {
-    d.x = parse_idx(path, read_maybe_gzip(path));
-    // Images become float [0,1] with a channel dimension, the form a CNN trained on them expects.
-    if (d.x.dim() == 3) d.x = d.x.unsqueeze(1);
-    d.x = d.x.to(torch::kFloat32).div_(255.0f);
-  } else {
-    auto bytes = read_all(path);
-    if (bytes.size() >= 4 && std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0) {
-      // A zip: torch.save's archive (one top folder holding data.pkl), else an .npz under another name.
-      const std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 512));
-      d = head.find(".npy") != std::string::npos && head.find("data.pkl") == std::string::npos ? from_npz(path, bytes)
-                                                                                                : from_pickle(path, bytes);
-    } else if (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0) {
-      d.x = parse_npy(path, bytes);
-    } else if (bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b) {
-      throw InputError(file, "is gzip-compressed but not named like an idx file",
-                       "name MNIST idx files *-idx3-ubyte.gz, or decompress it");
-    } else {
-      throw InputError(file, "unknown data format",
-                       "pass a torch.save file (tensor, {'x','y'} dict, list or tuple), a .npy or .npz file, or idx files with "
-                       "{labels}");
-    }
-  }
   if (labels) {
     if (d.y) throw InputError(labels->string(), "the data file already carries labels", "drop {labels}");
     std::error_code lec;
     if (!fs::exists(*labels, lec)) throw InputError(labels->string(), "no such file", "check the {labels} path");
     require_regular_file(*labels);
-    Dataset l;
-    std::string lname = labels->filename().string();
-    if (ends_with(lname, ".npy"))
-      l.x = parse_npy(*labels, read_all(*labels));
-    else if (is_idx_name(lname))
-      l.x = parse_idx(*labels, read_maybe_gzip(*labels));
-    else
-      l = from_pickle(*labels, read_all(*labels));
-    d.y = l.x;
+    d.y = read_label_file(*labels);
   }
   validate(d, file);
   return d;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "lite/model/dataset.hpp"
+#include "lite/model/module_bytes.hpp"
 #include "lite/prune/prune_internal.hpp"
 
 namespace lite::prune {
@@ -25,8 +26,8 @@ uint64_t planned_parameter_count(const torch::jit::Module& module, const Depende
 namespace lite::prune {
 
 // Saves to memory and loads a fresh copy (eval mode): a copy whose method graphs may still be edited.
-std::string serialize(const torch::jit::Module& module);
-torch::jit::Module deserialize(const std::string& bytes);
+using model::deserialize;
+using model::serialize;
 
 // Each prunable group pruned alone at each of o.sensitivity_ratios; `measure` returns the metric (percent)
 // of a pruned copy, `baseline` the original's.

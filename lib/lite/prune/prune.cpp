@@ -10,7 +10,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 
 #include "lite/core/atomic_file.hpp"
@@ -32,19 +31,6 @@
 namespace fs = std::filesystem;
 
 namespace lite::prune {
-
-std::string serialize(const torch::jit::Module& module) {
-  std::ostringstream out;
-  module.save(out);
-  return out.str();
-}
-
-torch::jit::Module deserialize(const std::string& bytes) {
-  std::istringstream in(bytes);
-  torch::jit::Module m = torch::jit::load(in);
-  m.eval();
-  return m;
-}
 
 namespace {
 
@@ -302,27 +288,8 @@ void check_agreement_floor(const PruneOptions& o, PruneResult& r) {
 
 }  // namespace
 
-namespace {
-
-// libtorch's TORCH_WARNs (e.g. Resize.cpp's "output ... was resized" from oneDNN kernels of frozen graphs)
-// would go straight to stderr through glog; they are collected once each and reported as notes instead.
-class CollectWarnings : public c10::WarningHandler {
- public:
-  void process(const c10::SourceLocation&, const std::string& message, const bool) override {
-    std::lock_guard<std::mutex> lock(mutex);  // warnings may come from intra-op worker threads
-    std::string msg = first_line(message);
-    if (std::find(seen.begin(), seen.end(), msg) == seen.end()) seen.push_back(msg);
-  }
-  std::mutex mutex;
-  std::vector<std::string> seen;
-};
-
-}  // namespace
-
 PruneResult run(const PruneOptions& o, Progress& progress) {
   const auto start = Clock::now();
-  CollectWarnings warnings;
-  c10::Warning::WarningHandlerGuard guard(&warnings);
   validate(o);
   const bool unstructured = o.unstructured || o.sparsity.has_value();
   const Criterion* criterion = unstructured ? nullptr : &find_criterion(o.criterion);
@@ -394,7 +361,6 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
   r.output = out.string();
   r.after.file_bytes = fs::file_size(out);
 
-  for (const auto& w : warnings.seen) r.notes.push_back("libtorch warned: " + w);
   if (r.tolerance_given && r.quality.drop > r.tolerance) r.gates.fail("tolerance");
   check_agreement_floor(o, r);
   r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();

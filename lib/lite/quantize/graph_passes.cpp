@@ -13,7 +13,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -521,19 +520,6 @@ std::vector<std::string> FrozenModel::notes(const std::string& unplanned_become)
     out.push_back("planned layers not in the frozen graph (freezing removed their use), left as they are: " +
                   join(missing, ", "));
   return out;
-}
-
-std::string serialize(const torch::jit::Module& module) {
-  std::ostringstream out;
-  module.save(out);
-  return out.str();
-}
-
-torch::jit::Module deserialize(const std::string& bytes) {
-  std::istringstream in(bytes);
-  torch::jit::Module loaded = torch::jit::load(in);
-  loaded.eval();
-  return loaded;
 }
 
 }  // namespace lite::quantize

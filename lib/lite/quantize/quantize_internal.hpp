@@ -16,6 +16,7 @@
 #include "lite/core/progress.hpp"
 #include "lite/model/dataset.hpp"
 #include "lite/model/load.hpp"
+#include "lite/model/module_bytes.hpp"
 #include "lite/quantize/calibration.hpp"
 #include "lite/quantize/plan.hpp"
 
@@ -184,7 +185,7 @@ std::vector<torch::jit::Value*> insert_function(torch::jit::Graph& graph, torch:
                                                 const std::vector<torch::jit::Value*>& inputs);
 
 // Saves to memory (what a consumer of the file gets) and loads copies of it back.
-std::string serialize(const torch::jit::Module& module);
-torch::jit::Module deserialize(const std::string& bytes);
+using model::deserialize;
+using model::serialize;
 
 }  // namespace lite::quantize
