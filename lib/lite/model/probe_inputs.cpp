@@ -133,6 +133,15 @@ void fit_inferred_sizes(const torch::jit::Module& module, InferredInputs& inferr
     if (first.ran) continue;
     std::optional<int64_t> size;
     if (first.features) size = solve_size(prober, conventional, first);
+    // Pooling's floors make a range of sizes run alike (24..31 for a 28x28 CNN): a common size within a quarter
+    // of the solved one is the likelier intent.
+    for (int64_t common : dims == 1 ? kCommonSignalSizes : kCommonImageSizes) {
+      if (!size || prober.exhausted() || common == *size || std::llabs(common - *size) * 4 > *size) continue;
+      if (prober.run(common).ran) {
+        size = common;
+        break;
+      }
+    }
     for (int64_t common : dims == 1 ? kCommonSignalSizes : kCommonImageSizes) {
       if (size || prober.exhausted()) break;
       if (prober.run(common).ran) size = common;
