@@ -5,6 +5,7 @@
 // make h only nearly affine, hence a few secant steps and neighbours, each checked by a forward.
 #include "lite/model/probe_inputs.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -133,16 +134,22 @@ void fit_inferred_sizes(const torch::jit::Module& module, InferredInputs& inferr
     if (first.ran) continue;
     std::optional<int64_t> size;
     if (first.features) size = solve_size(prober, conventional, first);
-    // Pooling's floors make a range of sizes run alike (24..31 for a 28x28 CNN): a common size within a quarter
-    // of the solved one is the likelier intent.
-    for (int64_t common : dims == 1 ? kCommonSignalSizes : kCommonImageSizes) {
-      if (!size || prober.exhausted() || common == *size || std::llabs(common - *size) * 4 > *size) continue;
-      if (prober.run(common).ran) {
-        size = common;
-        break;
+    // Pooling's floors make a range of sizes run alike (24..31 for a 28x28 CNN): the nearest common size within a
+    // quarter of the solved one is the likelier intent.
+    const auto& common_sizes = dims == 1 ? kCommonSignalSizes : kCommonImageSizes;
+    if (size && std::find(common_sizes.begin(), common_sizes.end(), *size) == common_sizes.end()) {
+      std::vector<int64_t> near = common_sizes;
+      std::sort(near.begin(), near.end(),
+                [&](int64_t a, int64_t b) { return std::llabs(a - *size) < std::llabs(b - *size); });
+      for (int64_t common : near) {
+        if (prober.exhausted() || std::llabs(common - *size) * 4 > *size) break;
+        if (prober.run(common).ran) {
+          size = common;
+          break;
+        }
       }
     }
-    for (int64_t common : dims == 1 ? kCommonSignalSizes : kCommonImageSizes) {
+    for (int64_t common : common_sizes) {
       if (size || prober.exhausted()) break;
       if (prober.run(common).ran) size = common;
     }
