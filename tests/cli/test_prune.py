@@ -266,6 +266,12 @@ class PruneBadInput(LiteTestCase):
         self.assert_rejected("prune", self.model, needles=["--ratio", "required"])
         self.assert_rejected("prune", self.model, "--sparsity", "1", needles=["--sparsity"])
 
+    def test_agreement_floor_outside_0_100(self):
+        for floor in ("-1", "100.5", "nan"):
+            with self.subTest(floor=floor):
+                self.assert_rejected("prune", self.model, "--ratio", "0.3", "--agreement-floor", floor,
+                                     needles=["--agreement-floor"])
+
     def test_nothing_prunable(self):
         plain = torch.jit.script(torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Flatten()))
         torch.jit.save(plain, str(self.tmp / "plain.pt"))
