@@ -14,7 +14,7 @@ class CliBasics(LiteTestCase):
         self.assertEqual(r.returncode, 0)
         listed = r.stdout.split("ubcommands:", 1)[-1].splitlines()  # CLI11 heads the table "Subcommands:"
         names = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
-        self.assertEqual(names, ["profile", "quantize", "prune", "distill", "cache-sim", "run"], r.stdout)
+        self.assertEqual(names, ["profile", "quantize", "prune", "distill", "optimize", "cache-sim", "run"], r.stdout)
         for name in names:
             with self.subTest(verb=name):
                 h = run_lite(name, "--help")

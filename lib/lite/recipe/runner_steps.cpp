@@ -11,6 +11,8 @@
 #include "lite/core/error.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/verb.hpp"
+#include "lite/optimize/optimize.hpp"
+#include "lite/optimize/verb.hpp"
 #include "lite/profile/profile.hpp"
 #include "lite/profile/verb.hpp"
 #include "lite/prune/prune.hpp"
@@ -97,6 +99,7 @@ const std::vector<StepRunnerEntry>& step_runners() {
       {&quantize::verb(), run_model_step<quantize::QuantizeOptions>},
       {&prune::verb(), run_model_step<prune::PruneOptions>},
       {&distill::verb(), run_model_step<distill::DistillOptions>},
+      {&optimize::verb(), run_model_step<optimize::OptimizeOptions>},
       {&cache::verb(), run_cache_sim},
   };
   return table;

@@ -5,6 +5,7 @@
 
 #include "lite/cache/verb.hpp"
 #include "lite/distill/verb.hpp"
+#include "lite/optimize/verb.hpp"
 #include "lite/profile/verb.hpp"
 #include "lite/prune/verb.hpp"
 #include "lite/quantize/verb.hpp"
@@ -14,7 +15,8 @@ namespace lite {
 
 const std::vector<const VerbDescriptor*>& verbs() {
   static const std::vector<const VerbDescriptor*> list = {
-      &profile::verb(), &quantize::verb(), &prune::verb(), &distill::verb(), &cache::verb(), &recipe::verb(),
+      &profile::verb(), &quantize::verb(), &prune::verb(), &distill::verb(), &optimize::verb(), &cache::verb(),
+      &recipe::verb(),
   };
   return list;
 }

@@ -1,0 +1,121 @@
+// lite optimize: flags -> OptimizeOptions -> validate() -> lite::optimize::run -> report printer. Defaults shown
+// in --help come from the options struct (capture_default_str), so they cannot drift from it.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli_common.hpp"
+#include "command.hpp"
+#include "config_flags.hpp"
+#include "lite/core/interrupt.hpp"
+#include "lite/model/input_spec.hpp"
+#include "lite/optimize/optimize.hpp"
+
+namespace lite::cli {
+
+namespace {
+
+struct OptimizeState {
+  optimize::OptimizeOptions options;
+  OutputOptions output;
+  std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
+  ConfigFlags config;
+};
+
+// The options checked; then --budget, which the search keeps between steps: a forward that never ends would
+// ignore it, so the process ends well past it.
+void validate_and_bound(const optimize::OptimizeOptions& o) {
+  optimize::validate(o);
+  if (o.budget_s)
+    arm_hard_deadline(*o.budget_s * 2 + 60,
+                      fmt::format("lite optimize: error: --budget: still running {:.0f} s after a budget of {:g} s "
+                                  "(a forward that does not end?); the work folder keeps what was measured; check "
+                                  "the model with 'lite profile', or give a larger --budget",
+                                  *o.budget_s * 2 + 60, *o.budget_s),
+                      exit_bad_input);
+}
+
+void add_target_flags(CLI::App& app, optimize::OptimizeOptions& o) {
+  app.add_option("--target-p99", o.target_p99_ms, "Target: p99 latency in ms at --batch (of requests, with --trace)");
+  app.add_option("--target-p50", o.target_p50_ms, "Target: median latency in ms at --batch");
+  app.add_option("--target-throughput", o.target_throughput, "Target: samples per second at --batch");
+  app.add_option("--target-speedup", o.target_speedup, "Target: times faster than the frozen original (median)");
+  app.add_option("--batch", o.batch, "Batch size the service runs; latency is measured at it")->capture_default_str();
+  app.add_option("--max-accuracy-drop", o.max_accuracy_drop,
+                 fmt::format("Points of top-1 accuracy (or agreement) the result may lose (default {:g}; needs --eval)",
+                             optimize::kDefaultAccuracyDrop));
+}
+
+void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
+  app.add_option("--prune-ratios", o.prune_ratios, "Structured prune ratios to try (0, no pruning, always is)")
+      ->delimiter(',')->capture_default_str();
+  app.add_option("--modes", o.modes, "Quantization modes to try; float is the model frozen")
+      ->delimiter(',')->capture_default_str();
+  app.add_option("--calib", o.calib, "Calibration data for static int8 (default: --eval)");
+  app.add_option("--calib-samples", o.calib_samples, "Calibration samples")->capture_default_str();
+  app.add_option("--trace", o.trace, "Request trace: size a cache in front of each variant (lite cache-sim formats)");
+  app.add_option("--trace-format", o.trace_format, "The trace's format (as cache-sim --format)")->capture_default_str();
+  app.add_option("--hit-latency", o.hit_latency_ms, "What a cache hit costs, ms (needed with --trace)");
+  app.add_option("--cache-policies", o.cache_policies, "Cache policies to try")->delimiter(',')->capture_default_str();
+  app.add_option("--cache-sizes", o.cache_sizes, "Cache sizes to simulate (cache-sim --sizes)")->capture_default_str();
+  app.add_flag("--cache-objects", o.cache_objects, "Size caches in objects instead of bytes");
+  app.add_option("--cost-cache-gib", o.cost_cache_gib, "Objective: price of a GiB of cache (with --cost-core-ms)");
+  app.add_option("--cost-core-ms", o.cost_core_ms, "Objective: price of a core-ms per request (with --cost-cache-gib)");
+}
+
+void add_measurement_flags(CLI::App& app, optimize::OptimizeOptions& o) {
+  app.add_option("--screen-samples", o.screen_samples, "Evaluation samples a variant is screened on")->capture_default_str();
+  app.add_option("--screen-duration", o.screen_duration_s, "Seconds of screening timing per variant")->capture_default_str();
+  app.add_option("--duration", o.duration_s, "Seconds of full timing per variant")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Untimed calls before each timing")->capture_default_str();
+  app.add_option("--threads", o.threads, "Intra-op threads (0: libtorch's default)")->capture_default_str();
+  app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation passes")->capture_default_str();
+  app.add_option("--budget", o.budget_s, "Seconds the whole search may take; then the best measured so far wins");
+}
+
+}  // namespace
+
+Runner setup_optimize(CLI::App& app) {
+  auto s = std::make_shared<OptimizeState>();
+  auto& o = s->options;
+  name_flag("model", "MODEL");
+  name_flag("output", "-o");
+  name_flag("inputs", "--input");
+  name_flag("target_p99_ms", "--target-p99");
+  name_flag("target_p50_ms", "--target-p50");
+  name_flag("hit_latency_ms", "--hit-latency");
+  name_flag("duration_s", "--duration");
+  name_flag("screen_duration_s", "--screen-duration");
+  name_flag("budget_s", "--budget");
+  app.description(
+      "Find the cheapest configuration that meets a latency target: prune ratios x quantization modes (x a cache "
+      "in front, with --trace), each built with lite prune and lite quantize, screened, measured and compared. "
+      "Exit 1 when nothing meets the target (the nearest misses are named).");
+  app.add_option("model", o.model, "TorchScript model file (.pt)");
+  app.add_option("-o,--output", o.output, "The chosen artifact (default: MODEL.optimized.pt)");
+  app.add_option("--eval", o.eval, "Evaluation data: accuracy with labels, else agreement with the model");
+  app.add_option("--labels", o.labels, "Labels for an idx --eval file");
+  app.add_option("--input", s->input_specs, "Input shape when the model declares none, e.g. 1x3x224x224");
+  add_target_flags(app, o);
+  add_search_flags(app, o);
+  add_measurement_flags(app, o);
+  app.add_option("--work-dir", o.work_dir, "Records of every build and measurement (default: OUTPUT.work); a re-run "
+                 "resumes from them");
+  app.add_option("--emit-recipe", o.emit_recipe, "Write a lite run recipe that rebuilds the choice and gates it");
+  app.add_option("--plot", o.plot, "Write an SVG of the variants (latency vs accuracy, frontier, choice)");
+  add_shared_flags(app, s->output, s->config, /*verbose=*/true);
+
+  return [s, &app] {
+    auto& o = s->options;
+    resolve_format(s->output);
+    for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
+    return run_verb(app, s->config, s->output, o, validate_and_bound,
+                    [](const optimize::OptimizeOptions& o, Progress& progress) {
+                      const auto result = optimize::run(o, progress);
+                      return VerbOutcome{optimize::to_report(result), result.gates.passed()};
+                    });
+  };
+}
+
+}  // namespace lite::cli

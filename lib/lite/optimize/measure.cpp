@@ -1,0 +1,144 @@
+// Measuring lite optimize's variants the one way for all: quality on the evaluation samples against the original
+// (top-1 accuracy with labels, else top-1 agreement with the original's outputs), and forward latency at the
+// target's batch size timed interleaved with the fastest float form of the original (frozen and optimized for
+// inference, as every verb's speed figures use), so drift in machine state hits both alike.
+#include <fmt/format.h>
+
+#include "lite/core/error.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/model/inputs.hpp"
+#include "lite/model/torch_errors.hpp"
+#include "lite/optimize/objective.hpp"
+#include "lite/optimize/search_internal.hpp"
+#include "lite/profile/evaluate.hpp"
+#include "lite/profile/frozen_float.hpp"
+#include "lite/profile/timing.hpp"
+
+namespace lite::optimize::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Evaluation samples when no eval file is given: seeded random inputs shaped like the timing input.
+constexpr int64_t kRandomSamples = 256;
+
+model::Dataset random_dataset(const std::vector<torch::Tensor>& inputs) {
+  if (inputs.size() != 1)
+    throw InputError("{eval}", "a model with several inputs needs evaluation data to be judged on",
+                     "pass {eval} FILE");
+  model::InputSpec spec = model::describe_inputs(inputs).front();
+  spec.shape[0] = kRandomSamples;
+  model::Dataset d;
+  d.x = model::random_input(spec, /*seed=*/1);
+  d.source = "random inputs";
+  return d;
+}
+
+// Per sample 1 when the argmax of `outputs` (over dim 1) is `labels`, else 0.
+std::vector<double> hits(const torch::Tensor& outputs, const torch::Tensor& labels) {
+  const torch::Tensor right = outputs.argmax(1).eq(labels.to(torch::kLong)).to(torch::kDouble).contiguous();
+  return std::vector<double>(right.data_ptr<double>(), right.data_ptr<double>() + right.numel());
+}
+
+profile::TimingOptions timing(double duration_s, int warmup) {
+  profile::TimingOptions t;
+  t.warmup = warmup;
+  t.duration_s = duration_s;
+  t.min_iterations = 20;
+  t.budget_s = 4 * duration_s + 5;  // a slow model gets fewer calls instead of overrunning the search
+  return t;
+}
+
+Latency summarise(const std::vector<double>& variant_ms, const std::vector<double>& original_ms, const std::string& note) {
+  Latency l;
+  const stats::Summary s = stats::summarize(variant_ms);
+  l.calls = int64_t(s.count);
+  l.mean_ms = s.mean;
+  l.p50_ms = s.p50;
+  l.p99_ms = s.p99;
+  l.note = note;
+  if (!original_ms.empty()) {
+    l.original_p50_ms = stats::median(original_ms);
+    const stats::Interval ratio = stats::bootstrap_median_ratio(original_ms, variant_ms);
+    l.speedup = ratio.estimate;
+    l.speedup_low = ratio.low;
+    l.speedup_high = ratio.high;
+  }
+  return l;
+}
+
+}  // namespace
+
+double Reference::percent_on(int64_t samples) const {
+  if (correct.empty()) return 100.0;
+  const size_t n = samples <= 0 ? correct.size() : std::min(correct.size(), size_t(samples));
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += correct[i];
+  return 100.0 * sum / double(n);
+}
+
+Reference make_reference(model::LoadedModel& original, const OptimizeOptions& o, std::vector<std::string>& notes,
+                         Progress& progress) {
+  Reference r;
+  r.original_path = original.path;
+  if (o.eval) r.eval = model::load_dataset(*o.eval, o.labels);
+  model::InputOptions input_options;
+  input_options.specs = o.inputs;
+  input_options.batch = o.batch;
+  std::string guessed;
+  r.timing_inputs = model::resolve_inputs(original, input_options, o.eval ? &r.eval : nullptr, &guessed);
+  if (!guessed.empty()) notes.push_back(guessed);
+  if (!o.eval) r.eval = random_dataset(r.timing_inputs);
+  r.eval_source = r.eval.source.string();
+  r.metric = r.eval.has_labels() ? "top-1 accuracy" : "top-1 agreement";
+  r.outputs = profile::predict(original.module, r.eval, o.eval_batch, original.path, progress);
+  if (r.eval.has_labels()) r.correct = hits(r.outputs, *r.eval.y);
+  try {
+    profile::FrozenFloat fastest = profile::frozen_float(original.module, r.timing_inputs);
+    r.fastest_original = fastest.module;
+    if (!fastest.note.empty()) notes.push_back("the original's baseline: " + fastest.note);
+  } catch (const std::exception& e) {
+    notes.push_back(fmt::format("the original does not freeze ({}); variants are timed beside it as given",
+                                model::torch_error_reason(e)));
+    r.fastest_original = original.module;
+  }
+  return r;
+}
+
+Quality measure_quality(torch::jit::Module& variant, const fs::path& path, const Reference& r, int64_t samples,
+                        int64_t eval_batch, Progress& progress) {
+  const int64_t n = samples <= 0 ? r.eval.size() : std::min(samples, r.eval.size());
+  const model::Dataset subset = model::take_first(r.eval, n);
+  const torch::Tensor outputs = profile::predict(variant, subset, eval_batch, path, progress);
+  if (outputs.sizes() != r.outputs.narrow(0, 0, n).sizes())
+    throw InputError(path.string(), "its outputs differ in shape from the original's",
+                     "a variant must keep the model's outputs");
+  double value = 0;
+  if (r.eval.has_labels()) {
+    const std::vector<double> right = hits(outputs, *subset.y);
+    for (double x : right) value += x;
+    value = 100.0 * value / double(n);
+  } else {
+    value = 100.0 * profile::compare_outputs(r.outputs.narrow(0, 0, n), outputs).top1_agreement;
+  }
+  return make_quality(r.metric, n, r.percent_on(n), value);
+}
+
+Latency measure_latency(torch::jit::Module& variant, const fs::path& path, Reference& r, double duration_s, int warmup,
+                        Progress& progress) {
+  auto [mine, original] = profile::time_interleaved(variant, path, r.fastest_original, r.original_path,
+                                                    r.timing_inputs, timing(duration_s, warmup), progress);
+  return summarise(mine.ms, original.ms, mine.note);
+}
+
+Latency measure_original(Reference& r, double duration_s, int warmup, Progress& progress) {
+  const profile::LatencySamples s =
+      profile::time_forward(r.fastest_original, r.timing_inputs, timing(duration_s, warmup), r.original_path, progress);
+  Latency l = summarise(s.ms, {}, s.note);
+  l.original_p50_ms = l.p50_ms;
+  l.speedup = l.speedup_low = l.speedup_high = 1.0;
+  return l;
+}
+
+}  // namespace lite::optimize::detail

@@ -1,0 +1,125 @@
+#pragma once
+// lite optimize: from a latency target to the cheapest measured configuration. The search builds model variants
+// (structured prune ratio x quantization mode, float included) with the prune and quantize verbs, screens each on
+// a subset of the evaluation data and a short timing, measures fully only those that can still win, sizes a cache
+// for each with lite cache-sim's cost model when a request trace is given, and picks the cheapest that meets the
+// target and the accuracy budget. Torch-free header: the CLI fills OptimizeOptions, calls run(), prints
+// to_report(result).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lite/core/gates.hpp"
+#include "lite/core/progress.hpp"
+#include "lite/core/report.hpp"
+#include "lite/optimize/options.hpp"
+
+namespace lite::optimize {
+
+// One point of the search space, in the order the levers apply: prune, then quantize.
+struct VariantSpec {
+  double prune_ratio = 0;      // 0: the model as given
+  std::string mode = "float";  // "float" (frozen) or a quantize mode
+  std::string label() const;   // "prune 0.25 + static", "original + float"
+  std::string prune_family() const;  // "prune 0.25" / "no pruning"
+};
+
+// Accuracy with labels, else top-1 agreement with the original, in percent, on `samples` samples.
+struct Quality {
+  std::string metric;      // "top-1 accuracy" or "top-1 agreement"
+  int64_t samples = 0;
+  double reference = 0;    // the original's value on the same samples (100 for agreement)
+  double value = 0;
+  double drop = 0;         // reference - value, points
+  double drop_low = 0, drop_high = 0;  // 95% interval of the drop (Wilson interval of the value)
+};
+
+// The variant's forward latency at the target's batch size, timed interleaved with the frozen original.
+struct Latency {
+  int64_t calls = 0;
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+  double original_p50_ms = 0;
+  double speedup = 0, speedup_low = 0, speedup_high = 0;  // median(original) / median(variant), 95% bootstrap
+  std::string note;
+};
+
+// The smallest cache (of the simulated sizes and policies) in front of the variant that meets the latency target.
+struct CacheFit {
+  bool reached = false;
+  std::string policy;
+  uint64_t size = 0;        // bytes (objects with cache_objects)
+  std::string size_text;
+  double hit_ratio = 0;
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;  // request latency with the cache
+  // The closest it came when not reached: the largest size's best p99 (or p50).
+  double best_ms = 0;
+};
+
+struct Variant {
+  VariantSpec spec;
+  std::string key;           // the work folder's record name (model hash, spec, settings)
+  std::string artifact;      // in the work folder
+  uint64_t file_bytes = 0;
+  // "measured", "screened out", "failed", "skipped" (its prune ratio lost the budget, or the budget ran out)
+  std::string status;
+  std::string reason;        // why it is not "measured"
+  std::optional<Quality> screen_quality, quality;
+  std::optional<Latency> screen_latency, latency;
+  std::optional<CacheFit> cache;
+  bool reused = false;       // its records came from the work folder
+  double build_s = 0, screen_s = 0, measure_s = 0;
+  // Judged (objective.cpp):
+  bool meets_accuracy = false, meets_latency_alone = false, feasible = false;
+  double cost = 0;           // the objective (lower wins); see objective.hpp
+  bool on_frontier = false, chosen = false;
+  std::string verdict;       // one line: why it won or lost
+};
+
+struct StageTime {
+  std::string stage;  // "original", "build", "screen", "measure", "cache", "write"
+  double seconds = 0;
+};
+
+struct OptimizeResult {
+  std::string model, model_sha256;
+  uint64_t model_bytes = 0;
+  std::string input;         // the timing input, "1x1x28x28"
+  Target target;
+  double accuracy_budget = 0;
+  std::string metric;        // of the budget: "top-1 accuracy" or "top-1 agreement"
+  std::string eval_source;   // the eval file, or "random inputs"
+  std::optional<Quality> original_quality;  // the original on the full eval (reference)
+  std::optional<Latency> original_latency;  // the frozen original alone
+  std::string objective;     // in words
+  std::vector<Variant> variants;
+  int proposed = 0, screened_out = 0, skipped = 0, failed = 0, measured = 0, reused = 0;
+  std::optional<size_t> chosen;  // index into variants
+  std::vector<std::string> family_verdicts;  // why each family without the choice lost
+  std::vector<std::string> nearest_misses;   // when nothing meets the target
+  std::string output, emitted_recipe, plot, work_dir;
+  std::string cache_unit;    // "bytes" or "objects"
+  bool budget_exhausted = false;
+  std::vector<StageTime> time;
+  double wall_s = 0;
+  Gates gates;               // "target": nothing met the target and the budget (exit 1)
+  std::vector<report::Finding> findings;
+  std::vector<std::string> notes;
+};
+
+void to_json(nlohmann::json& j, const VariantSpec& s);
+void to_json(nlohmann::json& j, const Quality& q);
+void to_json(nlohmann::json& j, const Latency& l);
+void to_json(nlohmann::json& j, const CacheFit& c);
+void to_json(nlohmann::json& j, const Variant& v);
+void to_json(nlohmann::json& j, const OptimizeResult& r);
+void from_json(const nlohmann::json& j, Quality& q);
+void from_json(const nlohmann::json& j, Latency& l);
+
+OptimizeResult run(const OptimizeOptions& options, Progress& progress);
+
+report::Report to_report(const OptimizeResult& result);
+
+}  // namespace lite::optimize

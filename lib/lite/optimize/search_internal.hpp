@@ -1,0 +1,65 @@
+#pragma once
+// The torch side of lite optimize's search: building a variant's artifact with the verbs, and measuring it
+// against the original (variants.cpp, measure.cpp). Internal to lib/lite/optimize.
+#include <torch/script.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lite/core/progress.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/load.hpp"
+#include "lite/optimize/optimize.hpp"
+#include "lite/optimize/work_folder.hpp"
+
+namespace lite::optimize::detail {
+
+// ---- building (variants.cpp) ----
+
+// What every build shares: the options, where static int8 calibrates, the input shapes the verbs are given.
+struct BuildSettings {
+  const OptimizeOptions* options = nullptr;
+  std::optional<std::filesystem::path> calib;  // unset: static int8 cannot be built (no data)
+  std::vector<model::InputSpec> inputs;         // at batch 1; empty: the verbs resolve them as usual
+};
+
+// The model as given pruned at `ratio` (prune's structured L1 pass) into the work folder; the record says
+// where. Throws lite::Error when prune refuses the model.
+std::filesystem::path build_pruned(double ratio, const BuildSettings& s, const WorkFolder& folder,
+                                   const nlohmann::json& settings, Progress& progress, bool& reused);
+// The variant's artifact from its base (the model, or its pruned copy): frozen for "float", quantize's
+// artifact for a mode. Sets artifact, file_bytes, build_s; status "failed" with the reason when the verb
+// refuses the base (the search goes on without it).
+void build_variant(Variant& v, const std::filesystem::path& base, const BuildSettings& s, const WorkFolder& folder,
+                   Progress& progress);
+
+// ---- measuring (measure.cpp) ----
+
+// What every variant is judged against: the original's outputs (and accuracy) on the evaluation samples, the
+// timing input at the target's batch size and the fastest float form of the original to time beside.
+struct Reference {
+  model::Dataset eval;             // the eval file, or seeded random inputs
+  std::string eval_source;
+  std::string metric;              // "top-1 accuracy" (labels) or "top-1 agreement"
+  torch::Tensor outputs;           // the original's, on eval
+  std::vector<torch::Tensor> timing_inputs;
+  torch::jit::Module fastest_original;
+  std::filesystem::path original_path;
+  double percent_on(int64_t samples) const;  // the original's accuracy (100 for agreement) on the first samples
+  std::vector<double> correct;     // per sample, 1 when the original is right (labels)
+};
+Reference make_reference(model::LoadedModel& original, const OptimizeOptions& o, std::vector<std::string>& notes,
+                         Progress& progress);
+
+// The variant on the first `samples` evaluation samples (all when <= 0).
+Quality measure_quality(torch::jit::Module& variant, const std::filesystem::path& path, const Reference& r,
+                        int64_t samples, int64_t eval_batch, Progress& progress);
+// The variant timed interleaved with the fastest original at the target's batch size for `duration_s`.
+Latency measure_latency(torch::jit::Module& variant, const std::filesystem::path& path, Reference& r,
+                        double duration_s, int warmup, Progress& progress);
+// The fastest original timed alone.
+Latency measure_original(Reference& r, double duration_s, int warmup, Progress& progress);
+
+}  // namespace lite::optimize::detail

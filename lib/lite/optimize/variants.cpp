@@ -1,0 +1,150 @@
+// Building the variants of lite optimize's search through the verbs themselves: prune::run for the pruned bases
+// and quantize::run for each mode, so a variant is exactly what `lite prune` and `lite quantize` would write; a
+// float variant is its base frozen (torch::jit::freeze), the form it is timed and shipped in.
+#include <torch/jit.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "lite/core/error.hpp"
+#include "lite/model/artifact.hpp"
+#include "lite/model/torch_errors.hpp"
+#include "lite/optimize/search_internal.hpp"
+#include "lite/optimize/verb.hpp"
+#include "lite/prune/prune.hpp"
+#include "lite/quantize/quantize.hpp"
+
+namespace lite::optimize::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The verbs time their result briefly (the search measures every variant its own way, the same for all).
+constexpr int kVerbWarmup = 1;
+constexpr int kVerbIterations = 3;
+
+std::vector<std::string> shape_texts(const std::vector<model::InputSpec>& inputs) {
+  std::vector<std::string> texts;
+  for (const auto& spec : inputs) texts.push_back(model::to_string(spec));
+  return texts;
+}
+
+}  // namespace
+
+fs::path build_pruned(double ratio, const BuildSettings& s, const WorkFolder& folder, const nlohmann::json& settings,
+                      Progress& progress, bool& reused) {
+  const VariantSpec spec{ratio, "base"};
+  const std::string key = WorkFolder::key(spec, settings);
+  const fs::path artifact = folder.artifact(key);
+  if (auto record = folder.read(key, "build"); record && fs::exists(artifact)) {
+    reused = true;
+    return artifact;
+  }
+  prune::PruneOptions p;
+  p.model = s.options->model.string();
+  p.output = artifact.string();
+  p.ratio = ratio;
+  p.inputs = shape_texts(s.inputs);
+  p.batches = {s.options->batch};
+  p.warmup = kVerbWarmup;
+  p.iterations = kVerbIterations;
+  p.threads = s.options->threads;
+  p.agreement_floor = 100;  // the search judges accuracy itself, on the evaluation data
+  p.command_line = s.options->command_line;
+  prune::validate(p);
+  const auto start = std::chrono::steady_clock::now();
+  const prune::PruneResult r = prune::run(p, progress);
+  folder.write(key, "build", {{"artifact", artifact.string()}, {"seconds", seconds_since(start)},
+                              {"parameters_after", r.after.parameters}, {"macs_after", r.after.macs}});
+  return artifact;
+}
+
+namespace {
+
+void freeze_into(const fs::path& base, const fs::path& artifact, const std::string& command_line) {
+  model::LoadedModel loaded = model::load_model(base);
+  torch::jit::Module frozen;
+  {
+    torch::NoGradGuard no_grad;
+    torch::jit::Module m = loaded.module.clone();
+    m.eval();
+    frozen = torch::jit::freeze(m);
+  }
+  model::ArtifactInfo info;
+  info.transform = "freeze";
+  info.command_line = command_line;
+  info.details = {{"why", std::string("lite ") + verb().name + "'s float variant: the model frozen, as it is timed"}};
+  info.inputs = loaded.declared_inputs;
+  model::save_artifact(frozen, artifact, loaded, info);
+}
+
+void quantize_into(const std::string& mode, const fs::path& base, const fs::path& artifact, const BuildSettings& s,
+                   Progress& progress) {
+  quantize::QuantizeOptions q;
+  q.model = base;
+  q.output = artifact;
+  q.mode = mode;
+  if (mode == "static") q.calib = s.calib;
+  q.calib_samples = s.options->calib_samples;
+  q.inputs = s.inputs;
+  q.batches = {s.options->batch};
+  q.warmup = kVerbWarmup;
+  q.iterations = kVerbIterations;
+  q.threads = s.options->threads;
+  q.write_calib_json = false;
+  q.allow_slower = true;    // a slower variant loses on its own measured figures
+  q.agreement_floor = 100;  // accuracy is judged by the search, on the evaluation data
+  q.command_line = s.options->command_line;
+  quantize::validate(q);
+  quantize::run(q, progress);
+}
+
+}  // namespace
+
+void build_variant(Variant& v, const fs::path& base, const BuildSettings& s, const WorkFolder& folder,
+                   Progress& progress) {
+  const fs::path artifact = folder.artifact(v.key);
+  v.artifact = artifact.string();
+  if (auto record = folder.read(v.key, "build")) {
+    if (record->value("status", "") == "failed") {
+      v.status = "failed";
+      v.reason = record->value("reason", "");
+      v.reused = true;
+      return;
+    }
+    if (fs::exists(artifact)) {
+      v.file_bytes = fs::file_size(artifact);
+      v.build_s = record->value("seconds", 0.0);
+      v.reused = true;
+      return;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    if (v.spec.mode == "float")
+      freeze_into(base, artifact, s.options->command_line);
+    else if (v.spec.mode == "static" && !s.calib)
+      throw InputError("{calib}", "static int8 needs calibration data", "pass {calib} or {eval}");
+    else
+      quantize_into(v.spec.mode, base, artifact, s, progress);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    // The verb refused this base in this mode (or freezing failed): a variant the search cannot have.
+    v.status = "failed";
+    v.reason = first_line(e.what());
+    folder.write(v.key, "build", {{"status", "failed"}, {"reason", v.reason}});
+    return;
+  }
+  v.build_s = seconds_since(start);
+  v.file_bytes = fs::file_size(artifact);
+  folder.write(v.key, "build", {{"status", "built"}, {"seconds", v.build_s}});
+}
+
+}  // namespace lite::optimize::detail
