@@ -204,6 +204,7 @@ void Search::screen_all() {
     timed("build", [&] { detail::build_variant(v, bases[ratio], build_, *folder_, no_progress()); });
     if (v.status == "failed") continue;
     timed("screen", [&] { screen(v); });
+    if (o_.exhaustive) continue;
     const std::string reason = screen_out_reason(v, objective_, {}, o_.trace.has_value());
     if (!reason.empty()) {
       v.status = "screened out";
@@ -243,7 +244,8 @@ void Search::measure_survivors() {
   for (Variant* v : order) {
     phase.advance();
     throw_if_interrupted();
-    const std::string reason = screen_out_reason(*v, objective_, r_.variants, o_.trace.has_value());
+    const std::string reason =
+        o_.exhaustive ? std::string() : screen_out_reason(*v, objective_, r_.variants, o_.trace.has_value());
     if (!reason.empty()) {
       v->status = "screened out";
       v->reason = reason;

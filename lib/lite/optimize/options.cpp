@@ -44,6 +44,7 @@ void optimize_fields(Fields& f, O& o) {
       .field("cost_cache_gib", o.cost_cache_gib)
       .field("cost_core_ms", o.cost_core_ms)
       .field("screen_samples", o.screen_samples)
+      .field("exhaustive", o.exhaustive)
       .field("screen_duration_s", o.screen_duration_s)
       .field("duration_s", o.duration_s)
       .field("warmup", o.warmup)

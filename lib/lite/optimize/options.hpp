@@ -46,6 +46,7 @@ struct OptimizeOptions {
   // Measurement: every candidate is screened on a subset and a short timing, and measured fully only while it
   // can still win.
   int64_t screen_samples = 256;
+  bool exhaustive = false;                      // measure every variant fully (the grid the search is checked against)
   double screen_duration_s = 0.3;
   double duration_s = 2.0;
   int warmup = 5;
