@@ -10,7 +10,7 @@ set(allowed_profile core model profile)
 set(allowed_quantize core model profile quantize)
 set(allowed_prune   core model profile prune)
 set(allowed_distill core model profile prune distill)
-set(allowed_optimize core cache model profile quantize prune optimize)
+set(allowed_optimize core cache model profile quantize prune distill optimize)
 set(allowed_recipe  core cache model profile quantize prune distill optimize recipe)
 
 file(GLOB areas RELATIVE ${LIB_DIR} ${LIB_DIR}/*)

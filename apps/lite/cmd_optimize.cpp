@@ -52,6 +52,11 @@ void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
       ->delimiter(',')->capture_default_str();
   app.add_option("--modes", o.modes, "Quantization modes to try; float is the model frozen")
       ->delimiter(',')->capture_default_str();
+  app.add_option("--data", o.data, "Training data: each pruned model is recovered by distillation from the original");
+  app.add_option("--data-labels", o.data_labels, "Labels of an idx --data file");
+  app.add_option("--recover-epochs", o.recover_epochs, "Distillation epochs per pruned model")->capture_default_str();
+  app.add_option("--recover-samples", o.recover_samples, "Training samples of the recovery (0: all)")
+      ->capture_default_str();
   app.add_option("--calib", o.calib, "Calibration data for static int8 (default: --eval)");
   app.add_option("--calib-samples", o.calib_samples, "Calibration samples")->capture_default_str();
   app.add_option("--trace", o.trace, "Request trace: size a cache in front of each variant (lite cache-sim formats)");

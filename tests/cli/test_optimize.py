@@ -108,6 +108,24 @@ class Optimize(LiteTestCase):
         settled = [v for v in again["variants"] if v["status"] in ("measured", "screened out")]
         self.assertTrue(all(v["reused"] for v in settled), "a finished search re-run measures nothing again")
 
+    def test_training_data_recovers_each_pruned_model_before_it_is_judged(self):
+        train = ["--data", "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
+                 "--data-labels", "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz",
+                 "--recover-epochs", "1", "--recover-samples", "2048"]
+        common = ["--target-p99", "1000", "--modes", "float", "--prune-ratios", "0.5", "--exhaustive",
+                  "--max-accuracy-drop", "100"]
+        plain = self.optimize(*common, "-o", self.tmp / "plain.pt")
+        recovered = self.optimize(*common, *train, "-o", self.tmp / "recovered.pt")
+        def pruned(result):
+            return next(v for v in result["variants"] if v["spec"]["prune_ratio"] == 0.5)
+        self.assertFalse(pruned(plain)["spec"]["recovered"])
+        self.assertTrue(pruned(recovered)["spec"]["recovered"])
+        self.assertEqual(pruned(recovered)["spec"]["label"], "prune 0.5 (recovered) + float")
+        # Pruning half the channels of the bundled CNN costs it most of its accuracy; distillation wins most back.
+        self.assertGreater(pruned(plain)["quality"]["drop"], 20)
+        self.assertLess(pruned(recovered)["quality"]["drop"], pruned(plain)["quality"]["drop"] - 10)
+        self.assertIn("recover", [t["stage"] for t in recovered["time"]])
+
     def test_the_emitted_recipe_passes_lite_run(self):
         recipe = self.tmp / "optimized.json"
         self.optimize("--target-p99", "1000", "--modes", "float,static", "--prune-ratios", "0.25", "-o",

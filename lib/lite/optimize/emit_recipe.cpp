@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "lite/cache/verb.hpp"
+#include "lite/distill/verb.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/optimize/objective.hpp"
 #include "lite/optimize/outputs.hpp"
@@ -57,12 +58,23 @@ nlohmann::json emitted_recipe(const OptimizeResult& r, const OptimizeOptions& o)
   const std::optional<fs::path> calib = o.calib ? o.calib : o.eval;
   if (calib && v.spec.mode == "static") data["calib"] = absolute_path(*calib);
   if (o.trace) data["trace"] = absolute_path(*o.trace);
+  if (v.spec.recovered) {
+    data["train"] = absolute_path(*o.data);
+    if (o.data_labels) data["train_labels"] = absolute_path(*o.data_labels);
+  }
 
   nlohmann::json steps = nlohmann::json::array();
   if (v.spec.prune_ratio > 0) {
     nlohmann::json p = {{"ratio", v.spec.prune_ratio}, {"agreement_floor", 100}};
     p.update(timing_keys(o));
     steps.push_back({{prune::verb().name, p}});
+  }
+  if (v.spec.recovered) {
+    nlohmann::json d = {{"data", "@data.train"},   {"eval", "@data.train"},     {"eval_samples", 1024},
+                        {"samples", o.recover_samples}, {"epochs", o.recover_epochs}, {"threads", o.threads},
+                        {"latency_iterations", 0}};
+    if (o.data_labels) d.update({{"labels", "@data.train_labels"}, {"eval_labels", "@data.train_labels"}});
+    steps.push_back({{distill::verb().name, d}});
   }
   if (v.spec.mode != "float") {
     nlohmann::json q = {{"mode", v.spec.mode}, {"allow_slower", true}, {"agreement_floor", 100}};

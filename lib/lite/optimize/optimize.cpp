@@ -121,6 +121,11 @@ void Search::prepare() {
   build_settings_ = {{"calib", build_.calib ? file_identity(*build_.calib) : nlohmann::json()},
                      {"calib_samples", o_.calib_samples},
                      {"inputs", r_.input}};
+  if (o_.data)
+    build_settings_["recovery"] = {{"data", file_identity(*o_.data)},
+                                   {"labels", o_.data_labels ? file_identity(*o_.data_labels) : nlohmann::json()},
+                                   {"epochs", o_.recover_epochs},
+                                   {"samples", o_.recover_samples}};
   settings_ = {{"build", build_settings_},
                {"eval", o_.eval ? file_identity(*o_.eval) : nlohmann::json()},
                {"labels", o_.labels ? file_identity(*o_.labels) : nlohmann::json()},
@@ -135,7 +140,7 @@ void Search::prepare() {
   for (double ratio : ratios)
     for (const auto& mode : modes) {
       Variant v;
-      v.spec = {ratio, mode};
+      v.spec = {ratio, mode, ratio > 0 && o_.data.has_value()};
       v.key = WorkFolder::key(v.spec, settings_);
       v.status = "proposed";
       r_.variants.push_back(v);
@@ -190,13 +195,17 @@ void Search::screen_all() {
         if (ratio > 0) timed("build", [&] {
             bases[ratio] = detail::build_pruned(ratio, build_, *folder_, build_settings_, no_progress(), reused);
           });
+        if (v.spec.recovered) timed("recover", [&] {
+            bases[ratio] = detail::build_recovered(ratio, bases[ratio], build_, *folder_, build_settings_,
+                                                   no_progress(), reused);
+          });
       } catch (const Interrupted&) {
         throw;
       } catch (const Error& e) {
         for (Variant& w : r_.variants)
           if (w.spec.prune_ratio == ratio) {
             w.status = "failed";
-            w.reason = "prune refused the model: " + first_line(e.what());
+            w.reason = (bases.count(ratio) ? "recovery failed: " : "prune refused the model: ") + first_line(e.what());
           }
         continue;
       }

@@ -23,8 +23,9 @@ namespace lite::optimize {
 struct VariantSpec {
   double prune_ratio = 0;      // 0: the model as given
   std::string mode = "float";  // "float" (frozen) or a quantize mode
-  std::string label() const;   // "prune 0.25 + static", "original + float"
-  std::string prune_family() const;  // "prune 0.25" / "no pruning"
+  bool recovered = false;      // the pruned model distilled from the original before the mode applies
+  std::string label() const;   // "prune 0.25 + static", "prune 0.5 (recovered) + float", "no pruning + float"
+  std::string prune_family() const;  // "prune 0.25", "prune 0.5 (recovered)", "no pruning"
 };
 
 // Accuracy with labels, else top-1 agreement with the original, in percent, on `samples` samples.

@@ -35,6 +35,10 @@ void optimize_fields(Fields& f, O& o) {
       .field("max_accuracy_drop", o.max_accuracy_drop)
       .field("prune_ratios", o.prune_ratios)
       .field("modes", o.modes)
+      .field("data", o.data)
+      .field("data_labels", o.data_labels)
+      .field("recover_epochs", o.recover_epochs)
+      .field("recover_samples", o.recover_samples)
       .field("trace", o.trace)
       .field("trace_format", o.trace_format)
       .field("hit_latency_ms", o.hit_latency_ms)
@@ -157,7 +161,8 @@ void check_files(const OptimizeOptions& o) {
   FileRoles roles;
   roles.reads("{model}", o.model);
   const std::pair<const char*, const std::optional<std::filesystem::path>*> inputs[] = {
-      {"{eval}", &o.eval}, {"{labels}", &o.labels}, {"{calib}", &o.calib}, {"{trace}", &o.trace}};
+      {"{eval}", &o.eval}, {"{labels}", &o.labels}, {"{calib}", &o.calib}, {"{trace}", &o.trace},
+      {"{data}", &o.data}, {"{data_labels}", &o.data_labels}};
   for (const auto& [role, path] : inputs)
     if (*path) roles.reads(role, **path);
   roles.writes("output", output_path(o));
@@ -185,6 +190,10 @@ void validate(const OptimizeOptions& o) {
   if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
   if (o.calib_samples < 1) throw OptionError("calib_samples", "must be at least 1", "e.g. 256");
   check_search_space(o);
+  if (o.data_labels && !o.data)
+    throw OptionError("data_labels", "gives the labels of the training data", "pass {data} too");
+  if (o.recover_epochs < 1) throw OptionError("recover_epochs", "must be at least 1", "e.g. 2");
+  if (o.recover_samples < 0) throw OptionError("recover_samples", "must be 0 (all) or more", "e.g. 8192");
   check_cache(o, target);
   if (o.screen_samples < 1) throw OptionError("screen_samples", "must be at least 1", "e.g. 256");
   at_least("screen_duration_s", o.screen_duration_s, 0.01);

@@ -32,6 +32,12 @@ struct OptimizeOptions {
   // The search space: every prune ratio (0, the model as given, is always in) x every mode.
   std::vector<double> prune_ratios = {0.25, 0.5};
   std::vector<std::string> modes = {"float", "static", "dynamic", "fp16", "bf16", "weight-int8"};
+  // Recovery: with training data, every pruned model is distilled from the original (lite distill) before it is
+  // quantized, so pruning is judged on what it keeps after recovery, not on the damage it does alone.
+  std::optional<std::filesystem::path> data;
+  std::optional<std::filesystem::path> data_labels;  // labels of an idx data file
+  int recover_epochs = 2;
+  int64_t recover_samples = 8192;                    // the first N training samples (0: all)
   // The cache in front of the model (p99/p50 targets): a request trace replayed through lite cache-sim's cost
   // model, each variant's measured latency paying for the misses.
   std::optional<std::filesystem::path> trace;

@@ -15,11 +15,12 @@ namespace lite::optimize {
 std::string VariantSpec::label() const { return prune_family() + " + " + mode; }
 
 std::string VariantSpec::prune_family() const {
-  return prune_ratio > 0 ? fmt::format("prune {:g}", prune_ratio) : "no pruning";
+  if (prune_ratio <= 0) return "no pruning";
+  return fmt::format("prune {:g}{}", prune_ratio, recovered ? " (recovered)" : "");
 }
 
 void to_json(nlohmann::json& j, const VariantSpec& s) {
-  j = {{"prune_ratio", s.prune_ratio}, {"mode", s.mode}, {"label", s.label()}};
+  j = {{"prune_ratio", s.prune_ratio}, {"recovered", s.recovered}, {"mode", s.mode}, {"label", s.label()}};
 }
 
 void to_json(nlohmann::json& j, const Quality& q) {

@@ -29,6 +29,11 @@ struct BuildSettings {
 // where. Throws lite::Error when prune refuses the model.
 std::filesystem::path build_pruned(double ratio, const BuildSettings& s, const WorkFolder& folder,
                                    const nlohmann::json& settings, Progress& progress, bool& reused);
+// The pruned model distilled from the original on {data} (lite distill, the best epoch by its loss on the first
+// training samples: the evaluation data stays the search's judge); the record says where.
+std::filesystem::path build_recovered(double ratio, const std::filesystem::path& pruned, const BuildSettings& s,
+                                      const WorkFolder& folder, const nlohmann::json& settings, Progress& progress,
+                                      bool& reused);
 // The variant's artifact from its base (the model, or its pruned copy): frozen for "float", quantize's
 // artifact for a mode. Sets artifact, file_bytes, build_s; status "failed" with the reason when the verb
 // refuses the base (the search goes on without it).

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "lite/core/error.hpp"
+#include "lite/distill/distill.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/optimize/search_internal.hpp"
@@ -28,6 +29,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // The verbs time their result briefly (the search measures every variant its own way, the same for all).
 constexpr int kVerbWarmup = 1;
 constexpr int kVerbIterations = 3;
+// Training samples distill's best epoch is chosen on.
+constexpr int64_t kRecoverySelectionSamples = 1024;
 
 std::vector<std::string> shape_texts(const std::vector<model::InputSpec>& inputs) {
   std::vector<std::string> texts;
@@ -62,6 +65,39 @@ fs::path build_pruned(double ratio, const BuildSettings& s, const WorkFolder& fo
   const prune::PruneResult r = prune::run(p, progress);
   folder.write(key, "build", {{"artifact", artifact.string()}, {"seconds", seconds_since(start)},
                               {"parameters_after", r.after.parameters}, {"macs_after", r.after.macs}});
+  return artifact;
+}
+
+fs::path build_recovered(double ratio, const fs::path& pruned, const BuildSettings& s, const WorkFolder& folder,
+                         const nlohmann::json& settings, Progress& progress, bool& reused) {
+  const VariantSpec spec{ratio, "base", true};
+  const std::string key = WorkFolder::key(spec, settings);
+  const fs::path artifact = folder.artifact(key);
+  if (auto record = folder.read(key, "build"); record && fs::exists(artifact)) {
+    reused = true;
+    return artifact;
+  }
+  const OptimizeOptions& o = *s.options;
+  distill::DistillOptions d;
+  d.teacher = o.model.string();
+  d.student = pruned.string();
+  d.data = o.data->string();
+  d.labels = o.data_labels ? o.data_labels->string() : std::string();
+  // The best epoch is picked on training samples: the evaluation data judges the search, it must not also pick.
+  d.eval = d.data;
+  d.eval_labels = d.labels;
+  d.eval_samples = kRecoverySelectionSamples;
+  d.samples = o.recover_samples;
+  d.epochs = o.recover_epochs;
+  d.threads = o.threads;
+  d.latency_iterations = 0;
+  d.output = artifact.string();
+  d.command_line = o.command_line;
+  distill::validate(d);
+  const auto start = std::chrono::steady_clock::now();
+  const distill::DistillResult r = distill::run(d, progress);
+  folder.write(key, "build", {{"artifact", artifact.string()}, {"seconds", seconds_since(start)},
+                              {"best_epoch", r.best_epoch}});
   return artifact;
 }
 

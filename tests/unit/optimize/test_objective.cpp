@@ -239,5 +239,14 @@ TEST_CASE("emit_recipe: the choice's levers as steps and the same target as gate
   CHECK(cached["steps"][3]["cache-sim"]["sizes"] == "4096");
   CHECK(cached["steps"][3]["cache-sim"]["miss_latency_from"][0] == "@steps[2].report");
   CHECK(cached["gates"]["max_cache_p99_ms"] == 5.0);
+  CHECK(cached["gates"]["min_hit_ratio"] == doctest::Approx(0.5));
+  // A recovered variant: prune, then distill on the training data, then quantize.
+  o.data = "/data/train.gz";
+  r.variants[0].spec.recovered = true;
+  const auto recovered = emitted_recipe(r, o);
+  CHECK(recovered["steps"][1].contains("distill"));
+  CHECK(recovered["steps"][1]["distill"]["data"] == "@data.train");
+  CHECK(recovered["steps"][2].contains("quantize"));
+  CHECK(recovered["data"]["train"] == "/data/train.gz");
   CHECK_FALSE(cached["gates"].contains("max_p99_ms"));
 }
