@@ -18,6 +18,7 @@
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/core/memory.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
@@ -230,14 +231,22 @@ void Search::measure(Variant& v) {
   if (auto record = folder_->read(v.key, "measure")) {
     v.quality = record->at("quality").get<Quality>();
     v.latency = record->at("latency").get<Latency>();
+    v.peak_rss_bytes = record->value("peak_rss_bytes", uint64_t(0));
+    v.rss_before_bytes = record->value("rss_before_bytes", uint64_t(0));
     v.reused = true;
   } else {
     const auto begin = Clock::now();
-    model::LoadedModel m = model::load_model(v.artifact);
-    v.quality = detail::measure_quality(m.module, m.path, reference_, 0, o_.eval_batch, no_progress());
-    v.latency = detail::measure_latency(m.module, m.path, reference_, o_.duration_s, o_.warmup, no_progress());
+    const bool peak_reset = reset_peak_rss();
+    v.rss_before_bytes = current_rss_bytes();
+    {
+      model::LoadedModel m = model::load_model(v.artifact);
+      v.quality = detail::measure_quality(m.module, m.path, reference_, 0, o_.eval_batch, no_progress());
+      v.latency = detail::measure_latency(m.module, m.path, reference_, o_.duration_s, o_.warmup, no_progress());
+    }
+    if (peak_reset) v.peak_rss_bytes = peak_rss_bytes();
     v.measure_s = seconds_between(begin, Clock::now());
-    folder_->write(v.key, "measure", {{"quality", *v.quality}, {"latency", *v.latency}});
+    folder_->write(v.key, "measure", {{"quality", *v.quality}, {"latency", *v.latency},
+                                      {"peak_rss_bytes", v.peak_rss_bytes}, {"rss_before_bytes", v.rss_before_bytes}});
   }
   v.status = "measured";
   judge(v, objective_);

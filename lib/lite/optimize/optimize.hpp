@@ -70,6 +70,9 @@ struct Variant {
   std::optional<Quality> screen_quality, quality;
   std::optional<Latency> screen_latency, latency;
   std::optional<CacheFit> cache;
+  // Resident memory of the process while the variant was loaded and fully measured (its peak, VmHWM reset before
+  // it), and before it was loaded: the difference is what the variant itself took. 0 where not measured.
+  uint64_t peak_rss_bytes = 0, rss_before_bytes = 0;
   bool reused = false;       // its records came from the work folder
   double build_s = 0, screen_s = 0, measure_s = 0;
   // Judged (objective.cpp):

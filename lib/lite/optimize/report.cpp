@@ -87,6 +87,8 @@ void to_json(nlohmann::json& j, const Variant& v) {
        {"quality", optional_json(v.quality)},
        {"latency", optional_json(v.latency)},
        {"cache", optional_json(v.cache)},
+       {"peak_rss_bytes", v.peak_rss_bytes},
+       {"rss_before_bytes", v.rss_before_bytes},
        {"reused", v.reused},
        {"build_s", v.build_s},
        {"screen_s", v.screen_s},
@@ -173,12 +175,14 @@ report::Table variants_table(const OptimizeResult& r) {
   report::Table t;
   t.title = fmt::format("Variants ({}; * = screened on a subset only)", r.metric);
   t.columns = {"variant", "size", r.metric == "top-1 accuracy" ? "accuracy %" : "agreement %", "p50 ms", "p99 ms",
-               "speedup", "cache", "verdict"};
+               "speedup", "peak RSS", "cache", "verdict"};
   for (const Variant& v : r.variants) {
     const auto& l = v.latency ? v.latency : v.screen_latency;
     t.rows.push_back({v.spec.label() + (v.reused ? " (reused)" : ""), v.file_bytes ? format_bytes(double(v.file_bytes)) : "-",
                       quality_cell(v), latency_cell(l, &Latency::p50_ms), latency_cell(l, &Latency::p99_ms),
-                      l ? fmt::format("{:.2f}x", l->speedup) : "-", cache_cell(v, r.cache_unit), verdict_cell(v)});
+                      l ? fmt::format("{:.2f}x", l->speedup) : "-",
+                      v.peak_rss_bytes ? format_bytes(double(v.peak_rss_bytes)) : "-",
+                      cache_cell(v, r.cache_unit), verdict_cell(v)});
   }
   return t;
 }
