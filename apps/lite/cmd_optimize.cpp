@@ -50,6 +50,8 @@ void add_target_flags(CLI::App& app, optimize::OptimizeOptions& o) {
 void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
   app.add_option("--prune-ratios", o.prune_ratios, "Structured prune ratios to try (0, no pruning, always is)")
       ->delimiter(',')->capture_default_str();
+  app.add_flag("--prune-sensitivity", o.prune_sensitivity,
+               "Also prune at the per-group ratios prune's sensitivity analysis picks within the budget (needs --eval)");
   app.add_option("--modes", o.modes, "Quantization modes to try; float is the model frozen")
       ->delimiter(',')->capture_default_str();
   app.add_option("--data", o.data, "Training data: each pruned model is recovered by distillation from the original");

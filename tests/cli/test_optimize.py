@@ -126,6 +126,16 @@ class Optimize(LiteTestCase):
         self.assertLess(pruned(recovered)["quality"]["drop"], pruned(plain)["quality"]["drop"] - 10)
         self.assertIn("recover", [t["stage"] for t in recovered["time"]])
 
+    def test_prune_sensitivity_adds_the_per_group_ratios_prune_picks_within_the_budget(self):
+        r = self.optimize("--target-p99", "1000", "--modes", "float", "--prune-ratios", "0", "--prune-sensitivity",
+                          "--max-accuracy-drop", "2", "--exhaustive", "-o", self.tmp / "s.pt")
+        sensitive = next(v for v in r["variants"] if v["spec"]["by_sensitivity"])
+        self.assertEqual(sensitive["spec"]["label"], "prune by sensitivity + float")
+        self.assertEqual(sensitive["status"], "measured", sensitive["reason"])
+        self.assertTrue(sensitive["layer_ratios"], "the ratios prune chose are recorded")
+        self.assertTrue(all(0 <= g["ratio"] < 1 and g["glob"] for g in sensitive["layer_ratios"]))
+        self.assertLess(sensitive["file_bytes"], MODEL.stat().st_size)
+
     def test_the_emitted_recipe_passes_lite_run(self):
         recipe = self.tmp / "optimized.json"
         self.optimize("--target-p99", "1000", "--modes", "float,static", "--prune-ratios", "0.25", "-o",

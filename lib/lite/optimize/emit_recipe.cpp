@@ -64,8 +64,13 @@ nlohmann::json emitted_recipe(const OptimizeResult& r, const OptimizeOptions& o)
   }
 
   nlohmann::json steps = nlohmann::json::array();
-  if (v.spec.prune_ratio > 0) {
-    nlohmann::json p = {{"ratio", v.spec.prune_ratio}, {"agreement_floor", 100}};
+  if (v.spec.pruned()) {
+    // The sensitivity analysis' per-group ratios as chosen, so the rebuild does not depend on re-running it.
+    nlohmann::json p = {{"agreement_floor", 100}};
+    if (v.spec.by_sensitivity)
+      p["layer_ratios"] = v.layer_ratios;
+    else
+      p["ratio"] = v.spec.prune_ratio;
     p.update(timing_keys(o));
     steps.push_back({{prune::verb().name, p}});
   }

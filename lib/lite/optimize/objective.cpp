@@ -193,6 +193,12 @@ std::string lost_words(const std::vector<const Variant*>& members, const Variant
   if (!feasible.empty() && choice) {
     const Variant* best = *std::min_element(feasible.begin(), feasible.end(),
                                             [&](const Variant* a, const Variant* b) { return cheaper(*a, *b, o); });
+    if (o.cost_cache_gib && o.cost_core_ms)
+      return fmt::format("meets the target but costs more: its best, {}, costs {:.4g} (the choice: {:.4g}){}",
+                         best->spec.label(), best->cost, choice->cost, tail);
+    if (cache_size_needed(*best) == 0 && cache_size_needed(*choice) == 0)
+      return fmt::format("meets the target but is slower: its best, {}, takes {:.3g} ms per request (the choice: "
+                         "{:.3g} ms){}", best->spec.label(), mean_request_ms(*best), mean_request_ms(*choice), tail);
     return fmt::format("meets the target but costs more: its best, {}, needs a cache of {} {} and {:.3g} ms per "
                        "request (the choice: {} {}, {:.3g} ms){}",
                        best->spec.label(), cache_size_needed(*best), o.cache_unit, mean_request_ms(*best),

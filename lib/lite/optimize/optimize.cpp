@@ -37,6 +37,11 @@ namespace {
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+// A family's base (its pruned or recovered model) could not be made: every variant of the family fails with it.
+struct BaseFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Search {
  public:
   Search(const OptimizeOptions& o, Progress& progress, OptimizeResult& r, Clock::time_point start)
@@ -54,7 +59,8 @@ class Search {
   void timed(const std::string& stage, const std::function<void()>& work);
   void screen(Variant& v);
   void measure(Variant& v);
-  void skip_rest_of_ratio(double ratio, size_t from, const std::string& reason);
+  void skip_rest_of_family(const std::string& family, size_t from, const std::string& reason);
+  detail::PrunedBase build_base(const VariantSpec& spec);
   void write_artifact(const Variant& v);
 
   const OptimizeOptions& o_;
@@ -138,10 +144,14 @@ void Search::prepare() {
   ratios.insert(0.0);
   std::vector<std::string> modes = o_.modes;
   std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return m == "float"; });
-  for (double ratio : ratios)
+  std::vector<VariantSpec> bases;
+  for (double ratio : ratios) bases.push_back({ratio, "", ratio > 0 && o_.data.has_value()});
+  if (o_.prune_sensitivity) bases.push_back({0.0, "", o_.data.has_value(), /*by_sensitivity=*/true});
+  for (const VariantSpec& base : bases)
     for (const auto& mode : modes) {
       Variant v;
-      v.spec = {ratio, mode, ratio > 0 && o_.data.has_value()};
+      v.spec = base;
+      v.spec.mode = mode;
       v.key = WorkFolder::key(v.spec, settings_);
       v.status = "proposed";
       r_.variants.push_back(v);
@@ -149,9 +159,9 @@ void Search::prepare() {
   r_.proposed = int(r_.variants.size());
 }
 
-void Search::skip_rest_of_ratio(double ratio, size_t from, const std::string& reason) {
+void Search::skip_rest_of_family(const std::string& family, size_t from, const std::string& reason) {
   for (size_t i = from; i < r_.variants.size(); ++i)
-    if (r_.variants[i].spec.prune_ratio == ratio && r_.variants[i].status == "proposed") {
+    if (r_.variants[i].spec.prune_family() == family && r_.variants[i].status == "proposed") {
       r_.variants[i].status = "skipped";
       r_.variants[i].reason = reason;
     }
@@ -175,9 +185,34 @@ void Search::screen(Variant& v) {
   v.status = "screened";
 }
 
+// The model every variant of a family starts from: the original, or it pruned (and recovered).
+detail::PrunedBase Search::build_base(const VariantSpec& spec) {
+  detail::PrunedBase base{o_.model, nullptr};
+  if (!spec.pruned()) return base;
+  bool reused = false;
+  try {
+    timed("build", [&] { base = detail::build_pruned(spec, build_, *folder_, build_settings_, no_progress(), reused); });
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    throw BaseFailed("prune refused the model: " + first_line(e.what()));
+  }
+  if (!spec.recovered) return base;
+  try {
+    timed("recover", [&] {
+      base.path = detail::build_recovered(spec, base.path, build_, *folder_, build_settings_, no_progress(), reused);
+    });
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    throw BaseFailed("recovery failed: " + first_line(e.what()));
+  }
+  return base;
+}
+
 void Search::screen_all() {
   ProgressPhase phase(progress_, "optimize: building and screening", r_.variants.size());
-  std::map<double, fs::path> bases;
+  std::map<std::string, detail::PrunedBase> bases;
   for (size_t i = 0; i < r_.variants.size(); ++i, phase.advance()) {
     Variant& v = r_.variants[i];
     if (v.status != "proposed") continue;
@@ -188,30 +223,21 @@ void Search::screen_all() {
       r_.budget_exhausted = true;
       continue;
     }
-    const double ratio = v.spec.prune_ratio;
-    if (!bases.count(ratio)) {
-      if (ratio == 0) bases[ratio] = o_.model;
+    const std::string family = v.spec.prune_family();
+    if (!bases.count(family)) {
       try {
-        bool reused = false;
-        if (ratio > 0) timed("build", [&] {
-            bases[ratio] = detail::build_pruned(ratio, build_, *folder_, build_settings_, no_progress(), reused);
-          });
-        if (v.spec.recovered) timed("recover", [&] {
-            bases[ratio] = detail::build_recovered(ratio, bases[ratio], build_, *folder_, build_settings_,
-                                                   no_progress(), reused);
-          });
-      } catch (const Interrupted&) {
-        throw;
-      } catch (const Error& e) {
+        bases[family] = build_base(v.spec);
+      } catch (const BaseFailed& e) {
         for (Variant& w : r_.variants)
-          if (w.spec.prune_ratio == ratio) {
+          if (w.spec.prune_family() == family) {
             w.status = "failed";
-            w.reason = (bases.count(ratio) ? "recovery failed: " : "prune refused the model: ") + first_line(e.what());
+            w.reason = e.what();
           }
         continue;
       }
     }
-    timed("build", [&] { detail::build_variant(v, bases[ratio], build_, *folder_, no_progress()); });
+    v.layer_ratios = bases[family].layer_ratios;
+    timed("build", [&] { detail::build_variant(v, bases[family].path, build_, *folder_, no_progress()); });
     if (v.status == "failed") continue;
     timed("screen", [&] { screen(v); });
     if (o_.exhaustive) continue;
@@ -219,10 +245,9 @@ void Search::screen_all() {
     if (!reason.empty()) {
       v.status = "screened out";
       v.reason = reason;
-      if (v.spec.mode == "float" && ratio > 0 && v.screen_quality->drop_low > r_.accuracy_budget)
-        skip_rest_of_ratio(ratio, i + 1, fmt::format("pruning at {:g} alone already loses {:.2f} points; "
-                                                      "quantization does not win accuracy back", ratio,
-                                                      v.screen_quality->drop));
+      if (v.spec.mode == "float" && v.spec.pruned() && v.screen_quality->drop_low > r_.accuracy_budget)
+        skip_rest_of_family(family, i + 1, fmt::format("{} alone already loses {:.2f} points; quantization does "
+                                                       "not win accuracy back", family, v.screen_quality->drop));
     }
   }
 }

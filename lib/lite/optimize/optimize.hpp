@@ -24,8 +24,11 @@ struct VariantSpec {
   double prune_ratio = 0;      // 0: the model as given
   std::string mode = "float";  // "float" (frozen) or a quantize mode
   bool recovered = false;      // the pruned model distilled from the original before the mode applies
+  // Pruned at per-group ratios lite prune's sensitivity analysis picks within the accuracy budget (prune_ratio 0).
+  bool by_sensitivity = false;
+  bool pruned() const { return prune_ratio > 0 || by_sensitivity; }
   std::string label() const;   // "prune 0.25 + static", "prune 0.5 (recovered) + float", "no pruning + float"
-  std::string prune_family() const;  // "prune 0.25", "prune 0.5 (recovered)", "no pruning"
+  std::string prune_family() const;  // "prune 0.25", "prune 0.5 (recovered)", "prune by sensitivity", "no pruning"
 };
 
 // Accuracy with labels, else top-1 agreement with the original, in percent, on `samples` samples.
@@ -63,6 +66,7 @@ struct Variant {
   VariantSpec spec;
   std::string key;           // the work folder's record name (model hash, spec, settings)
   std::string artifact;      // in the work folder
+  nlohmann::json layer_ratios;  // by_sensitivity: the per-group ratios prune chose ([{glob, ratio}])
   uint64_t file_bytes = 0;
   // "measured", "screened out", "failed", "skipped" (its prune ratio lost the budget, or the budget ran out)
   std::string status;

@@ -34,6 +34,7 @@ void optimize_fields(Fields& f, O& o) {
       .field("batch", o.batch)
       .field("max_accuracy_drop", o.max_accuracy_drop)
       .field("prune_ratios", o.prune_ratios)
+      .field("prune_sensitivity", o.prune_sensitivity)
       .field("modes", o.modes)
       .field("data", o.data)
       .field("data_labels", o.data_labels)
@@ -190,6 +191,9 @@ void validate(const OptimizeOptions& o) {
   if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
   if (o.calib_samples < 1) throw OptionError("calib_samples", "must be at least 1", "e.g. 256");
   check_search_space(o);
+  if (o.prune_sensitivity && !o.eval)
+    throw OptionError("prune_sensitivity", "judges each group's ratio on evaluation data, and no {eval} is given",
+                      "pass {eval} FILE");
   if (o.data_labels && !o.data)
     throw OptionError("data_labels", "gives the labels of the training data", "pass {data} too");
   if (o.recover_epochs < 1) throw OptionError("recover_epochs", "must be at least 1", "e.g. 2");

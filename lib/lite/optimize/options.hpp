@@ -31,6 +31,9 @@ struct OptimizeOptions {
   std::optional<double> max_accuracy_drop;      // points; unset: kDefaultAccuracyDrop
   // The search space: every prune ratio (0, the model as given, is always in) x every mode.
   std::vector<double> prune_ratios = {0.25, 0.5};
+  // Also prune at the per-group ratios lite prune's sensitivity analysis picks within the accuracy budget (each
+  // group pruned alone at 0.1, 0.3, 0.5 and judged on eval; needs eval).
+  bool prune_sensitivity = false;
   std::vector<std::string> modes = {"float", "static", "dynamic", "fp16", "bf16", "weight-int8"};
   // Recovery: with training data, every pruned model is distilled from the original (lite distill) before it is
   // quantized, so pruning is judged on what it keeps after recovery, not on the damage it does alone.

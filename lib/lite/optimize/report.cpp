@@ -15,12 +15,14 @@ namespace lite::optimize {
 std::string VariantSpec::label() const { return prune_family() + " + " + mode; }
 
 std::string VariantSpec::prune_family() const {
+  if (by_sensitivity) return std::string("prune by sensitivity") + (recovered ? " (recovered)" : "");
   if (prune_ratio <= 0) return "no pruning";
   return fmt::format("prune {:g}{}", prune_ratio, recovered ? " (recovered)" : "");
 }
 
 void to_json(nlohmann::json& j, const VariantSpec& s) {
-  j = {{"prune_ratio", s.prune_ratio}, {"recovered", s.recovered}, {"mode", s.mode}, {"label", s.label()}};
+  j = {{"prune_ratio", s.prune_ratio}, {"by_sensitivity", s.by_sensitivity}, {"recovered", s.recovered},
+       {"mode", s.mode},          {"label", s.label()}};
 }
 
 void to_json(nlohmann::json& j, const Quality& q) {
@@ -79,6 +81,7 @@ void to_json(nlohmann::json& j, const Variant& v) {
   j = {{"spec", v.spec},
        {"key", v.key},
        {"artifact", v.artifact},
+       {"layer_ratios", v.layer_ratios},
        {"file_bytes", v.file_bytes},
        {"status", v.status},
        {"reason", v.reason},

@@ -25,13 +25,18 @@ struct BuildSettings {
   std::vector<model::InputSpec> inputs;         // at batch 1; empty: the verbs resolve them as usual
 };
 
-// The model as given pruned at `ratio` (prune's structured L1 pass) into the work folder; the record says
-// where. Throws lite::Error when prune refuses the model.
-std::filesystem::path build_pruned(double ratio, const BuildSettings& s, const WorkFolder& folder,
-                                   const nlohmann::json& settings, Progress& progress, bool& reused);
+// A family's pruned model in the work folder, and the per-group ratios prune chose (by_sensitivity).
+struct PrunedBase {
+  std::filesystem::path path;
+  nlohmann::json layer_ratios;
+};
+// The model as given pruned (prune's structured L1 pass) at spec's ratio, or at the per-group ratios its
+// sensitivity analysis picks within the accuracy budget. Throws lite::Error when prune refuses the model.
+PrunedBase build_pruned(const VariantSpec& spec, const BuildSettings& s, const WorkFolder& folder,
+                        const nlohmann::json& settings, Progress& progress, bool& reused);
 // The pruned model distilled from the original on {data} (lite distill, the best epoch by its loss on the first
 // training samples: the evaluation data stays the search's judge); the record says where.
-std::filesystem::path build_recovered(double ratio, const std::filesystem::path& pruned, const BuildSettings& s,
+std::filesystem::path build_recovered(const VariantSpec& spec, const std::filesystem::path& pruned, const BuildSettings& s,
                                       const WorkFolder& folder, const nlohmann::json& settings, Progress& progress,
                                       bool& reused);
 // The variant's artifact from its base (the model, or its pruned copy): frozen for "float", quantize's

@@ -40,19 +40,26 @@ std::vector<std::string> shape_texts(const std::vector<model::InputSpec>& inputs
 
 }  // namespace
 
-fs::path build_pruned(double ratio, const BuildSettings& s, const WorkFolder& folder, const nlohmann::json& settings,
-                      Progress& progress, bool& reused) {
-  const VariantSpec spec{ratio, "base"};
+PrunedBase build_pruned(const VariantSpec& family, const BuildSettings& s, const WorkFolder& folder,
+                        const nlohmann::json& settings, Progress& progress, bool& reused) {
+  const VariantSpec spec{family.prune_ratio, "base", false, family.by_sensitivity};
   const std::string key = WorkFolder::key(spec, settings);
   const fs::path artifact = folder.artifact(key);
   if (auto record = folder.read(key, "build"); record && fs::exists(artifact)) {
     reused = true;
-    return artifact;
+    return {artifact, record->value("layer_ratios", nlohmann::json())};
   }
+  const OptimizeOptions& o = *s.options;
   prune::PruneOptions p;
-  p.model = s.options->model.string();
+  p.model = o.model.string();
   p.output = artifact.string();
-  p.ratio = ratio;
+  if (family.by_sensitivity) {
+    p.tolerance = accuracy_budget(o);  // each group's largest ratio within the budget, judged alone on eval
+    p.eval = o.eval ? o.eval->string() : std::string();
+    p.labels = o.labels ? o.labels->string() : std::string();
+  } else {
+    p.ratio = family.prune_ratio;
+  }
   p.inputs = shape_texts(s.inputs);
   p.batches = {s.options->batch};
   p.warmup = kVerbWarmup;
@@ -63,14 +70,16 @@ fs::path build_pruned(double ratio, const BuildSettings& s, const WorkFolder& fo
   prune::validate(p);
   const auto start = std::chrono::steady_clock::now();
   const prune::PruneResult r = prune::run(p, progress);
+  const nlohmann::json layer_ratios = family.by_sensitivity ? nlohmann::json(r.suggested) : nlohmann::json();
   folder.write(key, "build", {{"artifact", artifact.string()}, {"seconds", seconds_since(start)},
-                              {"parameters_after", r.after.parameters}, {"macs_after", r.after.macs}});
-  return artifact;
+                              {"parameters_after", r.after.parameters}, {"macs_after", r.after.macs},
+                              {"layer_ratios", layer_ratios}});
+  return {artifact, layer_ratios};
 }
 
-fs::path build_recovered(double ratio, const fs::path& pruned, const BuildSettings& s, const WorkFolder& folder,
-                         const nlohmann::json& settings, Progress& progress, bool& reused) {
-  const VariantSpec spec{ratio, "base", true};
+fs::path build_recovered(const VariantSpec& family, const fs::path& pruned, const BuildSettings& s,
+                         const WorkFolder& folder, const nlohmann::json& settings, Progress& progress, bool& reused) {
+  const VariantSpec spec{family.prune_ratio, "base", true, family.by_sensitivity};
   const std::string key = WorkFolder::key(spec, settings);
   const fs::path artifact = folder.artifact(key);
   if (auto record = folder.read(key, "build"); record && fs::exists(artifact)) {

@@ -24,11 +24,15 @@ WorkFolder::WorkFolder(const fs::path& dir, const std::string& model_sha256)
 }
 
 std::string WorkFolder::key(const VariantSpec& spec, const nlohmann::json& settings) {
-  const nlohmann::json identity = {
-      {"prune_ratio", spec.prune_ratio}, {"recovered", spec.recovered}, {"mode", spec.mode}, {"settings", settings}};
-  std::string name = spec.prune_ratio > 0 ? fmt::format("prune{:g}{}-{}", spec.prune_ratio,
-                                                        spec.recovered ? "r" : "", spec.mode)
-                                          : spec.mode;
+  const nlohmann::json identity = {{"prune_ratio", spec.prune_ratio},
+                                   {"by_sensitivity", spec.by_sensitivity},
+                                   {"recovered", spec.recovered},
+                                   {"mode", spec.mode},
+                                   {"settings", settings}};
+  std::string name = spec.mode;
+  if (spec.pruned())
+    name = fmt::format("prune{}{}-{}", spec.by_sensitivity ? std::string("sens") : fmt::format("{:g}", spec.prune_ratio),
+                       spec.recovered ? "r" : "", spec.mode);
   return name + "-" + sha256_hex(identity.dump()).substr(0, 12);
 }
 

@@ -248,5 +248,11 @@ TEST_CASE("emit_recipe: the choice's levers as steps and the same target as gate
   CHECK(recovered["steps"][1]["distill"]["data"] == "@data.train");
   CHECK(recovered["steps"][2].contains("quantize"));
   CHECK(recovered["data"]["train"] == "/data/train.gz");
+  // Pruned by the sensitivity analysis: the per-group ratios it chose, not a re-run of the analysis.
+  r.variants[0].spec = {0, "static", false, true};
+  r.variants[0].layer_ratios = {{{"glob", "features.0"}, {"ratio", 0.3}}};
+  const auto sensitive = emitted_recipe(r, o);
+  CHECK_FALSE(sensitive["steps"][0]["prune"].contains("ratio"));
+  CHECK(sensitive["steps"][0]["prune"]["layer_ratios"][0]["glob"] == "features.0");
   CHECK_FALSE(cached["gates"].contains("max_p99_ms"));
 }
