@@ -144,6 +144,22 @@ class Optimize(LiteTestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("PASSED", r.stdout)
 
+    def test_a_recipe_may_hold_an_optimize_step(self):
+        recipe = self.tmp / "search.json"
+        recipe.write_text(json.dumps({
+            "lite_recipe": 1, "name": "search-step", "model": str(MODEL), "data": {"eval": str(EVAL)},
+            "steps": [{"optimize": {"eval": "@data.eval", "target_p99_ms": 1000, "modes": ["float", "static"],
+                                    "prune_ratios": [0], "duration_s": 0.3, "screen_duration_s": 0.1,
+                                    "threads": 1}}],
+            "evaluate": {"threads": 1, "batch": 1, "duration_s": 0.3},
+            "gates": {"max_accuracy_drop": 1.0}}))
+        r = run_lite("run", recipe, "-o", self.tmp / "out.pt", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)["result"]
+        step = doc["steps"][0]
+        self.assertEqual(step["report"]["command"], "optimize")
+        self.assertTrue((self.tmp / "out.pt").exists())
+
     def test_bad_options_exit_2_naming_the_option(self):
         base = [MODEL, "--eval", EVAL, "-o", self.tmp / "x.pt"]
         self.assert_rejected("optimize", *base, "--target-p99", "-3", needles=("--target-p99", "positive"))
