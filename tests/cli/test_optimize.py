@@ -144,6 +144,15 @@ class Optimize(LiteTestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("PASSED", r.stdout)
 
+    def test_a_spent_budget_stops_the_search_and_says_so(self):
+        # Half a second is gone before the first variant (loading, the original's evaluation and timing).
+        r = self.optimize("--target-p99", "1000", "--modes", "float,static", "--prune-ratios", "0", "--budget", "0.5",
+                          "-o", self.tmp / "b.pt", codes=(1,))
+        self.assertTrue(r["search"]["budget_exhausted"])
+        self.assertEqual(r["search"]["skipped"], r["search"]["proposed"])
+        self.assertTrue(any("budget of 0.5 s ran out" in n for n in r["notes"]), r["notes"])
+        self.assertEqual(r["gates"]["failed"], ["target"])
+
     def test_a_recipe_may_hold_an_optimize_step(self):
         recipe = self.tmp / "search.json"
         recipe.write_text(json.dumps({

@@ -179,6 +179,12 @@ report::Table variants_table(const OptimizeResult& r) {
   t.title = fmt::format("Variants ({}; * = screened on a subset only)", r.metric);
   t.columns = {"variant", "size", r.metric == "top-1 accuracy" ? "accuracy %" : "agreement %", "p50 ms", "p99 ms",
                "speedup", "peak RSS", "cache", "verdict"};
+  // Before: the original as given (its file), timed in its fastest float form in memory, the baseline of every
+  // speedup below.
+  if (r.original_latency && r.original_quality)
+    t.rows.push_back({"original (baseline)", format_bytes(double(r.model_bytes)),
+                      fmt::format("{:.2f}", r.original_quality->value), latency_cell(r.original_latency, &Latency::p50_ms),
+                      latency_cell(r.original_latency, &Latency::p99_ms), "1.00x", "-", "-", "-"});
   for (const Variant& v : r.variants) {
     const auto& l = v.latency ? v.latency : v.screen_latency;
     t.rows.push_back({v.spec.label() + (v.reused ? " (reused)" : ""), v.file_bytes ? format_bytes(double(v.file_bytes)) : "-",
