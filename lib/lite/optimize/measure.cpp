@@ -4,6 +4,10 @@
 // inference, as every verb's speed figures use), so drift in machine state hits both alike.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
 #include "lite/core/error.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/model/inputs.hpp"
@@ -50,6 +54,15 @@ profile::TimingOptions timing(double duration_s, int warmup) {
   return t;
 }
 
+// The distribution-free 95% interval of the q-quantile: the order statistics around rank n*q, by the normal
+// approximation to the binomial count of samples below the quantile.
+std::pair<double, double> quantile_interval(std::vector<double> samples, double q) {
+  std::sort(samples.begin(), samples.end());
+  const double n = double(samples.size()), spread = 1.959964 * std::sqrt(n * q * (1 - q));
+  const auto rank = [&](double r) { return size_t(std::clamp(r, 0.0, n - 1)); };
+  return {samples[rank(std::floor(n * q - spread) - 1)], samples[rank(std::ceil(n * q + spread))]};
+}
+
 Latency summarise(const std::vector<double>& variant_ms, const std::vector<double>& original_ms, const std::string& note) {
   Latency l;
   const stats::Summary s = stats::summarize(variant_ms);
@@ -57,6 +70,7 @@ Latency summarise(const std::vector<double>& variant_ms, const std::vector<doubl
   l.mean_ms = s.mean;
   l.p50_ms = s.p50;
   l.p99_ms = s.p99;
+  std::tie(l.p99_low_ms, l.p99_high_ms) = quantile_interval(variant_ms, 0.99);
   l.note = note;
   if (!original_ms.empty()) {
     l.original_p50_ms = stats::median(original_ms);

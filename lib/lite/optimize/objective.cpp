@@ -267,9 +267,11 @@ std::vector<std::string> nearest_misses(const std::vector<Variant>& variants, co
     const double figure = full ? served_figure(v, o.target) : target_figure(*latency, o.target);
     const double lat = latency_miss(figure, o.target);
     const double acc = std::max(0.0, quality->drop - o.accuracy_budget);
-    const std::string lat_words = lat > 0 ? fmt::format("{} ({:.0f}% short of {:g})", figure_text(figure, o.target),
-                                                         100 * lat, o.target.value)
-                                          : fmt::format("{} (meets it)", figure_text(figure, o.target));
+    std::string lat_words = fmt::format("{} (meets it)", figure_text(figure, o.target));
+    if (lat > 1)
+      lat_words = fmt::format("{} ({:.1f}x off {:g})", figure_text(figure, o.target), lat + 1, o.target.value);
+    else if (lat > 0)
+      lat_words = fmt::format("{} ({:.0f}% short of {:g})", figure_text(figure, o.target), 100 * lat, o.target.value);
     const std::string acc_words =
         acc > 0 ? fmt::format("loses {:.2f} points ({:.2f} over the budget)", quality->drop, acc)
                 : fmt::format("loses {:.2f} points (within the budget)", quality->drop);

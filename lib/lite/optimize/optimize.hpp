@@ -45,6 +45,8 @@ struct Quality {
 struct Latency {
   int64_t calls = 0;
   double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+  double p99_low_ms = 0, p99_high_ms = 0;  // 95% interval of the p99 (binomial order statistics; the slowest call
+                                           // bounds it from above when there are too few calls to say more)
   double original_p50_ms = 0;
   double speedup = 0, speedup_low = 0, speedup_high = 0;  // median(original) / median(variant), 95% bootstrap
   std::string note;

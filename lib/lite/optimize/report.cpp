@@ -45,6 +45,8 @@ void to_json(nlohmann::json& j, const Latency& l) {
        {"mean_ms", l.mean_ms},
        {"p50_ms", l.p50_ms},
        {"p99_ms", l.p99_ms},
+       {"p99_low_ms", l.p99_low_ms},
+       {"p99_high_ms", l.p99_high_ms},
        {"original_p50_ms", l.original_p50_ms},
        {"speedup", l.speedup},
        {"speedup_low", l.speedup_low},
@@ -57,6 +59,8 @@ void from_json(const nlohmann::json& j, Latency& l) {
   l.mean_ms = j.at("mean_ms").get<double>();
   l.p50_ms = j.at("p50_ms").get<double>();
   l.p99_ms = j.at("p99_ms").get<double>();
+  l.p99_low_ms = j.value("p99_low_ms", l.p99_ms);
+  l.p99_high_ms = j.value("p99_high_ms", l.p99_ms);
   l.original_p50_ms = j.at("original_p50_ms").get<double>();
   l.speedup = j.at("speedup").get<double>();
   l.speedup_low = j.at("speedup_low").get<double>();
@@ -140,6 +144,12 @@ void to_json(nlohmann::json& j, const OptimizeResult& r) {
 
 namespace {
 
+std::string served_column(const Target& t) {
+  if (t.key == "target_throughput") return "samples/s";
+  if (t.key == "target_speedup") return "speedup";
+  return t.key == "target_p50_ms" ? "p50 ms served" : "p99 ms served";
+}
+
 std::string quality_cell(const Variant& v) {
   const auto& q = v.quality ? v.quality : v.screen_quality;
   if (!q) return "-";
@@ -196,6 +206,22 @@ report::Table variants_table(const OptimizeResult& r) {
   return t;
 }
 
+// The Pareto frontier over the four things traded: accuracy lost, the served latency figure, cache, artifact size.
+report::Table frontier_table(const OptimizeResult& r) {
+  report::Table t;
+  t.title = "Frontier (no variant is at least as good in all four and better in one)";
+  t.columns = {"variant", "points lost", served_column(r.target), "p99 95% interval", "cache", "size", ""};
+  for (const Variant& v : r.variants) {
+    if (!v.on_frontier) continue;
+    t.rows.push_back({v.spec.label(), fmt::format("{:.2f}", v.quality->drop),
+                      fmt::format("{:.3g}", served_figure(v, r.target)),
+                      fmt::format("[{:.3g}, {:.3g}] ms", v.latency->p99_low_ms, v.latency->p99_high_ms),
+                      cache_size_needed(v) ? cache_cell(v, r.cache_unit) : "none",
+                      format_bytes(double(v.file_bytes)), v.chosen ? "<- chosen" : ""});
+  }
+  return t;
+}
+
 report::Table search_table(const OptimizeResult& r) {
   report::Table t;
   t.title = "Search";
@@ -225,6 +251,7 @@ report::Report to_report(const OptimizeResult& r) {
   rep.result = r;
   rep.tables.push_back(search_table(r));
   rep.tables.push_back(variants_table(r));
+  if (r.measured > 0) rep.tables.push_back(frontier_table(r));
   if (r.chosen) {
     const Variant& v = r.variants[*r.chosen];
     rep.notes.push_back(fmt::format(
