@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "config_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/file_roles.hpp"
+#include "lite/core/interrupt.hpp"
 #include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
@@ -188,6 +190,15 @@ std::string shell_quote(const std::string& arg) {
   return q + "'";
 }
 }  // namespace
+
+void arm_budget_deadline(const std::string& verb, double budget_s, double slack_s, const std::string& kept) {
+  const double after_s = budget_s * 2 + slack_s;
+  arm_hard_deadline(after_s,
+                    fmt::format("lite {}: error: --budget: still running {:.0f} s after a budget of {:g} s (a forward "
+                                "that does not end?); {}; check the model with 'lite profile', or give a larger "
+                                "--budget", verb, after_s, budget_s, kept),
+                    exit_bad_input);
+}
 
 void remember_command_line(int argc, char** argv) {
   g_command_line.clear();

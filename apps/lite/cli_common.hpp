@@ -81,6 +81,10 @@ void add_verbose_flag(CLI::App& app);
 bool verbose_given();
 
 // The command line as typed (shell-quoted where needed), recorded in artifact provenance.
+// --budget shapes a verb's work softly (checked between steps): a forward that never returns would ignore it, so
+// the process ends with exit 2 at twice the budget plus `slack_s`, its line saying what was kept (`kept`).
+void arm_budget_deadline(const std::string& verb, double budget_s, double slack_s, const std::string& kept);
+
 void remember_command_line(int argc, char** argv);
 const std::string& command_line();
 

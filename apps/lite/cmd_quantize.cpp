@@ -13,6 +13,7 @@
 #include "lite/model/input_spec.hpp"
 #include "lite/quantize/calibration.hpp"
 #include "lite/quantize/quantize.hpp"
+#include "lite/quantize/verb.hpp"
 
 namespace lite::cli {
 
@@ -45,12 +46,7 @@ std::string calib_method_help() {
 // so the process ends well past it.
 void validate_and_bound(const quantize::QuantizeOptions& o) {
   quantize::validate(o);
-  if (o.budget_s)
-    arm_hard_deadline(*o.budget_s * 2 + 30,
-                      fmt::format("lite quantize: error: --budget: still running {:.0f} s after a budget of {:g} s "
-                                  "(a forward that does not end?); nothing was written; check the model with "
-                                  "'lite profile', or give a larger --budget", *o.budget_s * 2 + 30, *o.budget_s),
-                      exit_bad_input);
+  if (o.budget_s) arm_budget_deadline(quantize::verb().name, *o.budget_s, 30, "nothing was written");
 }
 
 }  // namespace

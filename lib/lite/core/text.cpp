@@ -50,6 +50,18 @@ size_t display_width(std::string_view s) {
   return n;
 }
 
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
 std::string escape_control(std::string_view s) {
   static const char* hex = "0123456789abcdef";
   std::string out;

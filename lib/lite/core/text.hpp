@@ -21,6 +21,9 @@ size_t display_width(std::string_view s);
 // message (a flag value with a newline in it) cannot cut the line or move the terminal's cursor.
 std::string escape_control(std::string_view s);
 
+// `s` as XML character data or an attribute value: & < > " written as entities (the SVG plots' labels).
+std::string xml_escape(std::string_view s);
+
 // The first `max_chars` code points of `s`, with "..." after them when `s` is longer: how an error line quotes a
 // value that may be huge (a key or token of an untrusted file). Not escaped here: the CLI escapes the whole line.
 std::string shorten(std::string_view s, size_t max_chars = 40);

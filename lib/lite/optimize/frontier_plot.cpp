@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lite/core/text.hpp"
 #include "lite/optimize/objective.hpp"
 #include "lite/optimize/outputs.hpp"
 
@@ -14,17 +15,6 @@ namespace lite::optimize {
 namespace {
 
 constexpr double kWidth = 720, kHeight = 440, kLeft = 70, kRight = 190, kTop = 40, kBottom = 60;
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
-  }
-  return out;
-}
 
 std::string axis_label(const Target& t) {
   if (t.key == "target_throughput") return "throughput (samples/s)";
@@ -56,13 +46,13 @@ std::string frontier_svg(const OptimizeResult& r) {
       "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       kWidth, kHeight);
   svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"14\">lite optimize: {}</text>\n", kLeft,
-                     escape(r.target.describe()));
+                     xml_escape(r.target.describe()));
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", kLeft,
                      kTop, plot_w, plot_h);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + plot_w / 2,
-                     kHeight - 20, escape(axis_label(r.target)));
+                     kHeight - 20, xml_escape(axis_label(r.target)));
   svg += fmt::format("<text transform=\"translate(18 {}) rotate(-90)\" text-anchor=\"middle\">points of {} lost"
-                     "</text>\n", kTop + plot_h / 2, escape(r.metric));
+                     "</text>\n", kTop + plot_h / 2, xml_escape(r.metric));
   for (int i = 0; i <= 4; ++i) {
     const double x = x_max * i / 4, y = y_min + (y_max - y_min) * i / 4;
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{:.3g}</text>\n", x_of(x), kTop + plot_h + 16, x);
@@ -86,16 +76,16 @@ std::string frontier_svg(const OptimizeResult& r) {
     const double radius = 4 + 10 * std::sqrt(double(cache_size_needed(*v)) / double(cache_max));
     const double x = x_of(served_figure(*v, r.target)), y = y_of(v->quality->drop);
     svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.7\"><title>{}"
-                       "</title></circle>\n", x, y, radius, v->on_frontier ? "#1f77b4" : "#aaa", escape(v->spec.label()));
+                       "</title></circle>\n", x, y, radius, v->on_frontier ? "#1f77b4" : "#aaa", xml_escape(v->spec.label()));
     if (v->chosen)
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"none\" stroke=\"#c00\" "
                          "stroke-width=\"2\"/>\n", x, y, radius + 4);
     if (v->on_frontier || v->chosen)
       svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x + radius + 3, y + 4,
-                         escape(v->spec.label() + (v->chosen ? " (chosen)" : "")));
+                         xml_escape(v->spec.label() + (v->chosen ? " (chosen)" : "")));
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\">blue: frontier; red ring: choice;</text>\n", kWidth - kRight + 10, kTop + 10);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\">area: cache {}</text>\n", kWidth - kRight + 10, kTop + 26, escape(r.cache_unit));
+  svg += fmt::format("<text x=\"{}\" y=\"{}\">area: cache {}</text>\n", kWidth - kRight + 10, kTop + 26, xml_escape(r.cache_unit));
   svg += fmt::format("<text x=\"{}\" y=\"{}\">dashed: target, budget</text>\n", kWidth - kRight + 10, kTop + 42);
   return svg + "</svg>\n";
 }
