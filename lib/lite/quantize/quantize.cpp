@@ -679,7 +679,9 @@ void check_material_effect(const Candidate& chosen, const ModeEntry& requested, 
 
 // The speed comparison cannot be trusted when it ran on an oversubscribed machine or found a speedup beyond belief:
 // the "speed" gate, which judges it, fails then unless {allow_noisy}, and a finding names the cause.
-void check_speed_trust(const Candidate& chosen, const QuantizeOptions& o, QuantizeResult& r) {
+void check_speed_trust(const Candidate& chosen, const QuantizeOptions& o, const profile::MachineLoad& load,
+                       QuantizeResult& r) {
+  r.load = load;
   r.allow_noisy = o.allow_noisy;
   bool untrusted = false;
   if (r.load.oversubscribed()) {
@@ -845,8 +847,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   // ---- gates -----------------------------------------------------------------------------------
   if (!r.tolerance_met) r.gates.fail("tolerance");
   if (r.slower && !o.allow_slower) r.gates.fail("speed");
-  r.load = c.load->result();
-  check_speed_trust(chosen, o, r);
+  check_speed_trust(chosen, o, c.load->result(), r);
   check_agreement_floor(chosen, requested, o, r);
   check_material_effect(chosen, requested, c.source.file_bytes, r);
   r.notes.insert(r.notes.end(), c.notes.begin(), c.notes.end());
