@@ -26,6 +26,8 @@ report::Finding implausible_speedup_finding(double speedup, const std::string& w
 }
 
 std::string untrusted_mark(bool oversubscribed, bool implausible) {
+  if (oversubscribed && implausible)
+    return " (untrusted: the machine was oversubscribed; implausible: see the findings)";
   if (implausible) return " (implausible: see the findings)";
   if (oversubscribed) return " (untrusted: the machine was oversubscribed)";
   return "";

@@ -23,7 +23,7 @@ report::Finding implausible_speedup_finding(double speedup, const std::string& w
                                             std::optional<double> macs_after_over_before = std::nullopt);
 
 // The note beside a speedup's interval that may not be trusted: " (untrusted: the machine was oversubscribed)",
-// " (implausible: see the findings)", or "" when it may.
+// " (implausible: see the findings)", both, or "" when it may.
 std::string untrusted_mark(bool oversubscribed, bool implausible);
 
 }  // namespace lite::profile

@@ -116,6 +116,8 @@ TEST_CASE("speed claim: the finding and the interval's mark") {
   CHECK(contains(f.threshold, "MACs before / MACs after"));
   CHECK_FALSE(contains(profile::implausible_speedup_finding(237.58, "B").what, "MACs"));
   CHECK(profile::untrusted_mark(false, false).empty());
-  CHECK(contains(profile::untrusted_mark(true, false), "untrusted"));
+  CHECK(profile::untrusted_mark(true, false) == " (untrusted: the machine was oversubscribed)");
+  CHECK(profile::untrusted_mark(false, true) == " (implausible: see the findings)");
+  CHECK(contains(profile::untrusted_mark(true, true), "untrusted: the machine was oversubscribed"));
   CHECK(contains(profile::untrusted_mark(true, true), "implausible"));
 }
