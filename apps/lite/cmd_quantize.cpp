@@ -97,6 +97,9 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and calibration passes (default 64)");
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, scheme per layer, expected size); write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
+  app.add_flag("--allow-noisy", o.allow_noisy,
+               "Accept a speed comparison timed on an oversubscribed machine or showing an implausible speedup "
+               "(without it the speed gate fails: exit 1)");
   app.add_option("--agreement-floor", o.agreement_floor,
                  "With an explicit --mode and no --tolerance: exit 1 (artifact still written) when top-1 agreement "
                  "with the float model falls by more than this many points (default 5)");

@@ -40,6 +40,7 @@ recipe::Recipe read_and_check(const RunState& s) {
 Runner setup_run(CLI::App& app) {
   auto s = std::make_shared<RunState>();
   name_flag("output", "-o");
+  name_flag("threads", "the recipe's evaluate.threads");  // the shared load finding's advice
   app.description(
       "Run a recipe: its steps (" + join(recipe::step_verb_names(), ", ") +
       ") in order, each step's artifact feeding the next, then its gates (accuracy drop, agreement, speedup, p99, "
@@ -55,6 +56,9 @@ Runner setup_run(CLI::App& app) {
   app.add_option("--report-md", s->options.report_md,
                  "Also write a markdown summary (verdict, gates, steps, environment) to FILE, replacing it; append it to "
                  "$GITHUB_STEP_SUMMARY for a CI job summary (scripts/ci/lite-gate.sh does)");
+  app.add_flag("--allow-noisy", s->options.allow_noisy,
+               "Accept speed gates (min_speedup, max_p99_ms, a quantize step's speed gate) timed on an oversubscribed "
+               "machine or showing an implausible speedup; without it they fail");
   add_output_flags(app, s->output);
 
   return [s] {

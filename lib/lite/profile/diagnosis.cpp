@@ -7,6 +7,7 @@
 
 #include "lite/core/stats.hpp"
 #include "lite/core/text.hpp"
+#include "lite/profile/machine_load.hpp"
 
 namespace lite::profile {
 
@@ -87,35 +88,16 @@ std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::
 
 std::vector<report::Finding> diagnose_host(const HostLoad& h) {
   std::vector<report::Finding> out;
-  if (h.cores > 0 && h.intra_op_threads + h.other_running_threads > h.cores) {
-    int fitting = std::max(1, h.cores - h.other_running_threads);
-    std::string advice = fitting < h.intra_op_threads
-                             ? fmt::format("use {{threads}} {} or stop the other load", fitting)
-                             : std::string("stop the other load or run on a quieter machine");
-    out.push_back({"warning",
-                   fmt::format("thread oversubscription: {} intra-op threads + {} runnable threads of other processes "
-                               "> {} cores",
-                               h.intra_op_threads, h.other_running_threads, h.cores),
-                   "intra-op threads + other busy threads > cores",
-                   advice + "; oversubscribed runs show spikes, not the model's speed"});
-  }
+  const MachineLoad load{h.cores, h.intra_op_threads, h.other_running_threads, 0, h.load_source};
+  if (load.oversubscribed())
+    out.push_back(oversubscription_finding(
+        load, "the timing", "its latencies (and a speedup) show the load, not the model's speed: untrusted"));
   if (!h.blas_library.empty() && h.blas_library.find("openblas") == std::string::npos &&
       h.blas_library.find("mkl") == std::string::npos && h.blas_library.find("blis") == std::string::npos)
     out.push_back({"warning", "libtorch uses the reference BLAS (" + h.blas_library + "); fp32 matmul runs ~40x slower",
                    "libblas is not OpenBLAS, MKL or BLIS",
                    "apt-get install libopenblas0-pthread (scripts/setup.sh does)"});
   return out;
-}
-
-int running_threads() {
-  std::ifstream in("/proc/stat");
-  std::string key;
-  long value;
-  while (in >> key) {
-    if (key == "procs_running" && in >> value) return static_cast<int>(value);
-    in.ignore(1 << 20, '\n');
-  }
-  return 0;
 }
 
 std::string mapped_blas_library() {

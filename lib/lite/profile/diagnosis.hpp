@@ -27,15 +27,14 @@ struct HostLoad {
   int intra_op_threads = 0;
   int other_running_threads = 0;  // runnable threads of other processes seen during the run
   std::string blas_library;       // the libblas this process mapped ("" when none)
+  std::string load_source;        // where other_running_threads was read (MachineLoad::source)
 };
 
 std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::string& label,
                                               const Thresholds& t = {});
 std::vector<report::Finding> diagnose_host(const HostLoad& load);
 
-// Runnable threads on the machine now (procs_running in /proc/stat), and the BLAS library mapped in
-// this process (from /proc/self/maps).
-int running_threads();
+// The BLAS library mapped in this process (from /proc/self/maps). The machine's load: machine_load.hpp.
 std::string mapped_blas_library();
 
 }  // namespace lite::profile

@@ -14,6 +14,7 @@
 #include "lite/model/facts.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/agreement.hpp"
+#include "lite/profile/machine_load.hpp"
 
 namespace lite::profile {
 
@@ -132,6 +133,7 @@ struct ModelProfile {
 
 struct Comparison {
   stats::Interval speedup;  // median(A) / median(B): > 1 means B is faster
+  bool implausible = false; // beyond what any transform buys (speed_claim.hpp): shown as no gain
   Agreement agreement;      // B's outputs against A's
   std::string agreement_data;  // what the agreement was measured on
 };
@@ -144,6 +146,7 @@ struct ProfileResult {
   TimingOptions timing;
   std::vector<ModelProfile> models;
   std::optional<Comparison> comparison;
+  MachineLoad load;  // around the timing (machine_load.hpp): oversubscribed, the latencies and speedup are untrusted
   std::vector<report::Finding> findings;
   std::vector<std::string> notes;  // e.g. the input shape inferred from the model's first layer
   Environment environment;

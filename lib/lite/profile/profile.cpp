@@ -16,6 +16,7 @@
 #include "lite/profile/evaluate.hpp"
 #include "lite/profile/load_test.hpp"
 #include "lite/profile/op_profiler.hpp"
+#include "lite/profile/speed_claim.hpp"
 #include "lite/profile/timing.hpp"
 
 namespace lite::profile {
@@ -119,7 +120,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   r.environment = host_environment();
   add_torch_environment(r.environment);
   r.threads = r.environment.intra_op_threads;
-  int running_before = running_threads();
+  LoadWatch load_watch(r.threads, r.environment.logical_cores);
 
   std::optional<model::Dataset> eval;
   if (!o.eval.empty())
@@ -160,7 +161,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     fill_latency(loaded[0].profile, std::move(sa), r.batch);
     fill_latency(loaded[1].profile, std::move(sb), r.batch);
   }
-  int running_after = running_threads();
+  r.load = load_watch.result();
 
   for (size_t i = 0; i < loaded.size(); ++i) {
     auto& l = loaded[i];
@@ -200,6 +201,8 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   if (loaded.size() == 2) {
     Comparison c;
     c.speedup = stats::bootstrap_median_ratio(loaded[0].profile.samples_ms, loaded[1].profile.samples_ms);
+    c.implausible = implausible_speedup(c.speedup.estimate);
+    if (c.implausible) r.findings.push_back(implausible_speedup_finding(c.speedup.estimate, "B against A"));
     c.agreement = compare_outputs(outputs[0], outputs[1]);
     c.agreement_data = eval                 ? o.eval + " (" + std::to_string(eval->size()) + " samples)"
                        : on_profiled_inputs ? "the profiled inputs (" + std::to_string(r.batch) + " samples)"
@@ -213,10 +216,10 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     r.findings.insert(r.findings.end(), f.begin(), f.end());
   }
   HostLoad host;
-  host.cores = r.environment.logical_cores;
-  host.intra_op_threads = r.threads;
-  // procs_running counts this process's own running thread too.
-  host.other_running_threads = std::max(0, std::max(running_before, running_after) - 1);
+  host.cores = r.load.cores;
+  host.intra_op_threads = r.load.intra_op_threads;
+  host.other_running_threads = r.load.other_runnable_threads;
+  host.load_source = r.load.source;
   host.blas_library = mapped_blas_library();
   auto hf = diagnose_host(host);
   r.findings.insert(r.findings.begin(), hf.begin(), hf.end());

@@ -3,6 +3,7 @@
 
 #include "lite/core/text.hpp"
 #include "lite/profile/profile.hpp"
+#include "lite/profile/speed_claim.hpp"
 
 namespace lite::profile {
 
@@ -96,6 +97,7 @@ void to_json(nlohmann::json& j, const ProfileResult& r) {
                      {"threads", r.threads},
                      {"timing", r.timing},
                      {"percentile_method", "linear interpolation between closest ranks (Hyndman-Fan type 7)"},
+                     {"machine_load", r.load},
                      {"notes", r.notes}};
   if (r.models.size() == 1) {
     j.update(nlohmann::json(r.models[0]));
@@ -109,6 +111,8 @@ void to_json(nlohmann::json& j, const ProfileResult& r) {
                        {"speedup_ci_high", c.speedup.high},
                        {"confidence", c.speedup.confidence},
                        {"speedup_method", "ratio of medians A/B, percentile bootstrap (2000 resamples)"},
+                       {"speedup_implausible", c.implausible},
+                       {"speedup_trusted", !c.implausible && !r.load.oversubscribed()},
                        {"agreement", c.agreement},
                        {"agreement_data", c.agreement_data}};
   }
@@ -186,11 +190,14 @@ report::Report to_report(const ProfileResult& r) {
   if (r.comparison) {
     const auto& c = *r.comparison;
     report::Table cmp{"Comparison (B against A)", {"metric", "value"}, {}};
-    std::string verdict = c.speedup.estimate >= 1 ? fmt::format("B is {:.2f}x faster", c.speedup.estimate)
-                                                   : fmt::format("B is {:.2f}x slower", 1 / c.speedup.estimate);
+    // An implausible speedup is no gain; one timed on an oversubscribed machine is shown, marked untrusted.
+    std::string verdict = c.implausible               ? "no gain shown"
+                          : c.speedup.estimate >= 1 ? fmt::format("B is {:.2f}x faster", c.speedup.estimate)
+                                                    : fmt::format("B is {:.2f}x slower", 1 / c.speedup.estimate);
     cmp.rows.push_back({"speedup (median A / median B)",
-                        fmt::format("{:.3f}x  [{:.0f}% CI {:.3f}-{:.3f}]  {}", c.speedup.estimate, 100 * c.speedup.confidence,
-                                    c.speedup.low, c.speedup.high, verdict)});
+                        fmt::format("{:.3f}x  [{:.0f}% CI {:.3f}-{:.3f}]{}  {}", c.speedup.estimate, 100 * c.speedup.confidence,
+                                    c.speedup.low, c.speedup.high,
+                                    untrusted_mark(r.load.oversubscribed(), c.implausible), verdict)});
     cmp.rows.push_back({"max abs error", fmt::format("{:.3g}", c.agreement.max_abs_error)});
     cmp.rows.push_back({"mean abs error", fmt::format("{:.3g}", c.agreement.mean_abs_error)});
     cmp.rows.push_back({"top-1 agreement", pct(c.agreement.top1_agreement)});

@@ -25,6 +25,7 @@
 #include "lite/model/torch_errors.hpp"
 #include "lite/profile/evaluate.hpp"
 #include "lite/profile/frozen_float.hpp"
+#include "lite/profile/speed_claim.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/prune/plan_internal.hpp"
 
@@ -163,6 +164,24 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
   if (!original_note.empty()) notes.push_back("original model: " + original_note);
   if (!pruned_note.empty()) notes.push_back("pruned model: " + pruned_note);
   return out;
+}
+
+// A latency taken on an oversubscribed machine, or a speedup beyond what the removed MACs explain, is no gain to
+// report: each gets a finding, and the table marks it (report.cpp).
+void judge_speed_claims(PruneResult& r) {
+  if (r.load.oversubscribed())
+    r.findings.push_back(profile::oversubscription_finding(r.load, "the latency comparison",
+                                                           "its latencies and speedups are untrusted"));
+  const std::optional<double> work =
+      r.after.macs > 0 ? std::optional<double>(double(r.before.macs) / double(r.after.macs)) : std::nullopt;
+  for (auto& l : r.latency) {
+    const double speedup = l.ratio > 0 ? 1 / l.ratio : 0;
+    l.implausible = profile::implausible_speedup(speedup, work);
+    if (l.implausible)
+      r.findings.push_back(profile::implausible_speedup_finding(
+          speedup, fmt::format("batch {}", l.batch),
+          work ? std::optional<double>(1 / *work) : std::nullopt));
+  }
 }
 
 struct Built {
@@ -344,7 +363,12 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
     torch::jit::Module pruned_copy = deserialize(built.bytes);
     r.quality = measure_quality(c, original_copy, pruned_copy);
   }
-  r.latency = measure_latency(c, built.bytes, r.notes);
+  {
+    profile::LoadWatch load(r.threads);
+    r.latency = measure_latency(c, built.bytes, r.notes);
+    r.load = load.result();
+  }
+  judge_speed_claims(r);
   r.measured = true;
 
   // ---- artifact ---------------------------------------------------------------------------------

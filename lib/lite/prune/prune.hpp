@@ -13,6 +13,7 @@
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/profile/agreement.hpp"
+#include "lite/profile/machine_load.hpp"
 #include "lite/prune/options.hpp"
 
 namespace lite::prune {
@@ -42,6 +43,7 @@ struct Latency {
   double original_ms = 0;  // the original model, frozen (profile::frozen_float: freeze + optimize_for_inference)
   double pruned_ms = 0;    // the pruned model, frozen the same way
   double ratio = 1, ratio_low = 1, ratio_high = 1;  // pruned / original, 95% bootstrap interval
+  bool implausible = false;  // a speedup the MACs removed cannot explain (profile/speed_claim.hpp): no gain shown
 };
 
 struct Quality {
@@ -77,6 +79,7 @@ struct PruneResult {
   uint64_t planned_parameters = 0;  // parameters the plan leaves (dry run included)
   Figures before, after;
   std::vector<Latency> latency;
+  profile::MachineLoad load;        // around the latency measurement (profile/machine_load.hpp)
   bool measured = false;            // quality and latency present (not a dry run)
   Quality quality;
   double tolerance = 0;

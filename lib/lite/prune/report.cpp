@@ -6,6 +6,7 @@
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/profile/speed_claim.hpp"
 #include "lite/prune/prune.hpp"
 
 namespace lite::prune {
@@ -22,7 +23,7 @@ void to_json(nlohmann::json& j, const LayerSparsity& l) {
 void to_json(nlohmann::json& j, const Latency& l) {
   j = {{"batch", l.batch},       {"original_frozen_ms", l.original_ms}, {"pruned_frozen_ms", l.pruned_ms},
        {"ratio", l.ratio},       {"ratio_low", l.ratio_low},            {"ratio_high", l.ratio_high},
-       {"speedup", l.ratio > 0 ? 1.0 / l.ratio : 0.0}};
+       {"speedup", l.ratio > 0 ? 1.0 / l.ratio : 0.0}, {"implausible", l.implausible}};
 }
 
 void to_json(nlohmann::json& j, const Quality& q) {
@@ -62,6 +63,7 @@ void to_json(nlohmann::json& j, const PruneResult& r) {
     j["before"] = r.before;
     j["after"] = r.after;
     j["latency"] = r.latency;
+    j["machine_load"] = r.load;
     j["quality"] = r.quality;
     j["tolerance"] = r.tolerance_given ? nlohmann::json(r.tolerance) : nlohmann::json();
   }
@@ -91,8 +93,12 @@ report::Table summary_table(const PruneResult& r) {
   for (const auto& l : r.latency)
     t.rows.push_back({fmt::format("latency batch {} (median ms, both frozen)", l.batch), format_ms(l.original_ms),
                       format_ms(l.pruned_ms),
-                      fmt::format("{:.3f}x [{:.2f}-{:.2f}] ({:.2f}x faster)", l.ratio, l.ratio_low, l.ratio_high,
-                                  l.ratio > 0 ? 1 / l.ratio : 0)});
+                      l.implausible
+                          ? fmt::format("{:.3f}x [{:.2f}-{:.2f}]{}", l.ratio, l.ratio_low, l.ratio_high,
+                                        profile::untrusted_mark(r.load.oversubscribed(), true))
+                          : fmt::format("{:.3f}x [{:.2f}-{:.2f}] ({:.2f}x faster){}", l.ratio, l.ratio_low,
+                                        l.ratio_high, l.ratio > 0 ? 1 / l.ratio : 0,
+                                        profile::untrusted_mark(r.load.oversubscribed(), false))});
   const Quality& q = r.quality;
   t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.before),
                     fmt::format("{:.2f}%", q.after), fmt::format("{:+.2f} points", -q.drop)});

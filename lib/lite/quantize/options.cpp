@@ -64,6 +64,7 @@ void quantize_fields(Fields& f, O& o) {
       .field("eval_batch", o.eval_batch)
       .field("dry_run", o.dry_run)
       .field("allow_slower", o.allow_slower)
+      .field("allow_noisy", o.allow_noisy)
       .field("write_calib_json", o.write_calib_json)
       .field("agreement_floor", o.agreement_floor)
       .field("budget_s", o.budget_s);

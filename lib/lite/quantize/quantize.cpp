@@ -24,6 +24,7 @@
 #include "lite/model/torch_environment.hpp"
 #include "lite/profile/frozen_float.hpp"
 #include "lite/profile/evaluate.hpp"
+#include "lite/profile/speed_claim.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/quantize/choice.hpp"
 #include "lite/quantize/quantize.hpp"
@@ -99,6 +100,7 @@ struct Context {
   std::vector<std::string> notes;  // how the budget shaped the run
   int measurements_left = 0;       // latency measurements still to come (for the budget's share)
   std::vector<FloatRegion> float_regions;  // modules an earlier build kept float (reused by later builds)
+  std::optional<profile::LoadWatch> load;  // samples the machine's load between latency measurements
 
   void spend(const std::string& stage, const std::string& mode, double seconds) {
     for (auto& t : time)
@@ -221,6 +223,7 @@ Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, 
     profile::TimingOptions timing = c.timing;
     timing.budget_s = c.measurement_budget();
     auto [a, f] = profile::time_interleaved(m, c.source.path, c.frozen, c.source.path, inputs, timing, c.progress);
+    if (c.load) c.load->sample();
     --c.measurements_left;
     if (!a.note.empty()) c.note(fmt::format("{} at batch {}: {}", mode, batch, a.note));
     s.candidate.push_back(to_latency(batch, a));
@@ -229,6 +232,7 @@ Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, 
     s.ratio.push_back(ci.estimate);
     s.ratio_low.push_back(ci.low);
     s.ratio_high.push_back(ci.high);
+    s.implausible.push_back(ci.estimate > 0 && profile::implausible_speedup(1 / ci.estimate));
     // Slower only when the whole 95% interval of the ratio lies above 1: noise alone does not fail.
     s.slower = s.slower || ci.low > 1.0;
   }
@@ -673,6 +677,30 @@ void check_material_effect(const Candidate& chosen, const ModeEntry& requested, 
        "(nn.TransformerEncoderLayer, nn.MultiheadAttention): try another {mode}"});
 }
 
+// The speed comparison cannot be trusted when it ran on an oversubscribed machine or found a speedup beyond belief:
+// the "speed" gate, which judges it, fails then unless {allow_noisy}, and a finding names the cause.
+void check_speed_trust(const Candidate& chosen, const QuantizeOptions& o, const profile::MachineLoad& load,
+                       QuantizeResult& r) {
+  r.load = load;
+  r.allow_noisy = o.allow_noisy;
+  bool untrusted = false;
+  if (r.load.oversubscribed()) {
+    untrusted = true;
+    r.findings.push_back(profile::oversubscription_finding(
+        r.load, "the speed comparison with frozen float",
+        o.allow_noisy ? "its speedups are untrusted"
+                      : "its speedups are untrusted, so the speed gate fails ({allow_noisy} accepts them)",
+        o.allow_noisy));
+  }
+  for (size_t i = 0; i < chosen.speed.implausible.size(); ++i) {
+    if (!chosen.speed.implausible[i]) continue;
+    untrusted = true;
+    r.findings.push_back(profile::implausible_speedup_finding(
+        1 / chosen.speed.ratio[i], fmt::format("{} at batch {}", r.mode, chosen.speed.candidate[i].batch)));
+  }
+  if (untrusted && !o.allow_noisy) r.gates.fail("speed");
+}
+
 // Picks the candidate (choice.cpp), writes its artifact (and the calibration sidecar) after the last
 // interruption point; returns the chosen candidate.
 const Candidate& write_chosen(Context& c, QuantizeResult& r, const std::map<std::string, Built>& built,
@@ -792,6 +820,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
 
   // ---- references, calibration, candidates -----------------------------------------------------
   c.measurements_left = static_cast<int>(planned.plans.size());
+  c.load.emplace(r.threads);
   prepare_references(c, r);
   if (calib_data || reused) {
     c.calibrator =
@@ -818,6 +847,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   // ---- gates -----------------------------------------------------------------------------------
   if (!r.tolerance_met) r.gates.fail("tolerance");
   if (r.slower && !o.allow_slower) r.gates.fail("speed");
+  check_speed_trust(chosen, o, c.load->result(), r);
   check_agreement_floor(chosen, requested, o, r);
   check_material_effect(chosen, requested, c.source.file_bytes, r);
   r.notes.insert(r.notes.end(), c.notes.begin(), c.notes.end());

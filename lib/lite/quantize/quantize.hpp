@@ -15,6 +15,7 @@
 #include "lite/core/report.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/agreement.hpp"
+#include "lite/profile/machine_load.hpp"
 #include "lite/core/gates.hpp"
 #include "lite/quantize/options.hpp"
 #include "lite/quantize/plan.hpp"
@@ -38,6 +39,7 @@ struct Speed {
   std::vector<double> ratio;                  // median(candidate) / median(frozen) per batch
   std::vector<double> ratio_low, ratio_high;  // 95% bootstrap interval of the ratio
   bool slower = false;                        // slower than frozen float at some batch (interval above 1)
+  std::vector<bool> implausible;              // per batch: a speedup beyond belief (profile/speed_claim.hpp)
 };
 
 struct Quality {
@@ -107,6 +109,8 @@ struct QuantizeResult {
   bool tolerance_met = true;
   bool slower = false;
   bool allow_slower = false;
+  profile::MachineLoad load;  // around every latency measurement (profile/machine_load.hpp)
+  bool allow_noisy = false;
   Gates gates;  // "tolerance", "speed": the CLI exits 1 (the artifact is still written)
   std::vector<std::string> notes;
   std::vector<report::Finding> findings;

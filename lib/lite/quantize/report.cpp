@@ -4,6 +4,7 @@
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/profile/speed_claim.hpp"
 #include "lite/quantize/quantize.hpp"
 
 namespace lite::quantize {
@@ -18,7 +19,8 @@ void to_json(nlohmann::json& j, const Latency& l) {
 
 void to_json(nlohmann::json& j, const Speed& s) {
   j = nlohmann::json{{"candidate", s.candidate}, {"frozen_float", s.frozen_float}, {"ratio", s.ratio},
-                     {"ratio_low", s.ratio_low}, {"ratio_high", s.ratio_high},     {"slower", s.slower}};
+                     {"ratio_low", s.ratio_low}, {"ratio_high", s.ratio_high},     {"slower", s.slower},
+                     {"implausible", s.implausible}};
 }
 
 void to_json(nlohmann::json& j, const Quality& q) {
@@ -74,6 +76,8 @@ void to_json(nlohmann::json& j, const QuantizeResult& r) {
                      {"tolerance_met", r.tolerance_met},
                      {"slower_than_frozen_float", r.slower},
                      {"allow_slower", r.allow_slower},
+                     {"machine_load", r.load},
+                     {"allow_noisy", r.allow_noisy},
                      {"exit_status", r.gates.passed() ? 0 : 1},
                      {"gates", r.gates},
                      {"notes", r.notes},
@@ -149,8 +153,11 @@ report::Table summary_table(const QuantizeResult& r, const Candidate& chosen) {
     t.rows.push_back({fmt::format("latency batch {} (median ms)", q.batch),
                       i < r.float_latency.size() ? format_ms(r.float_latency[i].median_ms) : "-",
                       format_ms(chosen.speed.frozen_float[i].median_ms), format_ms(q.median_ms),
-                      fmt::format("{} [{:.2f}-{:.2f}]", ratio_text(chosen.speed.ratio[i]), chosen.speed.ratio_low[i],
-                                  chosen.speed.ratio_high[i])});
+                      fmt::format("{} [{:.2f}-{:.2f}]{}", ratio_text(chosen.speed.ratio[i]), chosen.speed.ratio_low[i],
+                                  chosen.speed.ratio_high[i],
+                                  profile::untrusted_mark(r.load.oversubscribed(),
+                                                          i < chosen.speed.implausible.size() &&
+                                                              chosen.speed.implausible[i]))});
   }
   const Quality& q = chosen.quality;
   t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.float_value),

@@ -67,7 +67,8 @@ std::optional<profile::ProfileResult> evaluate(const nlohmann::json& options, bo
 std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, const std::string& candidate,
                                                           const nlohmann::json& options,
                                                           const profile::ProfileResult& evaluation,
-                                                          std::vector<std::string>& notes, Progress& progress) {
+                                                          std::vector<std::string>& notes, Progress& progress,
+                                                          profile::MachineLoad& load) {
   auto o = read_options<profile::ProfileOptions>(options, "evaluate.");
   model::LoadedModel original = model::load_model(recipe.model);
   model::LoadedModel final_model = model::load_model(candidate);
@@ -84,8 +85,11 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
                                 model::torch_error_reason(e)));
     return std::nullopt;
   }
+  profile::LoadWatch watch(evaluation.threads);
   auto [a, b] = profile::time_interleaved(fastest, recipe.model, final_model.module, candidate, inputs,
                                           profile::timing_of(o), progress);
+  const profile::MachineLoad seen = watch.result();
+  if (seen.other_runnable_threads > load.other_runnable_threads || load.samples == 0) load = seen;
   return stats::bootstrap_median_ratio(a.ms, b.ms);
 }
 

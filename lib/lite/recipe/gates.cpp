@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "lite/core/text.hpp"
+#include "lite/profile/speed_claim.hpp"
 #include "lite/recipe/runner_internal.hpp"
 
 namespace lite::recipe::detail {
@@ -28,6 +29,21 @@ void measured(GateResult& g, std::optional<double> value, std::string detail) {
   g.value = value;
   g.detail = std::move(detail);
   if (value) g.passed = g.comparison == ">=" ? *value >= g.bound : *value <= g.bound;
+}
+
+// A gate that judges a speed (min_speedup, max_p99_ms) on a timing that cannot be trusted, taken on an
+// oversubscribed machine or showing an implausible speedup, fails unless {allow_noisy}: a noisy machine must not
+// pass (or fail) a CI gate by chance. The finding that names the load is added once, by check_gates.
+void judge_trust(GateResult& g, const Measured& m, bool implausible) {
+  if (!g.value || (!m.load.oversubscribed() && !implausible)) return;
+  const std::string why = implausible ? "implausible: the baseline was probably disturbed"
+                                      : "untrusted: timed on an oversubscribed machine (" + m.load.describe() + ")";
+  if (m.allow_noisy) {
+    g.detail += "; " + why + ", accepted with {allow_noisy}";
+    return;
+  }
+  g.passed = false;
+  g.detail += "; " + why + ": rerun on a quiet machine, or accept it with {allow_noisy}";
 }
 
 void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
@@ -66,6 +82,7 @@ void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
                            e->comparison->speedup.low, e->comparison->speedup.high, on));
     else
       measured(g, std::nullopt, "no comparison was made");
+    judge_trust(g, m, g.value && profile::implausible_speedup(*g.value));
     out.push_back(g);
   }
   if (b.max_p99_ms) {
@@ -75,6 +92,7 @@ void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
                fmt::format("p99 of {} forwards of the final artifact, {}", e->models[1].latency_ms.count, on));
     else
       measured(g, std::nullopt, "no comparison was made");
+    judge_trust(g, m, false);
     out.push_back(g);
   }
   if (b.max_size_bytes) {
@@ -134,6 +152,20 @@ void cache_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
 }  // namespace
 
 void check_gates(RunResult& result, const Measured& m) {
+  if (m.evaluation && m.load.oversubscribed())
+    result.findings.push_back(profile::oversubscription_finding(
+        m.load, "the evaluation of the final artifact",
+        m.allow_noisy ? "its latencies and speedup are untrusted"
+                      : "its latencies and speedup are untrusted, so min_speedup and max_p99_ms fail ({allow_noisy} "
+                        "accepts them)",
+        m.allow_noisy));
+  const bool compared = m.evaluation && m.evaluation->comparison;
+  const std::optional<double> speedup = m.speedup    ? std::optional<double>(m.speedup->estimate)
+                                        : compared ? std::optional<double>(m.evaluation->comparison->speedup.estimate)
+                                                   : std::nullopt;
+  if (speedup && profile::implausible_speedup(*speedup))
+    result.findings.push_back(
+        profile::implausible_speedup_finding(*speedup, "the final artifact against the original"));
   auto& out = result.gates_checked;
   model_gates(result.recipe.gates, m, out);
   cache_gates(result.recipe.gates, m, out);

@@ -91,6 +91,7 @@ report::Report to_report(const RunResult& r) {
                           fmt::format("{:.1f}", s.seconds)});
   rep.tables.push_back(steps);
 
+  rep.findings = r.findings;
   rep.notes = r.notes;
   if (r.wrote_artifact)
     rep.notes.push_back(fmt::format("final artifact: {} (its lite.json records the recipe and the gates: {})",

@@ -151,6 +151,7 @@ namespace {
 // no step writes a model).
 std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress& progress, RunResult& result) {
   Measured measured;
+  measured.allow_noisy = options.allow_noisy;
   for (const auto& step : recipe.steps) {
     throw_if_interrupted();
     const auto step_start = std::chrono::steady_clock::now();
@@ -158,6 +159,7 @@ std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress&
     c.prefix = step.key_path() + ".";
     c.artifact_path = step_file(result.work_dir, step, ".pt");
     c.command_line = options.command_line;
+    c.allow_noisy = options.allow_noisy;
     c.progress = &progress;
     const nlohmann::json opts = substitute(step, [&](const StepReference& ref) {
       const StepRecord& made = result.steps.at(size_t(ref.step));
@@ -192,9 +194,10 @@ std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress&
     const nlohmann::json eval_options = evaluation_options(recipe, baseline.string(), final_model);
     measured.evaluation = evaluate(eval_options, false, progress);
     result.evaluation = nlohmann::json(*measured.evaluation);
+    measured.load = measured.evaluation->load;
     if (recipe.gates.min_speedup)
       measured.speedup = speedup_over_fastest_float(recipe, final_model, eval_options, *measured.evaluation,
-                                                    result.notes, progress);
+                                                    result.notes, progress, measured.load);
   }
   check_gates(result, measured);
   return final_model;

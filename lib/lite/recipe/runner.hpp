@@ -24,6 +24,9 @@ struct RunOptions {
   std::filesystem::path work_dir;  // intermediate artifacts and reports; empty: OUTPUT without .pt + ".work"
   std::filesystem::path report_md; // markdown summary (checked as an output, written by the caller)
   std::string command_line;        // recorded in the artifacts
+  // Accept speed gates (min_speedup, max_p99_ms, a quantize step's speed gate) timed on an oversubscribed machine
+  // or showing an implausible speedup; without it they fail (lite/profile/machine_load.hpp, speed_claim.hpp).
+  bool allow_noisy = false;
 };
 
 struct StepRecord {
@@ -59,6 +62,7 @@ struct RunResult {
   Gates gates;                // names of the failed gates
   bool wrote_artifact = false;
   Environment environment;
+  std::vector<report::Finding> findings;  // e.g. the evaluation ran on an oversubscribed machine
   std::vector<std::string> notes;
   double wall_s = 0;
 };

@@ -24,6 +24,7 @@ struct StepContext {
   std::filesystem::path artifact_path; // where a model-writing step writes
   std::string command_line;
   bool check_only = false;             // read and validate the options, run nothing
+  bool allow_noisy = false;            // lite run --allow-noisy: passed to the steps whose verb has the option
   Progress* progress = nullptr;
 };
 
@@ -64,10 +65,12 @@ std::optional<profile::ProfileResult> evaluate(const nlohmann::json& options, bo
 // The speedup gate's baseline, the fastest float model libtorch offers: the original frozen and optimized for
 // inference in memory (that graph cannot be saved, so the profile comparison, which times files, cannot use it),
 // timed interleaved with the final artifact on the evaluation's inputs. Unset (noted) when it does not freeze.
+// `load` becomes the busier of itself and the load seen around this timing.
 std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, const std::string& candidate,
                                                           const nlohmann::json& options,
                                                           const profile::ProfileResult& evaluation,
-                                                          std::vector<std::string>& notes, Progress& progress);
+                                                          std::vector<std::string>& notes, Progress& progress,
+                                                          profile::MachineLoad& load);
 
 // What the gates read: the comparison of the final artifact with the original, the last cache-sim step.
 struct Measured {
@@ -76,6 +79,8 @@ struct Measured {
   std::optional<cache::CacheSimResult> cache_sim;
   std::string cache_sim_step;    // its key path
   uint64_t final_bytes = 0;      // the final model's file size (before the recipe's provenance is added)
+  profile::MachineLoad load;     // around the evaluation's timings (profile/machine_load.hpp)
+  bool allow_noisy = false;      // speed gates accept an untrusted timing (RunOptions::allow_noisy)
 };
 // Measures every gate the recipe sets and the steps' own gates into result.gates_checked / result.gates.
 void check_gates(RunResult& result, const Measured& measured);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 
 #include "lite/cache/options.hpp"
 #include "lite/cache/verb.hpp"
@@ -44,6 +46,12 @@ StepOutcome run_profile(const nlohmann::json& j, const StepContext& c) {
   return out;
 }
 
+// Whether a verb's options have allow_noisy (a speed gate that lite run --allow-noisy relaxes).
+template <class Options, class = void>
+struct HasAllowNoisy : std::false_type {};
+template <class Options>
+struct HasAllowNoisy<Options, std::void_t<decltype(std::declval<Options&>().allow_noisy)>> : std::true_type {};
+
 // The verbs that write a model artifact (quantize, prune, distill) share one shape: options whose output and
 // command line the runner sets, the verb's validate() under the step's key path, run(), to_report(), gates.
 // validate/run/to_report are found by argument-dependent lookup in the verb's namespace.
@@ -52,6 +60,7 @@ StepOutcome run_model_step(const nlohmann::json& j, const StepContext& c) {
   auto o = read_options<Options>(j, c.prefix);
   o.output = decltype(o.output)(c.artifact_path.string());
   o.command_line = c.command_line;
+  if constexpr (HasAllowNoisy<Options>::value) o.allow_noisy = o.allow_noisy || c.allow_noisy;
   under_prefix(c.prefix, [&] { validate(o); });
   StepOutcome out;
   out.options = o;
