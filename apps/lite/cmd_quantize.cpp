@@ -26,12 +26,8 @@ struct QuantizeState {
 };
 
 std::string mode_help() {
-  std::string text =
-      "Quantization mode (default auto). Measured on the bundled CNN, 1 thread, against frozen float, on a 2-core "
-      "AMD EPYC (Zen 4: AVX512-VNNI and -BF16, no AMX, no AVX512-FP16); other CPUs give other figures, and each "
-      "run measures its own:";
-  for (const auto& m : quantize::modes())
-    text += std::string("\n  ") + m.name + ": " + m.summary + "\n      [" + m.measured + "]";
+  std::string text = "Quantization mode (default auto); each run measures what the modes buy on its own machine:";
+  for (const auto& m : quantize::modes()) text += std::string("\n  ") + m.name + ": " + m.summary;
   return text;
 }
 
