@@ -149,7 +149,8 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--checkpoint-dir", o.checkpoint_dir,
                  "Write DIR/last.ckpt after every epoch and on Ctrl-C");
   app.add_option("--resume", o.resume, "Continue from a checkpoint (same options and files as its run)");
-  app.add_option("-o,--output", o.output, "Student artifact (default: STUDENT.distilled.pt, or TEACHER.pruned-distilled.pt)");
+  app.add_option("-o,--output", o.output,
+                 "Student artifact (default: STUDENT.distilled.pt, or TEACHER.pruned-distilled.pt)");
   app.add_option("--latency-iterations", o.latency_iterations,
                  "Forwards timed per model for the latency row; 0 skips it");
   app.add_option("--student-from-prune", o.student_from_prune,

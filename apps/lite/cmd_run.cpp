@@ -49,7 +49,8 @@ Runner setup_run(CLI::App& app) {
   app.add_option("-o,--output", s->options.output,
                  "Final artifact (default: MODEL.<recipe name>.pt beside the recipe's model)");
   app.add_option("--work-dir", s->options.work_dir,
-                 "Folder for intermediate artifacts and step reports, kept afterwards (default: OUTPUT.work beside it)");
+                 "Folder for intermediate artifacts and step reports, kept afterwards (default: OUTPUT.work beside "
+                 "it)");
   app.add_option("--report-md", s->options.report_md,
                  "Also write a markdown summary to FILE (append it to $GITHUB_STEP_SUMMARY for a CI job summary)");
   add_output_flags(app, s->output);

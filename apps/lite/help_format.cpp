@@ -60,7 +60,9 @@ std::string spaces(std::size_t n) { return std::string(n, ' '); }
 // CLI11's Formatter with descriptions wrapped to `width_` and the captured default shown after the description.
 class WrappingFormatter : public CLI::Formatter {
  public:
-  explicit WrappingFormatter(std::size_t width) : width_(width) { column_width(std::min<std::size_t>(30, width * 3 / 10)); }
+  explicit WrappingFormatter(std::size_t width) : width_(width) {
+    column_width(std::min<std::size_t>(30, width * 3 / 10));  // the widest the name column gets
+  }
 
   std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
     column_ = option_column(app);
