@@ -25,8 +25,8 @@ namespace lite::cli {
 void add_output_flags(CLI::App& app, OutputOptions& o) {
   std::string names;
   for (const auto& p : report::printers()) names += std::string(names.empty() ? "" : ", ") + p.name;
-  app.add_option("--output-format", o.format, "Output printer by name: " + names)->group("Output");
-  app.add_flag("--json", o.json, "Same as --output-format json (complete result, environment, raw samples)")->group("Output");
+  app.add_option("--output-format", o.format, "Output printer: " + names)->group("Output");
+  app.add_flag("--json", o.json, "Same as --output-format json (the complete result)")->group("Output");
   app.add_flag("--csv", o.csv, "Same as --output-format csv")->group("Output");
   app.add_flag("--markdown", o.markdown, "Same as --output-format markdown")->group("Output");
   app.add_flag("-q,--quiet", o.quiet, "No progress bar")->group("Output");
@@ -149,8 +149,7 @@ void add_verbose_flag(CLI::App& app) {
         verbose_flag() = true;
         if (torch_log_hooks().print) torch_log_hooks().print();
         torch_log_hooks().collected = nullptr;
-      }, "Print libtorch's own log lines and warnings on stderr as they happen (default: its warnings become "
-         "report notes)")
+      }, "Show libtorch's log lines and warnings on stderr, not as report notes")
       ->group("Output");
 }
 
@@ -227,7 +226,7 @@ std::string flag_for_key(const std::string& key) {
 
 void add_config_flags(CLI::App& app, ConfigFlags& flags) {
   app.add_option("--config", flags.config,
-                 "Read options from a JSON file (keys as in --dump-config); flags given here override it")
+                 "Options from a JSON file, as --dump-config prints them; flags win")
       ->group("Options as data");
   app.add_flag("--dump-config", flags.dump, "Print the effective options as JSON and exit")->group("Options as data");
 }

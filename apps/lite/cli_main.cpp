@@ -11,6 +11,7 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "help_format.hpp"
 #include "number_flags.hpp"
 #include "lite/core/deadline.hpp"
 #include "lite/core/error.hpp"
@@ -174,6 +175,7 @@ int run_cli(int argc, char** argv) {
                "Exit codes: 0 ok, 1 a gate or check failed, 2 usage error or bad input, 3 internal error, "
                "130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Run 'lite SUBCOMMAND --help' for its flags."};
   app.name("lite");
+  configure_help(app);  // before the subcommands, which copy it: wrapped help, defaults from the options structs
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   app.fallthrough(false);

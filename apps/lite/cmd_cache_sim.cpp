@@ -36,21 +36,21 @@ void set_cache_sim_backend(CacheSimBackend b) { backend() = std::move(b); }
 // The "Cluster" group: --nodes and what shapes it (cluster sizing, issue 26).
 void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
   decimal_only(app.add_option("--nodes", o.nodes,
-                              "Cluster sizing: also simulate K cache servers of size/K each behind --route, for every "
-                              "size; a list (1,2,4,8) tries each K")
+                              "Cluster sizing: also simulate K cache servers of size/K each behind --route; a list "
+                              "(1,2,4,8) tries each K")
                    ->group("Cluster")
                    ->delimiter(',')
                    ->allow_extra_args(false),
                NumberText::unsigned_whole, "a whole number of nodes, e.g. 4 or 1,2,4,8");
-  app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", ") + " (default ketama)")
+  app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", "))
       ->group("Cluster");
   decimal_only(app.add_option("--virtual-nodes", o.virtual_nodes,
-                              "ketama points per node on the hash ring (default 160, as memcached's ketama)")
+                              "ketama points per node on the hash ring")
                    ->group("Cluster"),
                NumberText::unsigned_whole, "a whole number of points per node, e.g. 160");
   decimal_only(app.add_option("--max-node-load", o.max_node_load,
                               "--target-* with --nodes: recommend only clusters whose hottest node gets at most X times "
-                              "the mean requests per node (default 1.5)")
+                              "the mean load")
                    ->group("Cluster"),
                NumberText::real, "a decimal ratio above 1, e.g. 1.5");
 }
@@ -63,6 +63,7 @@ Runner setup_cache_sim(CLI::App& app) {
   };
   auto s = std::make_shared<State>();
   auto& o = s->options;
+  const std::string default_policies = join(o.policies, ",");
   o.policies.clear();  // a flag replaces the default list; run() falls back to lru when none is given
   name_flag("trace", "TRACE");
   name_flag("policies", "--policy");
@@ -73,39 +74,36 @@ Runner setup_cache_sim(CLI::App& app) {
   for (const auto& e : cache::trace_formats()) formats += std::string(formats.empty() ? "" : "|") + e.name;
   app.description(
       "Replay a request trace through cache policies and sizes: miss ratio, byte miss ratio and request latency per "
-      "policy and size, the exact LRU curve in one pass, and the smallest size meeting a target.\n"
-      "Exit 0 ok, 1 a --target-* was given and nothing reached it (results still printed), 2 bad input.");
+      "policy and size, the exact LRU curve in one pass, and the smallest size meeting a target. Exit 1 when a "
+      "--target-* was given and nothing reached it (results still printed). Details: docs/cache-sim.md.");
   app.add_option("TRACE", o.trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
-  app.add_option("--format", o.format, "Trace format: " + formats + " (default auto: from the name, else the contents)")
+  app.add_option("--format", o.format, "Trace format: " + formats + "; auto reads it from the name, else the contents")
       ->group("Trace");
   app.add_option("--csv-columns", o.csv_columns,
-                 "1-based csv columns, e.g. time=2,key=5,size=4,cost=6[,delimiter=tab]; default: from the header names, "
-                 "else key=1")
+                 "1-based csv columns, e.g. time=2,key=5,size=4 (default: from the header names, else key=1)")
       ->group("Trace");
   app.add_flag("--has-header", o.has_header, "The first csv line is a header (detected when it has no digits)")
       ->group("Trace");
   app.add_flag("--skip-bad-lines", o.skip_bad_lines, "Skip malformed lines/records and report how many")->group("Trace");
   app.add_option("--policy", o.policies,
                  "Policies: " + join(cache::policy_names(), ", ") +
-                     ", or all; parameters as s3fifo:small=0.1,ghost=0.9; 'list' shows them all; 'none' with --mrc "
-                     "for the LRU curve alone (default lru)")
+                     ", or all; parameters as s3fifo:small=0.1; 'list' describes them")
+      ->default_str(default_policies)  // shown: the list is emptied above
       ->group("Simulation")
       ->allow_extra_args(false);
   app.add_option("--sizes", o.sizes,
-                 "Cache sizes: auto (fractions 0.0001..1 of the working set), or a list: 1000 (objects), 64MiB/1GB "
-                 "(bytes, powers of 1024), 0.1 or 10% (of the working set)")
+                 "Cache sizes: auto, or a list of objects (1000), bytes (64MiB) or shares of the working set (10%)")
       ->group("Simulation");
-  app.add_flag("--bytes", o.bytes, "Byte mode: sizes and capacities in bytes (default: objects, every object size 1)")
+  app.add_flag("--bytes", o.bytes, "Byte mode: sizes and capacities in bytes instead of objects")
       ->group("Simulation");
-  app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass (Mattson)")
+  app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass")
       ->group("Simulation");
   decimal_only(app.add_option("--mrc-partitions", o.mrc_partitions,
-                              "--mrc from N key partitions (hash ranges, SHARDS samples of rate 1/N), each an exact "
-                              "curve: their mean with min/max/standard error per size; one pass here, one rank each "
-                              "under mpirun")
+                              "--mrc from N key partitions, each an exact curve: their mean and spread per size; one rank "
+                              "each under mpirun")
                    ->group("Simulation"),
                NumberText::unsigned_whole, "a whole number of partitions from 1 to 256");
-  decimal_only(app.add_option("--threads", o.threads, "Simulation threads (0 = all cores)")->group("Simulation"),
+  decimal_only(app.add_option("--threads", o.threads, "Simulation threads, or 0 for all cores")->group("Simulation"),
                NumberText::signed_whole, "a whole number of threads (0 = all cores)");
   decimal_only(app.add_option("--sample-rate", o.sample_rate,
                               "SHARDS fixed-rate sampling: keep keys with hash < R*2^64 (0 < R <= 1)")
@@ -117,15 +115,14 @@ Runner setup_cache_sim(CLI::App& app) {
                NumberText::unsigned_whole, "a whole number of keys from 1 to 18446744073709551615");
   app.add_flag("--sample-check", o.sample_check, "Also simulate the full trace and report the sampling error")
       ->group("Sampling");
-  decimal_only(app.add_option("--hit-latency", o.hit_latency_ms, "Latency of a cache hit in ms (default 0)")
+  decimal_only(app.add_option("--hit-latency", o.hit_latency_ms, "Latency of a cache hit in ms")
                    ->group("Cost model"),
                NumberText::real, "a decimal latency in ms, 0 or more, e.g. 0.2");
   decimal_only(app.add_option("--miss-latency", o.miss_latency_ms, "Latency of a miss in ms (the model's inference time)")
                    ->group("Cost model"),
                NumberText::real, "a decimal latency in ms, 0 or more, e.g. 12.5");
   app.add_option("--miss-latency-from", o.miss_latency_from,
-                 "One or more 'lite profile --json' reports (one per model variant; comma-separated or repeated): "
-                 "miss latency from each model's mean/p50/p99")
+                 "Miss latency from 'lite profile --json' reports, one per model variant")
       ->group("Cost model")
       ->allow_extra_args(false)
       ->delimiter(',');
@@ -138,8 +135,7 @@ Runner setup_cache_sim(CLI::App& app) {
   add_cluster_flags(app, o);
   app.add_option("--plot", o.plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
   app.add_option("--results-dir", o.results_dir,
-                 "Keep every finished record in DIR (created if missing); a re-run with the same trace and options "
-                 "reuses them and simulates only the rest")
+                 "Keep finished records in DIR; a re-run simulates only the rest")
       ->group("Output");
   add_shared_flags(app, s->output, s->config, /*verbose=*/false);  // cache-sim runs no libtorch
 
@@ -150,7 +146,7 @@ Runner setup_cache_sim(CLI::App& app) {
       print_report(cache::policy_list_report(), s->output);
       return int(exit_ok);
     }
-    if (o.policies.empty()) o.policies = {"lru"};
+    if (o.policies.empty()) o.policies = cache::CacheSimOptions{}.policies;
     if (resolve_config(app, s->config, o)) return int(exit_ok);
     auto progress = make_progress(s->output);
     SweepOutcome outcome = backend()(o, *progress);

@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "help_format.hpp"
 #include "launch_local.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
@@ -26,13 +27,13 @@ namespace lite::cli {
 namespace {
 
 std::string optimizer_help() {
-  std::string text = "Optimizer (default adam):";
+  std::string text = "Optimizer:";
   for (const auto& e : distill::optimizers()) text += "\n  " + e.names.front() + ": " + e.summary;
   return text;
 }
 
 std::string prune_criterion_help() {
-  std::string text = "Channel ranking of --student-from-prune (default l1):";
+  std::string text = "Channel ranking of --student-from-prune:";
   for (const auto& c : prune::criterion_infos()) text += std::string("\n  ") + c.name + ": " + c.description;
   return text;
 }
@@ -117,66 +118,60 @@ Runner setup_distill(CLI::App& app) {
   name_flag("prune_criterion", "--criterion");
   app.description(
       "Distill a TorchScript teacher into a TorchScript student: the student learns the teacher's softened outputs "
-      "(and the labels, when the data has them), validated every epoch; the best epoch is written as TorchScript "
-      "in eval mode with its provenance, and the report sets teacher against student (accuracy or agreement, "
-      "parameters, MACs, size, latency). Exit 1 when the loss stopped being finite (the best epoch is still "
-      "written).");
+      "(and the labels, when the data has them), validated every epoch; the best epoch is written, and the report "
+      "sets teacher against student. Exit 1 when the loss stopped being finite (the best epoch is still written). "
+      "Details: docs/distill.md.");
   app.add_option("--teacher", o.teacher, "Teacher model (TorchScript); run in eval mode without gradients");
   app.add_option("--student", o.student, "Student model (TorchScript), trained from its current weights");
-  app.add_option("--data", o.data, "Training data: torch.save tensor or {\"x\",\"y\"} dict, .npy, or idx");
-  app.add_option("--labels", o.labels, "Labels of an idx --data file (e.g. train-labels-idx1-ubyte.gz)");
+  app.add_option("--data", o.data, "Training data: tensor or {\"x\",\"y\"} dict file, .npy, or idx");
+  app.add_option("--labels", o.labels, "Labels of an idx --data file");
   app.add_option("--eval", o.eval, "Validation data (default: the training data)");
   app.add_option("--eval-labels", o.eval_labels, "Labels of an idx --eval file");
-  app.add_option("--samples", o.samples, "Train on the first N samples of --data (default: all)");
-  app.add_option("--eval-samples", o.eval_samples, "Validate on the first N samples of --eval (default: all)");
-  app.add_option("--epochs", o.epochs, "Epochs (default 3)");
-  app.add_option("--batch", o.batch, "Training batch size (default 64)");
-  app.add_option("--eval-batch", o.eval_batch, "Batch size of teacher and validation passes (default 256)");
-  app.add_option("--lr", o.lr, "Peak learning rate (default 1e-3)");
+  app.add_option("--samples", o.samples, "Train on the first N samples of --data; 0 is all");
+  app.add_option("--eval-samples", o.eval_samples, "Validate on the first N samples of --eval; 0 is all");
+  app.add_option("--epochs", o.epochs, "Epochs");
+  app.add_option("--batch", o.batch, "Training batch size");
+  app.add_option("--eval-batch", o.eval_batch, "Batch size of teacher and validation passes");
+  app.add_option("--lr", o.lr, "Peak learning rate");
   app.add_option("--optimizer", o.optimizer, optimizer_help());
-  app.add_option("--momentum", o.momentum, "SGD momentum (default 0.9)");
-  app.add_option("--weight-decay", o.weight_decay, "Weight decay (default 0)");
+  app.add_option("--momentum", o.momentum, "SGD momentum");
+  app.add_option("--weight-decay", o.weight_decay, "Weight decay");
   app.add_option("--warmup-fraction", o.warmup_fraction,
-                 "Share of all steps spent warming the learning rate up before the cosine decay (default 0.05)");
-  app.add_option("--temperature", o.temperature, "Softmax temperature T of the teacher term (default 4)");
+                 "Share of all steps spent warming the learning rate up before the cosine decay");
+  app.add_option("--temperature", o.temperature, "Softmax temperature T of the teacher term");
   app.add_option("--alpha", o.alpha,
-                 "Weight of the teacher term in [0,1]; 1 - alpha weighs the labels' cross-entropy (default 0.9; 1 "
-                 "without labels)");
-  decimal_only(app.add_option("--seed", o.seed, "Seed of shuffling and dropout (default 1)"), NumberText::unsigned_whole,
+                 "Weight of the teacher term in [0,1], 1 - alpha that of the labels' cross-entropy; 1 without labels");
+  decimal_only(app.add_option("--seed", o.seed, "Seed of shuffling and dropout"), NumberText::unsigned_whole,
                "a whole number from 0 to 18446744073709551615");
-  app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
+  app.add_option("--threads", o.threads, "Intra-op threads, or 0 for libtorch's default");
   app.add_option("--teacher-cache-mb", o.teacher_cache_mb,
-                 "Cache the teacher's logits of the whole training set when they fit in this many MB (default 1024; "
-                 "0 recomputes them every step)");
+                 "Cache the teacher's logits of the training set when they fit in this many MB; 0 recomputes them");
   app.add_option("--checkpoint-dir", o.checkpoint_dir,
-                 "Write CHECKPOINT_DIR/last.ckpt after every epoch and on Ctrl-C (created when missing)");
-  app.add_option("--resume", o.resume, "Continue from a checkpoint (same options and files as the run that wrote it)");
-  app.add_option("-o,--output", o.output, "Student artifact (default: STUDENT.distilled.pt)");
+                 "Write DIR/last.ckpt after every epoch and on Ctrl-C");
+  app.add_option("--resume", o.resume, "Continue from a checkpoint (same options and files as its run)");
+  app.add_option("-o,--output", o.output,
+                 "Student artifact (default: STUDENT.distilled.pt, or TEACHER.pruned-distilled.pt)");
   app.add_option("--latency-iterations", o.latency_iterations,
-                 "Timed forwards at batch 1 per model for the latency row (default 50; 0 skips it)");
+                 "Forwards timed per model for the latency row; 0 skips it");
   app.add_option("--student-from-prune", o.student_from_prune,
-                 "Instead of --student: the teacher structurally pruned at ratio R in (0,1) (lite prune's surgery, "
-                 "in memory), then distilled: prune, then recover (default output TEACHER.pruned-distilled.pt)");
+                 "Instead of --student: prune the teacher at ratio R, then distill");
   app.add_option("--criterion", o.prune_criterion, word_options(prune_criterion_help()));
   app.add_option("--data-memory-mb", o.data_memory_mb,
-                 "Training data larger than this in memory is streamed in chunks (.npy, uncompressed idx) instead "
-                 "of loaded whole (default 0: half of MemAvailable)");
+                 "Stream training data larger than this in chunks; 0 is half of MemAvailable");
   name_flag("timeout_s", "--timeout");
-  not_zero(app.add_option("--world-size", o.world_size,
-                 "Data parallel: processes in the job (default: WORLD_SIZE as torchrun sets it, else 1)"),
+  not_zero(default_in_words(app.add_option("--world-size", o.world_size,
+                                           "Data parallel: processes in the job (default: $WORLD_SIZE, else 1)")),
            "a number of processes, 1 or more");
-  app.add_option("--rank", o.rank, "Data parallel: this process's rank, 0 to world size - 1 (default: RANK, else 0)");
+  default_in_words(
+      app.add_option("--rank", o.rank, "Data parallel: this process's rank (default: $RANK, else 0)"));
   app.add_option("--master", o.master,
-                 "Data parallel: ADDR:PORT where rank 0 hosts the rendezvous (default: MASTER_ADDR:MASTER_PORT)");
+                 "Data parallel: rank 0's ADDR:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
   app.add_option("--timeout", o.timeout_s,
-                 "Data parallel: seconds to wait for the rendezvous and for any collective; a lost rank ends the job "
-                 "after at most this long (default 300)");
-  not_zero(app.add_option("--launch-local", o.launch_local,
-                 "Data parallel on this machine: start N worker processes, the threads split between them; rank 0's "
-                 "output is the command's output"),
+                 "Data parallel: rendezvous/collective timeout in seconds");
+  not_zero(default_in_words(app.add_option("--launch-local", o.launch_local,
+                                           "Data parallel on this machine: start N worker processes")),
            "a number of worker processes, 1 or more");
-  app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: size of the flat gradient buckets all-reduced per step "
-                 "(default 1)");
+  app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: MB of gradients all-reduced at a time");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {

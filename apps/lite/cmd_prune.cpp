@@ -24,7 +24,7 @@ struct PruneState {
 };
 
 std::string criterion_help() {
-  std::string text = "How channels are ranked within their group (default l1):";
+  std::string text = "How channels are ranked within their group:";
   for (const auto& c : prune::criterion_infos()) text += std::string("\n  ") + c.name + ": " + c.description;
   return text;
 }
@@ -42,46 +42,41 @@ Runner setup_prune(CLI::App& app) {
   name_flag("inputs", "--input");
   name_flag("duration_s", "--duration");
   app.description(
-      "Prune a TorchScript model. Structured (default): remove whole channels, found by a dependency graph over the "
-      "model's TorchScript graph, so the artifact is physically smaller and faster; groups that cannot be proven safe "
-      "are left alone and named. Unstructured (--sparsity): zero the smallest weights. The artifact is measured "
-      "against the original (parameters, MACs, size, latency of both frozen, accuracy or agreement). Exit 1 when "
-      "--tolerance is missed; the artifact is still written.");
+      "Prune a TorchScript model. Structured (default): remove whole channels that a dependency graph proves safe, "
+      "so the artifact is smaller and faster. Unstructured (--sparsity): zero the smallest weights. The artifact is "
+      "measured against the original; exit 1 when --tolerance is missed (the artifact is still written). Details: "
+      "docs/prune.md.");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.pruned.pt, or MODEL.sparse.pt)");
   app.add_option("--ratio", s->ratios,
-                 "Fraction of each group's channels to remove, in [0, 1); or GLOB=R for the groups whose layers match "
-                 "GLOB, e.g. 'layer4.*=0.3' (repeatable; the last match wins)");
-  app.add_flag("--global", o.global,
-               "Rank channels across all groups (scores normalized per group) and remove --ratio of all channels");
-  app.add_option("--global-floor", o.global_floor, "With --global: every group keeps at least this fraction (default 0.1)");
+                 "Fraction of each group's channels to remove, in [0, 1), or GLOB=R for matching layers (repeatable)");
+  app.add_flag("--global", o.global, "Rank channels across all groups and remove --ratio of all channels");
+  app.add_option("--global-floor", o.global_floor, "With --global: every group keeps at least this fraction");
   app.add_option("--criterion", o.criterion, word_options(criterion_help()));
-  app.add_option("--data", o.data, "Samples for --criterion taylor (torch.save tensor or {\"x\",\"y\"} dict, .npy, idx)");
-  app.add_option("--data-samples", o.data_samples, "Use the first N samples of --data (default 256)");
-  app.add_option("--exclude", o.exclude, "Keep the channels of layers matching this glob (repeatable), e.g. 'conv1'");
-  app.add_option("--round-to", o.round_to, "Keep channel counts at multiples of N where possible (e.g. 8)");
+  app.add_option("--data", o.data, "Samples for --criterion taylor (tensor or dict file, .npy, idx)");
+  app.add_option("--data-samples", o.data_samples, "Use the first N samples of --data");
+  app.add_option("--exclude", o.exclude, "Keep the channels of layers matching this glob (repeatable)");
+  app.add_option("--round-to", o.round_to, "Keep channel counts at multiples of N where possible");
   app.add_flag("--structured", s->structured, "Remove whole channels (the default)");
   app.add_flag("--unstructured", o.unstructured, "Zero single weights instead (needs --sparsity)");
-  app.add_option("--sparsity", o.sparsity,
-                 "Unstructured: fraction of each conv/linear weight set to zero (of all weights with --global)");
-  app.add_option("--input", o.inputs, "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced)");
-  app.add_option("--eval", o.eval, "Evaluation data: with labels, top-1 accuracy before and after; without, agreement");
-  app.add_option("--labels", o.labels, "Labels for an idx --eval file (e.g. t10k-labels-idx1-ubyte.gz)");
-  app.add_option("--tolerance", o.tolerance, "Points of top-1 accuracy (or agreement) the result may lose; exit 1 beyond");
+  app.add_option("--sparsity", o.sparsity, "Unstructured: fraction of each conv/linear weight set to zero");
+  app.add_option("--input", o.inputs, "Input shape when the model declares none, e.g. 1x3x224x224");
+  app.add_option("--eval", o.eval, "Evaluation data: top-1 accuracy with labels, else agreement");
+  app.add_option("--labels", o.labels, "Labels of an idx --eval file");
+  app.add_option("--tolerance", o.tolerance, "Top-1 points (accuracy or agreement) the result may lose; exit 1 beyond");
   app.add_option("--agreement-floor", o.agreement_floor,
-                 "Without --tolerance: exit 1 (gate agreement) when top-1 agreement with the original falls by more "
-                 "than this many points (default 5)");
-  app.add_flag("--sensitivity", o.sensitivity, "Prune each group alone at each --sensitivity-ratios value and measure accuracy (or agreement); write "
-               "MODEL.pruned.sensitivity.csv/.svg beside -o and no model; with --tolerance, suggest per-group ratios");
-  app.add_option("--sensitivity-ratios", o.sensitivity_ratios, "Ratios the sensitivity analysis tries (default 0.1,0.3,0.5)")
-      ->delimiter(',');
-  app.add_flag("--dry-run", o.dry_run, "Print the groups and the plan (channels kept, parameters); write nothing");
-  app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,32)")->delimiter(',');
-  app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
-  app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement (default 3)");
+                 "Without --tolerance: exit 1 when top-1 agreement with the original falls by more than this many "
+                 "points");
+  app.add_flag("--sensitivity", o.sensitivity,
+               "Prune each group alone at each --sensitivity-ratios value and measure; write CSV and SVG, no model");
+  app.add_option("--sensitivity-ratios", o.sensitivity_ratios, "Ratios the sensitivity analysis tries")->delimiter(',');
+  app.add_flag("--dry-run", o.dry_run, "Print the groups and the plan (channels kept, parameters) and write nothing");
+  app.add_option("--batch", o.batches, "Batch sizes to measure latency at")->delimiter(',');
+  app.add_option("--threads", o.threads, "Intra-op threads, or 0 for libtorch's default");
+  app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement");
   app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
-  app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given (default 1)");
-  app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and gradient passes (default 64)");
+  app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given");
+  app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation and gradient passes");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {

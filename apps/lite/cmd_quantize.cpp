@@ -3,13 +3,17 @@
 // without touching this file.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/core/text.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/quantize/calibration.hpp"
 #include "lite/quantize/quantize.hpp"
@@ -27,19 +31,23 @@ struct QuantizeState {
 };
 
 std::string mode_help() {
-  std::string text =
-      "Quantization mode (default auto). Measured on the bundled CNN, 1 thread, against frozen float, on a 2-core "
-      "AMD EPYC (Zen 4: AVX512-VNNI and -BF16, no AMX, no AVX512-FP16); other CPUs give other figures, and each "
-      "run measures its own:";
-  for (const auto& m : quantize::modes())
-    text += std::string("\n  ") + m.name + ": " + m.summary + "\n      [" + m.measured + "]";
+  std::string text = "Quantization mode:";
+  for (const auto& m : quantize::modes()) text += std::string("\n  ") + m.name + ": " + m.summary;
   return text;
 }
 
 std::string calib_method_help() {
-  std::string text = "How activation ranges are chosen from the calibration data (default mse):";
+  std::string text = "How activation ranges are chosen from the calibration data:";
   for (const auto& m : quantize::calib_methods()) text += std::string("\n  ") + m.name + ": " + m.description;
   return text;
+}
+
+// "MODEL.<int8|fp16|...>.pt": the default artifact names, from the mode table's tags.
+std::string default_output_names() {
+  std::vector<std::string> tags;
+  for (const auto& m : quantize::modes())
+    if (std::find(tags.begin(), tags.end(), m.tag) == tags.end()) tags.push_back(m.tag);
+  return "MODEL.<" + join(tags, "|") + ">.pt";
 }
 
 // The options checked; then --budget, which shapes the work softly: a forward that never ends would ignore it,
@@ -56,8 +64,8 @@ Runner setup_quantize(CLI::App& app) {
   auto& o = s->options;
   app.description(
       "Quantize a TorchScript model and prove the gain: the artifact is measured against the frozen float model on "
-      "this machine (size, latency at each --batch, accuracy or agreement). Exit 1 when it is slower (unless "
-      "--allow-slower) or misses --tolerance; the artifact is still written.");
+      "this machine. Exit 1 when it is slower (unless --allow-slower) or misses --tolerance; the artifact is still "
+      "written. Details: docs/quantize.md.");
   name_flag("model", "MODEL");
   name_flag("inputs", "--input");
   name_flag("batches", "--batch");
@@ -66,46 +74,43 @@ Runner setup_quantize(CLI::App& app) {
   name_flag("output", "-o");
   name_flag("budget_s", "--budget");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
-  app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<int8|fp16|bf16|weight-int8|weight-int4>.pt)");
+  app.add_option("-o,--output", o.output, "Artifact path (default: " + default_output_names() + " beside MODEL)");
   app.add_option("--mode", o.mode, word_options(mode_help()));
-  app.add_option("--calib", o.calib,
-                 "Calibration data for static mode (torch.save tensor, {\"x\",\"y\"} dict, list or tuple; .npy, "
-                 ".npz, idx)");
-  app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib (default 256)");
+  app.add_option("--calib", o.calib, "Calibration data for static mode (tensor or dict file, .npy, .npz, idx)");
+  app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib");
   app.add_option("--calib-method", o.calib_method, word_options(calib_method_help()));
-  app.add_option("--calib-stats", o.calib_stats,
-                 "Reuse the calibration JSON of an earlier run (MODEL.int8.calib.json) instead of calibrating");
+  app.add_option("--calib-stats", o.calib_stats, "Reuse the calibration JSON of an earlier run instead of calibrating");
   app.add_flag("--no-calib-json{false}", o.write_calib_json, "Do not write the calibration JSON beside the artifact");
-  app.add_option("--eval", o.eval,
-                 "Evaluation data: with labels, top-1 accuracy before and after; without, agreement with float");
-  app.add_option("--labels", o.labels, "Labels for an idx --eval file (e.g. t10k-labels-idx1-ubyte.gz)");
+  app.add_option("--eval", o.eval, "Evaluation data: top-1 accuracy with labels, else agreement with float");
+  app.add_option("--labels", o.labels, "Labels of an idx --eval file");
   app.add_option("--tolerance", o.tolerance,
-                 "Points of top-1 accuracy (or of top-1 agreement without labels) the result may lose; the most "
-                 "sensitive layers stay float until it holds (auto mode: 1.0 by default)");
-  app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable), e.g. 'features.0'");
+                 fmt::format("Top-1 points (accuracy or agreement) the result may lose: sensitive layers stay float "
+                             "(default: {:g} for --mode auto)",
+                             quantize::kAutoTolerance));
+  app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable)");
   app.add_option("--only", o.only, "Quantize only layers matching this glob (repeatable)");
-  app.add_option("--qengine", o.qengine,
-                 "Quantized engine: onednn (default) or qnnpack; the consumer must select the same");
+  app.add_option("--qengine", o.qengine, "Quantized engine the consumer will use: onednn or qnnpack");
   app.add_option("--input", s->input_specs,
-                 "Input shape when the model declares none, e.g. 1x3x224x224 (batch is replaced); without it, "
-                 "inferred from the first layer");
-  app.add_option("--batch", o.batches, "Batch sizes to measure latency at (default 1,64)")->delimiter(',');
-  app.add_option("--threads", o.threads, "Intra-op threads (default: libtorch's default)");
-  app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement (default 5)");
+                 "Input shape when the model declares none, e.g. 1x3x224x224 (default: from the data, else the first "
+                 "layer)");
+  app.add_option("--batch", o.batches, "Batch sizes to measure latency at")->delimiter(',');
+  app.add_option("--threads", o.threads, "Intra-op threads, or 0 for libtorch's default");
+  app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement");
   app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
-  app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given (default 1)");
-  app.add_option("--eval-batch", o.eval_batch, "Batch size for evaluation and calibration passes (default 64)");
-  app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, scheme per layer, expected size); write nothing");
+  app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given");
+  app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation and calibration passes");
+  app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, schemes, expected size) and write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
   app.add_flag("--allow-noisy", o.allow_noisy,
                "Accept a speed comparison timed on an oversubscribed machine or showing an implausible speedup "
                "(without it the speed gate fails: exit 1)");
   app.add_option("--agreement-floor", o.agreement_floor,
-                 "With an explicit --mode and no --tolerance: exit 1 (artifact still written) when top-1 agreement "
-                 "with the float model falls by more than this many points (default 5)");
+                 "With an explicit --mode and no --tolerance: exit 1 when top-1 agreement with float falls by more "
+                 "than this many points");
   app.add_option("--budget", o.budget_s,
-                 "Seconds the whole command may take: measurements get fewer calls or skip batch sizes, auto skips "
-                 "modes it has no time for (default: no bound; each measurement keeps within about 10 s)");
+                 fmt::format("Seconds the whole command may take; measurements shrink to fit (default: none, each "
+                             "measurement keeps within about {:g} s)",
+                             quantize::kMeasurementBudget));
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {

@@ -43,22 +43,19 @@ Runner setup_run(CLI::App& app) {
   name_flag("threads", "the recipe's evaluate.threads");  // the shared load finding's advice
   app.description(
       "Run a recipe: its steps (" + join(recipe::step_verb_names(), ", ") +
-      ") in order, each step's artifact feeding the next, then its gates (accuracy drop, agreement, speedup, p99, "
-      "size, cache hit ratio) measured on the final artifact against the original. Exit 0 when every gate passes, 1 "
-      "when one fails (the artifact is still written and its lite.json says which), 2 for an invalid recipe (nothing "
-      "is run). See recipes/README.md.");
+      ") in order, each step's artifact feeding the next, then its gates measured on the final artifact against the "
+      "original. Exit 1 when a gate fails (the artifact is still written), 2 for an invalid recipe (nothing is run). "
+      "Details: docs/run.md.");
   app.add_option("recipe", s->recipe, "Recipe JSON file; its relative paths resolve against its folder")->required();
   app.add_option("-o,--output", s->options.output,
                  "Final artifact (default: MODEL.<recipe name>.pt beside the recipe's model)");
   app.add_option("--work-dir", s->options.work_dir,
-                 "Folder for intermediate artifacts and each step's JSON report (default: OUTPUT's name + .work beside "
-                 "it); created when missing, kept afterwards");
+                 "Folder for intermediate artifacts and step reports, kept afterwards (default: OUTPUT.work beside "
+                 "it)");
   app.add_option("--report-md", s->options.report_md,
-                 "Also write a markdown summary (verdict, gates, steps, environment) to FILE, replacing it; append it to "
-                 "$GITHUB_STEP_SUMMARY for a CI job summary (scripts/ci/lite-gate.sh does)");
+                 "Also write a markdown summary to FILE (append it to $GITHUB_STEP_SUMMARY for a CI job summary)");
   app.add_flag("--allow-noisy", s->options.allow_noisy,
-               "Accept speed gates (min_speedup, max_p99_ms, a quantize step's speed gate) timed on an oversubscribed "
-               "machine or showing an implausible speedup; without it they fail");
+               "Accept speed gates timed on an oversubscribed machine or showing an implausible speedup");
   add_output_flags(app, s->output);
 
   return [s] {

@@ -1,5 +1,7 @@
 """The CLI's own surface: help, version, unknown subcommands, planned subcommands."""
+import json
 import pathlib
+import re
 import unittest
 
 
@@ -10,10 +12,9 @@ class CliBasics(LiteTestCase):
     def test_help_lists_every_verb_and_each_runs_its_own_help(self):
         """`lite --help` lists the verb list (lib/lite/recipe/verbs.cpp) in order, and `lite VERB --help` answers
         for each: its setup is registered in the executable that runs it (apps/lite/setups_*.cpp)."""
-        r = run_lite("--help")
+        r = run_lite("--help", env={"COLUMNS": "100"})
         self.assertEqual(r.returncode, 0)
-        listed = r.stdout.split("ubcommands:", 1)[-1].splitlines()  # CLI11 heads the table "Subcommands:"
-        names = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
+        names = verb_names()
         self.assertEqual(names, ["profile", "quantize", "prune", "distill", "optimize", "cache-sim", "run"], r.stdout)
         for name in names:
             with self.subTest(verb=name):
@@ -23,14 +24,14 @@ class CliBasics(LiteTestCase):
                 self.assertEqual(h.stderr, "")
 
     def test_help_lists_one_line_per_subcommand(self):
-        r = run_lite("--help")
+        r = run_lite("--help", env={"COLUMNS": "100"})
         self.assertEqual(r.returncode, 0)
         lines = [l for l in r.stdout.splitlines() if l.strip().startswith("cache-sim")]
         self.assertEqual(len(lines), 1, r.stdout)
         self.assertIn("recommend a size", lines[0])
         # the subcommand's own paragraph belongs to 'lite cache-sim --help', not to the overview
         self.assertNotIn("byte miss ratio and request latency", r.stdout)
-        self.assertIn("byte miss ratio and request latency", run_lite("cache-sim", "--help").stdout)
+        self.assertIn("byte miss ratio and request latency", " ".join(run_lite("cache-sim", "--help").stdout.split()))
 
     def test_torch_free_work_never_loads_libtorch(self):
         """`lite` itself does not link libtorch (cache-sim, --help, --version start like a small program);
@@ -123,6 +124,120 @@ class CliBasics(LiteTestCase):
                     "lite cache-sim: error: /tmp/a\nb: no such file; check the path\n",  # cut by a newline
                     "lite cache-sim: error: --policy: unknown policy 'a\x1bb'; known: lru\n"]:  # raw escape byte
             self.assertIsNotNone(error_line_problems(bad), bad)
+
+
+def verb_names():
+    """The verbs `lite --help` lists, in order (CLI11 heads the table "Subcommands:")."""
+    listed = run_lite("--help", env={"COLUMNS": "100"}).stdout.split("ubcommands:", 1)[-1].splitlines()
+    return [line.split()[0] for line in listed if re.match(r"  \S", line)]  # not a wrapped summary's next line
+
+
+def flag_descriptions(help_text):
+    """{flag: its description, wrapped lines joined} of a `lite VERB --help` (apps/lite/help_format.cpp's layout: the
+    flag at column 2, its description to the right or on the lines below, indented)."""
+    described, flag = {}, None
+    for line in help_text.splitlines():
+        m = re.match(r"  (-[\w-]*(?:,--[\w-]+)?)(.*)", line)
+        if m:
+            flag = m.group(1).split(",")[-1]
+            described[flag] = m.group(2)
+        elif flag and line.startswith("    "):
+            described[flag] += " " + line.strip()
+        else:
+            flag = None
+    return {f: re.sub(r"\s+", " ", d).strip() for f, d in described.items()}
+
+
+def shown_defaults(help_text):
+    """{flag: the value of its "(default VALUE)"}, for the flags whose default is a plain value."""
+    found = {}
+    for flag, desc in flag_descriptions(help_text).items():
+        m = re.search(r"\(default ([^\s)]+)\)", desc)
+        if m:
+            found[flag] = m.group(1)
+    return found
+
+
+def same_value(shown, value):
+    """Whether a default as --help shows it ("1,64", "0.001", "auto") is the JSON value of --dump-config."""
+    values = value if isinstance(value, list) else [value]
+    parts = shown.split(",") if isinstance(value, list) else [shown]
+    if len(parts) != len(values):
+        return False
+    for part, v in zip(parts, values):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            try:
+                if float(part) != float(v):
+                    return False
+            except ValueError:
+                return False
+        elif str(v) != part:
+            return False
+    return True
+
+
+class HelpText(LiteTestCase):
+    """`lite VERB --help` fits a terminal and shows the defaults the code holds (apps/lite/help_format.cpp)."""
+
+    MAX_LINES = 72  # at 100 columns; the longest help (cache-sim) is 69 lines: details belong in docs/VERB.md
+
+    def test_help_lines_fit_the_terminal_width_and_stay_short(self):
+        for columns in (100, 80):
+            for verb in [None, *verb_names()]:
+                with self.subTest(verb=verb, columns=columns):
+                    r = run_lite(*([verb] if verb else []), "--help", env={"COLUMNS": str(columns)})
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    lines = r.stdout.splitlines()
+                    too_wide = [line for line in lines if len(line) > columns]
+                    self.assertEqual(too_wide, [], f"lines over {columns} columns")
+                    if columns == 100:
+                        self.assertLessEqual(len(lines), self.MAX_LINES, r.stdout)
+                    self.assertNotIn("\n\n\n", r.stdout)
+
+    def test_help_is_wrapped_to_100_columns_when_not_a_terminal(self):
+        """Without $COLUMNS and with stdout a pipe, the width is 100: wrapped, not one line per flag."""
+        r = run_lite("cache-sim", "--help", env={"COLUMNS": ""})
+        widths = [len(line) for line in r.stdout.splitlines()]
+        self.assertLessEqual(max(widths), 100, r.stdout)
+        self.assertGreater(max(widths), 90, "the text should use the width it has")
+
+    def test_shown_defaults_are_the_options_structs_defaults(self):
+        """Every "(default VALUE)" in --help is the value --dump-config prints for the flag's key (the options
+        struct's default), so help cannot drift from the code; and the flags named here show theirs at all."""
+        expected = {"quantize": {"--calib-samples": "256", "--batch": "1,64", "--mode": "auto", "--calib-method": "mse",
+                                 "--agreement-floor": "5", "--warmup": "5", "--eval-batch": "64"},
+                    "prune": {"--criterion": "l1", "--batch": "1,32", "--sensitivity-ratios": "0.1,0.3,0.5",
+                              "--global-floor": "0.1", "--data-samples": "256"},
+                    "profile": {"--warmup": "20", "--duration": "2", "--top": "15", "--op-iterations": "20"},
+                    "distill": {"--epochs": "3", "--lr": "0.001", "--optimizer": "adam", "--eval-batch": "256",
+                                "--teacher-cache-mb": "1024", "--timeout": "300"},
+                    "cache-sim": {"--virtual-nodes": "160", "--route": "ketama", "--sizes": "auto",
+                                  "--max-node-load": "1.5"}}
+        # a flag's key is its name with '_' for '-', else the key the verb binds it to (name_flag in apps/lite)
+        renamed = {"--batch": "batches", "--duration": "duration_s", "--timeout": "timeout_s",
+                   "--hit-latency": "hit_latency_ms", "--criterion": "prune_criterion"}
+        for verb, flags in expected.items():
+            with self.subTest(verb=verb):
+                shown = shown_defaults(run_lite(verb, "--help", env={"COLUMNS": "100"}).stdout)
+                for flag, value in flags.items():
+                    self.assertEqual(shown.get(flag), value, f"lite {verb} --help: {flag}")
+                dumped = run_lite(verb, "--dump-config")
+                self.assertEqual(dumped.returncode, 0, dumped.stderr)
+                config = json.loads(dumped.stdout)
+                checked = 0
+                for flag, value in shown.items():
+                    key = next((k for k in (flag[2:].replace("-", "_"), renamed.get(flag)) if k in config), None)
+                    if key is not None:
+                        checked += 1
+                        self.assertTrue(same_value(value, config[key]),
+                                        f"lite {verb} --help shows {flag} (default {value}), the options hold "
+                                        f"{key} = {config[key]!r}")
+                self.assertGreaterEqual(checked, len(flags), shown)
+
+    def test_no_benchmark_figures_in_help(self):
+        """Speedups measured on one machine belong in docs/quantize.md (with the machine named), not in --help."""
+        r = run_lite("quantize", "--help", env={"COLUMNS": "100"})
+        self.assertNotRegex(r.stdout, r"\d\.\d+x|EPYC|Zen")
 
 
 class CtrlC(LiteTestCase):

@@ -29,7 +29,7 @@ std::unique_ptr<torch::optim::Optimizer> make_sgd(const std::vector<at::Tensor>&
 
 const std::vector<OptimizerEntry>& optimizers() {
   static const std::vector<OptimizerEntry> table = {
-      {{"adam"}, "Adam; weight_decay is L2 added to the gradient (torch.optim.Adam)", make_adam},
+      {{"adam"}, "Adam, weight decay as L2 in the gradient (torch.optim.Adam)", make_adam},
       {{"adamw"}, "Adam with decoupled weight decay (torch.optim.AdamW)", make_adamw},
       {{"sgd"}, "SGD with momentum (torch.optim.SGD)", make_sgd},
   };

@@ -13,11 +13,10 @@ torch::Tensor score_taylor(const CriterionContext& c);
 
 const std::vector<Criterion>& criteria() {
   static const std::vector<Criterion> table = {
-      {"l1", "sum of |w| over every weight of the channel's group (default)", false, score_l1},
+      {"l1", "sum of |w| over every weight of the channel's group", false, score_l1},
       {"l2", "Euclidean norm of every weight of the channel's group", false, score_l2},
-      {"bn-scale", "|gamma| of the group's batchnorm layers (network slimming); l1 where a group has none", false,
-       score_bn_scale},
-      {"taylor", "first-order Taylor |w * dL/dw| summed over the group, gradients from {data}", true, score_taylor},
+      {"bn-scale", "|gamma| of the group's batchnorms; l1 where a group has none", false, score_bn_scale},
+      {"taylor", "first-order Taylor |w * dL/dw|, gradients from {data}", true, score_taylor},
   };
   return table;
 }

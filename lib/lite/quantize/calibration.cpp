@@ -47,15 +47,10 @@ QParams affine_qparams(const Range& range, int64_t qmin, int64_t qmax) {
 
 const std::vector<CalibMethodEntry>& calib_methods() {
   static const std::vector<CalibMethodEntry> table = {
-      {"minmax", "observed minimum and maximum; one pass, no clipping (fastest, hurt most by outliers)", false,
-       minmax_range},
-      {"percentile", "0.01% and 99.99% quantiles of the observed values; clips rare outliers", true, percentile_range},
-      {"entropy", "clipping threshold with the least KL divergence between float and int8 histograms (TensorRT)", true,
-       entropy_range},
-      {"mse",
-       "clipping threshold with the least expected squared error (rounding + clipping), like PyTorch's "
-       "HistogramObserver",
-       true, mse_range},
+      {"minmax", "observed minimum and maximum; one pass, no clipping", false, minmax_range},
+      {"percentile", "0.01% and 99.99% quantiles; clips rare outliers", true, percentile_range},
+      {"entropy", "clipping with the least KL divergence (TensorRT's)", true, entropy_range},
+      {"mse", "clipping with the least expected squared error (PyTorch's)", true, mse_range},
   };
   return table;
 }

@@ -67,8 +67,7 @@ class Scheme {
 struct ModeEntry {
   const char* name;      // --mode value
   const char* tag;       // default output name: MODEL.<tag>.pt
-  const char* summary;   // one line for --help
-  const char* measured;  // what it cost and bought on the bundled CNN, measured here (docs/quantize.md "Modes")
+  const char* summary;   // one line for --help: what it does (what it measured is in docs/quantize.md "Modes")
   const Scheme* scheme;  // nullptr for auto
 };
 

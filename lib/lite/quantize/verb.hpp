@@ -9,7 +9,7 @@ inline const VerbDescriptor& verb() {
   static const VerbDescriptor descriptor = [] {
     VerbDescriptor v;
     v.name = "quantize";
-    v.summary = "Quantize a TorchScript model (int8 static/dynamic, fp16, bf16, weight-only) and prove the gain";
+    v.summary = "Quantize a TorchScript model (int8, fp16, bf16, weight-only) and prove the gain";
     v.needs_torch = true;
     RecipeStepShape& step = v.recipe_step.emplace();
     step.model_key = "model";
