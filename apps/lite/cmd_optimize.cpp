@@ -8,6 +8,7 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "help_format.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/optimize/optimize.hpp"
@@ -61,7 +62,9 @@ void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
   app.add_option("--trace-format", o.trace_format, "The trace's format (as cache-sim --format)")->capture_default_str();
   app.add_option("--hit-latency", o.hit_latency_ms, "What a cache hit costs, ms (needed with --trace)");
   app.add_option("--cache-policies", o.cache_policies, "Cache policies to try")->delimiter(',')->capture_default_str();
-  app.add_option("--cache-sizes", o.cache_sizes, "Cache sizes to simulate (cache-sim --sizes)")->capture_default_str();
+  default_in_words(app.add_option("--cache-sizes", o.cache_sizes,
+                                  "Cache sizes to simulate, as cache-sim --sizes (default: 16 fractions of the working "
+                                  "set, 0.1% to 100%)"));
   app.add_flag("--cache-objects", o.cache_objects, "Size caches in objects instead of bytes");
   app.add_option("--cost-cache-gib", o.cost_cache_gib, "Objective: price of a GiB of cache (with --cost-core-ms)");
   app.add_option("--cost-core-ms", o.cost_core_ms, "Objective: price of a core-ms per request (with --cost-cache-gib)");

@@ -114,7 +114,7 @@ bool cheaper(const Variant& a, const Variant& b, const Objective& o) {
 }
 
 std::string screen_out_reason(const Variant& v, const Objective& o, const std::vector<Variant>& measured,
-                              bool cache_available) {
+                              bool cache_available, double baseline_p50_ms) {
   if (v.screen_quality && v.screen_quality->drop_low > o.accuracy_budget)
     return fmt::format("loses {:.2f} points of {} on {} samples (at least {:.2f} at 95% confidence; budget {:g})",
                        v.screen_quality->drop, v.screen_quality->metric, v.screen_quality->samples,
@@ -123,8 +123,11 @@ std::string screen_out_reason(const Variant& v, const Objective& o, const std::v
   const Latency& l = *v.screen_latency;
   const Target& t = o.target;
   if (!(cache_available && t.is_latency())) {
-    // p99 >= p50, so a screened p50 well over a p99 target already misses it.
-    const double figure = t.key == "target_p99_ms" ? l.p50_ms : target_figure(l, t);
+    // p99 >= p50, so a screened p50 well over a p99 target already misses it. The p50 is the lower of the one
+    // timed and the one the speedup implies from the original's quiet baseline, so one slow moment drops nothing.
+    double figure = t.key == "target_p99_ms" ? l.p50_ms : target_figure(l, t);
+    if (t.is_latency() && baseline_p50_ms > 0 && l.speedup_high > 0)
+      figure = std::min(figure, baseline_p50_ms / l.speedup_high);
     const bool far = higher_is_better(t) ? figure * kScreenNoise < t.value : figure > t.value * kScreenNoise;
     if (far)
       return fmt::format("misses the target by more than the screen's noise: {} (screened, {} calls)",
@@ -132,11 +135,15 @@ std::string screen_out_reason(const Variant& v, const Objective& o, const std::v
                                                   : figure_text(figure, t),
                          l.calls);
   }
+  // Speeds are compared as ratios to the original, each timed interleaved with it: a slow moment of the machine
+  // slows both sides of a ratio alike, where absolute times taken minutes apart would differ by it.
   for (const Variant& m : measured) {
     if (!m.meets_accuracy || !m.latency || m.status != "measured") continue;
-    if (l.p50_ms > kScreenNoise * m.latency->p50_ms && l.p99_ms > kScreenNoise * m.latency->p99_ms)
-      return fmt::format("cannot be cheaper than {} (within the accuracy budget, p50 {:.3g} ms): screened at p50 {:.3g} ms", m.spec.label(),
-                         m.latency->p50_ms, l.p50_ms);
+    if (m.latency->speedup_low > kScreenNoise * l.speedup_high)
+      return fmt::format("cannot be cheaper than {} (within the accuracy budget, {:.2f}x [{:.2f}-{:.2f}] the "
+                         "original's speed): screened at {:.2f}x [{:.2f}-{:.2f}]",
+                         m.spec.label(), m.latency->speedup, m.latency->speedup_low, m.latency->speedup_high,
+                         l.speedup, l.speedup_low, l.speedup_high);
   }
   return "";
 }
@@ -275,7 +282,9 @@ std::vector<std::string> nearest_misses(const std::vector<Variant>& variants, co
     const std::string acc_words =
         acc > 0 ? fmt::format("loses {:.2f} points ({:.2f} over the budget)", quality->drop, acc)
                 : fmt::format("loses {:.2f} points (within the budget)", quality->drop);
-    misses.push_back({lat + acc / std::max(1.0, o.accuracy_budget),
+    // Latency misses count by their logarithm (10x off is one step more than 1x off, however absurd the target),
+    // accuracy beyond the budget by budgets: a variant within the budget ranks before one far over it.
+    misses.push_back({std::log1p(lat) + acc / std::max(1.0, o.accuracy_budget),
                       v.spec.label() + ": " + lat_words + ", " + acc_words + (full ? "" : " (screened)")});
   }
   std::stable_sort(misses.begin(), misses.end(), [](const Miss& a, const Miss& b) { return a.distance < b.distance; });

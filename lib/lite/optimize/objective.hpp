@@ -40,11 +40,13 @@ bool cheaper(const Variant& a, const Variant& b, const Objective& objective);
 // After the screen: why the variant cannot win and needs no full measurement, or "" to measure it. Rules:
 // its accuracy drop is above the budget even at the low end of its 95% interval; without a cache, its screened
 // latency misses the target by more than the screen's noise allowance (no cache to help); or a variant already
-// measured within the accuracy budget is faster at p50 and p99 by that allowance (a slower variant meets the
-// target only where the faster one does, needs at least as large a cache and more core time: never cheaper).
+// measured within the accuracy budget is faster by that allowance, comparing the 95% intervals of the two
+// speedups over the original (a slower variant meets the target only where the faster one does, needs at least as
+// large a cache and more core time: never cheaper).
 inline constexpr double kScreenNoise = 1.25;
+// `baseline_p50_ms`: the original's p50 timed at the start, which the screened speedup scales (0: not used).
 std::string screen_out_reason(const Variant& v, const Objective& objective, const std::vector<Variant>& measured,
-                              bool cache_available);
+                              bool cache_available, double baseline_p50_ms = 0);
 
 // Marks chosen (the cheapest feasible) and on_frontier; returns the choice's index.
 std::optional<size_t> choose(std::vector<Variant>& variants, const Objective& objective);

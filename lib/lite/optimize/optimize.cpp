@@ -56,6 +56,7 @@ class Search {
 
  private:
   bool out_of_budget() const;
+  double baseline_p50() const { return r_.original_latency ? r_.original_latency->p50_ms : 0.0; }
   void timed(const std::string& stage, const std::function<void()>& work);
   void screen(Variant& v);
   void measure(Variant& v);
@@ -239,9 +240,12 @@ void Search::screen_all() {
     v.layer_ratios = bases[family].layer_ratios;
     timed("build", [&] { detail::build_variant(v, bases[family].path, build_, *folder_, no_progress()); });
     if (v.status == "failed") continue;
+    if (o_.exhaustive) {  // the grid: every variant goes straight to its full measurement
+      v.status = "screened";
+      continue;
+    }
     timed("screen", [&] { screen(v); });
-    if (o_.exhaustive) continue;
-    const std::string reason = screen_out_reason(v, objective_, {}, o_.trace.has_value());
+    const std::string reason = screen_out_reason(v, objective_, {}, o_.trace.has_value(), baseline_p50());
     if (!reason.empty()) {
       v.status = "screened out";
       v.reason = reason;
@@ -281,14 +285,16 @@ void Search::measure_survivors() {
   std::vector<Variant*> order;
   for (Variant& v : r_.variants)
     if (v.status == "screened") order.push_back(&v);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Variant* a, const Variant* b) { return a->screen_latency->p50_ms < b->screen_latency->p50_ms; });
+  // Fastest screen first (as speedups over the original: comparable across moments); the grid keeps its order.
+  auto speed = [](const Variant* v) { return v->screen_latency ? v->screen_latency->speedup : 0.0; };
+  std::stable_sort(order.begin(), order.end(), [&](const Variant* a, const Variant* b) { return speed(a) > speed(b); });
   ProgressPhase phase(progress_, "optimize: measuring", order.size());
   for (Variant* v : order) {
     phase.advance();
     throw_if_interrupted();
     const std::string reason =
-        o_.exhaustive ? std::string() : screen_out_reason(*v, objective_, r_.variants, o_.trace.has_value());
+        o_.exhaustive ? std::string()
+                      : screen_out_reason(*v, objective_, r_.variants, o_.trace.has_value(), baseline_p50());
     if (!reason.empty()) {
       v->status = "screened out";
       v->reason = reason;
@@ -306,9 +312,11 @@ void Search::measure_survivors() {
 
 void Search::size_caches() {
   if (!o_.trace) return;
+  r_.cache_searched = true;
   std::vector<Variant*> within_budget;
+  // A variant that meets the target alone needs no cache: only the others are sized.
   for (Variant& v : r_.variants)
-    if (v.status == "measured" && v.meets_accuracy) within_budget.push_back(&v);
+    if (v.status == "measured" && v.meets_accuracy && !v.meets_latency_alone) within_budget.push_back(&v);
   timed("cache", [&] { fit_caches(within_budget, o_, r_.target, r_.cache_unit, r_.notes, progress_); });
   objective_.cache_unit = r_.cache_unit;
 }

@@ -110,6 +110,7 @@ struct OptimizeResult {
   std::vector<std::string> family_verdicts;  // why each family without the choice lost
   std::vector<std::string> nearest_misses;   // when nothing meets the target
   std::string output, emitted_recipe, plot, work_dir;
+  bool cache_searched = false;  // a trace was given: caches were sized
   std::string cache_unit;    // "bytes" or "objects"
   bool budget_exhausted = false;
   std::vector<StageTime> time;

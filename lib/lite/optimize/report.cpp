@@ -161,8 +161,8 @@ std::string latency_cell(const std::optional<Latency>& l, double Latency::*field
 }
 
 std::string cache_cell(const Variant& v, const std::string& unit) {
+  if (v.meets_latency_alone && v.status == "measured") return "none needed";
   if (!v.cache) return "-";
-  if (v.meets_latency_alone) return "none needed";
   if (!v.cache->reached) return "none reaches it";
   return fmt::format("{} {}", v.cache->policy, unit == "bytes" ? format_bytes(double(v.cache->size))
                                                                : fmt::format("{} obj", v.cache->size));
@@ -265,8 +265,10 @@ report::Report to_report(const OptimizeResult& r) {
   }
   for (const auto& line : r.family_verdicts) rep.notes.push_back("lost: " + line);
   for (const auto& line : r.nearest_misses)
-    rep.findings.push_back({"warning", "nearest miss: " + line, r.target.describe(), "relax the target or the budget, "
-                            "widen the search ({prune_ratios}, {modes}), or add a cache ({trace})"});
+    rep.findings.push_back({"warning", "nearest miss: " + line, r.target.describe(),
+                            std::string("relax the target or the budget, widen the search ({prune_ratios}, {modes})") +
+                                (r.cache_searched ? ", or give the cache more sizes ({cache_sizes})"
+                                                  : ", or add a cache ({trace})")});
   for (const auto& n : r.notes) rep.notes.push_back(n);
   return rep;
 }

@@ -32,7 +32,7 @@ Variant measured(double ratio, const std::string& mode, double drop, double p50,
   l.p50_ms = p50;
   l.mean_ms = p50 * 1.05;
   l.p99_ms = p99;
-  l.speedup = 1;
+  l.speedup = l.speedup_low = l.speedup_high = 1;
   v.latency = l;
   return v;
 }
@@ -121,12 +121,23 @@ TEST_CASE("objective: screening drops a variant sure to lose accuracy, far too s
   l.p50_ms = 9;
   l.p99_ms = 12;
   l.calls = 10;
+  l.speedup = 0.5;
+  l.speedup_low = 0.4;
+  l.speedup_high = 0.6;
   slow.screen_latency = l;
   CHECK(screen_out_reason(slow, o, {}, false).find("misses the target") != std::string::npos);
   CHECK(screen_out_reason(slow, o, {}, true).empty());  // a cache may still make it
+  // Timed in a slow moment: the original's quiet p50 (2 ms) over the screened speedup says 3.3 ms, within reach.
+  CHECK(screen_out_reason(slow, o, {}, false, 2.0).empty());
   std::vector<Variant> done = {measured(0, "static", 0.1, 2, 3)};
+  done[0].latency->speedup = 2.0;
+  done[0].latency->speedup_low = 1.8;
+  done[0].latency->speedup_high = 2.2;
   judge(done[0], o);
   CHECK(screen_out_reason(slow, o, done, true).find("cannot be cheaper than no pruning + static") != std::string::npos);
+  // Speedups whose intervals come within the noise allowance of each other: both are measured.
+  done[0].latency->speedup_low = 0.7;
+  CHECK(screen_out_reason(slow, o, done, true).empty());
 }
 
 TEST_CASE("objective: verdicts name why each family lost, and misses are ranked by distance") {
@@ -138,6 +149,10 @@ TEST_CASE("objective: verdicts name why each family lost, and misses are ranked 
   const auto misses = nearest_misses(vs, o);
   REQUIRE(misses.size() == 3);
   CHECK(misses[0].rfind("no pruning + static: p99 3 ms (50% short of 2)", 0) == 0);
+  // However far off an absurd target, a variant within the accuracy budget ranks before one far over it.
+  const auto absurd = nearest_misses(vs, p99_objective(0.0001));
+  CHECK(absurd[0].rfind("no pruning + static", 0) == 0);
+  CHECK(absurd[1].rfind("no pruning + float", 0) == 0);
   const auto lines = family_verdicts(vs, o);
   bool prune_line = false;
   for (const auto& l : lines)
