@@ -27,6 +27,7 @@
 #include "lite/optimize/outputs.hpp"
 #include "lite/optimize/search_internal.hpp"
 #include "lite/optimize/verb.hpp"
+#include "lite/profile/machine_load.hpp"
 
 namespace lite::optimize {
 
@@ -74,6 +75,7 @@ class Search {
   detail::Reference reference_;
   detail::BuildSettings build_;
   nlohmann::json build_settings_, settings_;
+  std::optional<profile::LoadWatch> load_;  // the machine's load over every timing of the search
   std::map<std::string, double> stage_seconds_;
   std::vector<std::string> stage_order_;
 };
@@ -99,6 +101,7 @@ void Search::timed(const std::string& stage, const std::function<void()>& work) 
 
 void Search::prepare() {
   timed("original", [&] {
+    load_.emplace(at::get_num_threads());
     original_ = model::load_model(o_.model);
     r_.model = o_.model.string();
     r_.model_sha256 = original_->sha256;
@@ -182,6 +185,7 @@ void Search::screen(Variant& v) {
                                                no_progress());
     v.screen_s = seconds_between(begin, Clock::now());
     folder_->write(v.key, "screen", {{"quality", *v.screen_quality}, {"latency", *v.screen_latency}});
+    load_->sample();
   }
   v.status = "screened";
 }
@@ -273,6 +277,7 @@ void Search::measure(Variant& v) {
       v.latency = detail::measure_latency(m.module, m.path, reference_, o_.duration_s, o_.warmup, no_progress());
     }
     if (peak_reset) v.peak_rss_bytes = peak_rss_bytes();
+    load_->sample();
     v.measure_s = seconds_between(begin, Clock::now());
     folder_->write(v.key, "measure", {{"quality", *v.quality}, {"latency", *v.latency},
                                       {"peak_rss_bytes", v.peak_rss_bytes}, {"rss_before_bytes", v.rss_before_bytes}});
@@ -344,6 +349,11 @@ void Search::decide() {
     r_.reused += v.reused;
   }
   r_.family_verdicts = family_verdicts(r_.variants, objective_);
+  r_.machine_load = load_->result();
+  if (r_.machine_load.oversubscribed())
+    r_.findings.push_back(profile::oversubscription_finding(
+        r_.machine_load, "the search's timings",
+        "latencies and speedups swing with the load, so screening and the choice may differ on a quiet machine"));
   if (!r_.chosen) {
     r_.nearest_misses = nearest_misses(r_.variants, objective_);
     r_.gates.fail("target");

@@ -16,6 +16,7 @@
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/optimize/options.hpp"
+#include "lite/profile/machine_load.hpp"
 
 namespace lite::optimize {
 
@@ -113,6 +114,7 @@ struct OptimizeResult {
   bool cache_searched = false;  // a trace was given: caches were sized
   std::string cache_unit;    // "bytes" or "objects"
   bool budget_exhausted = false;
+  profile::MachineLoad machine_load;  // the most load seen over the search's timings
   std::vector<StageTime> time;
   double wall_s = 0;
   Gates gates;               // "target": nothing met the target and the budget (exit 1)

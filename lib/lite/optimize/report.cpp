@@ -139,6 +139,7 @@ void to_json(nlohmann::json& j, const OptimizeResult& r) {
        {"time", time},
        {"wall_s", r.wall_s},
        {"gates", r.gates},
+       {"machine_load", r.machine_load},
        {"notes", r.notes}};
 }
 
@@ -264,6 +265,7 @@ report::Report to_report(const OptimizeResult& r) {
         served_words(v, r.target), v.quality->drop, r.metric, r.output));
   }
   for (const auto& line : r.family_verdicts) rep.notes.push_back("lost: " + line);
+  for (const auto& f : r.findings) rep.findings.push_back(f);
   for (const auto& line : r.nearest_misses)
     rep.findings.push_back({"warning", "nearest miss: " + line, r.target.describe(),
                             std::string("relax the target or the budget, widen the search ({prune_ratios}, {modes})") +
