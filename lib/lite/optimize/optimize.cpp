@@ -1,8 +1,9 @@
-// lite optimize's run(): the search. Every variant of the space (prune ratio x mode) is built with the verbs and
-// screened (quality on a subset of the evaluation samples with a 95% interval, a short interleaved timing); a
-// variant whose screen already shows it cannot win is not measured further, and a prune ratio whose float variant
-// loses the accuracy budget takes its quantized variants with it. The survivors are measured fully in order of
-// their screened latency, each checked again against those measured before it (a slower variant than one
+// lite optimize's run(): the search. Every variant of the space (prune family: a ratio or the sensitivity
+// analysis' ratios, recovered by distillation with training data; x mode) is built with the verbs and screened
+// (quality on a subset of the evaluation samples with a 95% interval, a short timing interleaved with the
+// original); a variant whose screen already shows it cannot win is not measured further, and a prune family whose
+// float variant loses the accuracy budget takes its quantized variants with it. The survivors are measured fully,
+// fastest screened speedup first, each checked again against those measured before it (a slower variant than one
 // already within the budget cannot be cheaper). With a trace, one cache-sim pass sizes a cache in front of every
 // variant within the budget. The cheapest feasible variant is chosen (objective.hpp) and written with the whole
 // search in its lite.json. Every build and measurement is a record in the work folder, so a re-run resumes.

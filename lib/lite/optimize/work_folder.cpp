@@ -55,13 +55,13 @@ void WorkFolder::write(const std::string& key, const std::string& stage, const n
 }
 
 nlohmann::json file_identity(const fs::path& path) {
-  std::error_code ec;
-  const fs::path absolute = fs::absolute(path, ec);
-  const auto size = fs::file_size(path, ec);
-  const auto mtime = fs::last_write_time(path, ec);
-  return {{"path", absolute.string()},
-          {"bytes", ec ? 0 : uint64_t(size)},
-          {"mtime", ec ? 0 : int64_t(mtime.time_since_epoch().count())}};
+  std::error_code path_error, size_error, time_error;
+  const fs::path absolute = fs::absolute(path, path_error);
+  const auto size = fs::file_size(path, size_error);
+  const auto mtime = fs::last_write_time(path, time_error);
+  return {{"path", path_error ? path.string() : absolute.string()},
+          {"bytes", size_error ? 0 : uint64_t(size)},
+          {"mtime", time_error ? 0 : int64_t(mtime.time_since_epoch().count())}};
 }
 
 }  // namespace lite::optimize
