@@ -103,13 +103,13 @@ TEST_CASE("page faults on every call are flagged with the allocator fix, a few a
 }
 
 TEST_CASE("host diagnosis: oversubscription and the reference BLAS") {
-  profile::HostLoad h{2, 2, 1, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"};
+  profile::HostLoad h{2, 2, 1, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", "/proc/stat"};
   auto f = profile::diagnose_host(h);
   REQUIRE(f.size() == 1);
   CHECK(f[0].what.find("oversubscribed machine: 2 intra-op threads + 1 runnable thread") != std::string::npos);
   CHECK(f[0].advice.find("{threads} 1") != std::string::npos);
-  CHECK(profile::diagnose_host({2, 1, 0, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"}).empty());
-  auto blas = profile::diagnose_host({2, 1, 0, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"});
+  CHECK(profile::diagnose_host({2, 1, 0, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", ""}).empty());
+  auto blas = profile::diagnose_host({2, 1, 0, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3", ""});
   REQUIRE(blas.size() == 1);
   CHECK(blas[0].what.find("reference BLAS") != std::string::npos);
 }
