@@ -16,6 +16,7 @@
 #include "lite/core/text.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/quantize/calibration.hpp"
+#include "lite/quantize/judging.hpp"
 #include "lite/quantize/quantize.hpp"
 #include "lite/quantize/verb.hpp"
 
@@ -83,6 +84,10 @@ Runner setup_quantize(CLI::App& app) {
   app.add_flag("--no-calib-json{false}", o.write_calib_json, "Do not write the calibration JSON beside the artifact");
   app.add_option("--eval", o.eval, "Evaluation data: top-1 accuracy with labels, else agreement with float");
   app.add_option("--labels", o.labels, "Labels of an idx --eval file");
+  app.add_option("--eval-samples", o.eval_samples,
+                 fmt::format("Judge quality on the first N samples of the evaluation data (default: an explicit --mode "
+                             "on all; auto on as many as the float model evaluates in {:g} s, at least {})",
+                             quantize::kJudgeSeconds, quantize::kMinJudgedSamples));
   app.add_option("--tolerance", o.tolerance,
                  fmt::format("Top-1 points (accuracy or agreement) the result may lose: sensitive layers stay float "
                              "(default: {:g} for --mode auto)",

@@ -107,4 +107,20 @@ Interval bootstrap_median_ratio(const std::vector<double>& a, const std::vector<
   return iv;
 }
 
+Interval wilson_interval(double percent, int64_t samples, double z) {
+  Interval iv;
+  iv.estimate = percent;
+  iv.confidence = std::erf(z / std::sqrt(2.0));
+  if (samples <= 0) {
+    iv.high = 100;
+    return iv;
+  }
+  const double n = double(samples), p = std::clamp(percent / 100.0, 0.0, 1.0);
+  const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+  const double half = z / (1 + z * z / n) * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n));
+  iv.low = 100.0 * std::max(0.0, centre - half);
+  iv.high = 100.0 * std::min(1.0, centre + half);
+  return iv;
+}
+
 }  // namespace lite::stats

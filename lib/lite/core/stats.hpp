@@ -43,4 +43,9 @@ struct Interval {
 Interval bootstrap_median_ratio(const std::vector<double>& a, const std::vector<double>& b,
                                 int resamples = 2000, double confidence = 0.95, uint64_t seed = 0x5eed);
 
+// The Wilson score interval of a proportion in percent: `percent` observed on `samples` samples; `z` is the
+// normal quantile of the confidence (1.96: 95%, 2.576: 99%). [0, 100] for no samples.
+inline constexpr double kZ95 = 1.959964, kZ99 = 2.575829;
+Interval wilson_interval(double percent, int64_t samples, double z = kZ95);
+
 }  // namespace lite::stats

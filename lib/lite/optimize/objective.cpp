@@ -1,6 +1,8 @@
 // The objective of lite optimize (objective.hpp): feasibility, ranking, screening, frontier and the verdicts.
 #include "lite/optimize/objective.hpp"
 
+#include "lite/core/stats.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,14 +21,6 @@ std::string Objective::describe() const {
   return words + fmt::format("minimise the cache's {}, then the mean request latency", cache_unit);
 }
 
-std::pair<double, double> wilson_interval(double percent, int64_t samples) {
-  if (samples <= 0) return {0.0, 100.0};
-  const double z = 1.959964, n = double(samples), p = std::clamp(percent / 100.0, 0.0, 1.0);
-  const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
-  const double half = z / (1 + z * z / n) * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n));
-  return {100.0 * std::max(0.0, centre - half), 100.0 * std::min(1.0, centre + half)};
-}
-
 Quality make_quality(const std::string& metric, int64_t samples, double reference, double value) {
   Quality q;
   q.metric = metric;
@@ -34,9 +28,9 @@ Quality make_quality(const std::string& metric, int64_t samples, double referenc
   q.reference = reference;
   q.value = value;
   q.drop = reference - value;
-  const auto [low, high] = wilson_interval(value, samples);
-  q.drop_low = reference - high;
-  q.drop_high = reference - low;
+  const auto interval = stats::wilson_interval(value, samples);
+  q.drop_low = reference - interval.high;
+  q.drop_high = reference - interval.low;
   return q;
 }
 

@@ -20,9 +20,8 @@ struct Objective {
   std::string describe() const;
 };
 
-// The 95% Wilson score interval of a proportion, in percent: `percent` observed on `samples` samples.
-std::pair<double, double> wilson_interval(double percent, int64_t samples);
-// A quality record: the variant's and the reference's percent on the same samples, with the drop's interval.
+// A quality record: the variant's and the reference's percent on the same samples, with the drop's interval (the
+// Wilson interval of the variant's value, lite/core/stats.hpp).
 Quality make_quality(const std::string& metric, int64_t samples, double reference, double value);
 
 // The variant's figure for the target with no cache: p99, p50, samples/s or speedup.

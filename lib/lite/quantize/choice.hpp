@@ -1,9 +1,8 @@
 #pragma once
 // Which candidate lite quantize hands over. Torch-free, so the rule is unit-tested on plain records:
 // among the candidates that were built and meet the tolerance, those not slower than frozen float first,
-// then the fastest (geometric mean over the measured batch sizes of latency / frozen float latency; a
-// candidate found slower at one batch size may not be timed at the others); when none meets it, the built candidate with
-// the smallest drop, and the tolerance gate fails.
+// then the fastest by speed_score; when none meets it, the built candidate with the smallest drop, and the tolerance
+// gate fails.
 #include <vector>
 
 #include "lite/quantize/quantize.hpp"
@@ -17,5 +16,11 @@ struct Choice {
 
 Choice choose_candidate(const std::vector<Candidate>& candidates);
 double geometric_mean(const std::vector<double>& values);
+// The batch sizes every built candidate was timed at: timing starts at the smallest and a candidate found slower may
+// stop there (quantize.cpp), so the first this many of each candidate's ratios are comparable.
+size_t common_batches(const std::vector<Candidate>& candidates);
+// A candidate's latency relative to frozen float for comparing candidates: the geometric mean of its ratios at the
+// first `batches` batch sizes (all of them when it has fewer).
+double speed_score(const Speed& speed, size_t batches);
 
 }  // namespace lite::quantize

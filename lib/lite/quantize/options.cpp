@@ -51,6 +51,7 @@ void quantize_fields(Fields& f, O& o) {
       .field("calib_stats", o.calib_stats)
       .field("eval", o.eval)
       .field("labels", o.labels)
+      .field("eval_samples", o.eval_samples)
       .field("tolerance", o.tolerance)
       .field("skip", o.skip)
       .field("only", o.only)
@@ -87,6 +88,7 @@ void validate(const QuantizeOptions& o) {
   find_calib_method(o.calib_method);
   at_least("calib_samples", double(o.calib_samples), 1);
   at_least("eval_batch", double(o.eval_batch), 1);
+  if (o.eval_samples) at_least("eval_samples", double(*o.eval_samples), 1);
   if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size", "give e.g. {batches} 1,32");
   for (auto b : o.batches) {
     at_least("batches", double(b), 1);

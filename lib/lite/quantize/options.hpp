@@ -23,6 +23,9 @@ struct QuantizeOptions {
   std::optional<std::filesystem::path> calib_stats;  // reuse an earlier run's calibration JSON
   std::optional<std::filesystem::path> eval;         // evaluation data (labels: accuracy; else agreement)
   std::optional<std::filesystem::path> labels;       // labels for an idx eval file
+  // Judge quality on the first N samples of the evaluation data. Unset: an explicit mode on all of them; auto on as
+  // many as the float model evaluates in kJudgeSeconds (judging.hpp), at least kMinJudgedSamples.
+  std::optional<int64_t> eval_samples;
   std::optional<double> tolerance;                   // points of accuracy (or top-1 agreement) to give up
   std::vector<std::string> skip, only;               // layer-name globs
   std::string qengine = "onednn";

@@ -1,6 +1,8 @@
-// lite quantize: check everything, plan, build each candidate mode, measure it against the frozen float
-// model on this machine, search for float fallbacks when a tolerance is given, keep the best candidate,
-// write it. Nothing is written before every input has been checked and the artifact is final.
+// lite quantize: check everything, plan, build each candidate mode and time it against the frozen float model on
+// this machine. An explicit mode is then judged on the evaluation data (with the tolerance search when a tolerance
+// is given); auto judges its candidates fastest first, each stopped once it cannot fit the tolerance, and stops at
+// the first that meets it (judging.hpp), searching for float fallbacks only when none does. The best candidate is
+// written. Nothing is written before every input has been checked and the artifact is final.
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
@@ -27,6 +29,7 @@
 #include "lite/profile/speed_claim.hpp"
 #include "lite/profile/timing.hpp"
 #include "lite/quantize/choice.hpp"
+#include "lite/quantize/judging.hpp"
 #include "lite/quantize/quantize.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/quantize/quantize_internal.hpp"
@@ -88,9 +91,14 @@ struct Context {
   model::Dataset quality_data;                // what accuracy/agreement is measured on
   std::vector<torch::Tensor> quality_inputs;  // instead, for models with several inputs (random, one batch)
   std::string quality_name;
-  torch::Tensor float_outputs;
-  double float_metric = 100;  // percent
   bool labels = false;
+  bool auto_mode = false;  // candidates are judged on a number of samples scaled to the float model's cost
+  // The float model's outputs on the first `float_done` samples of the quality data (all of quality_inputs'
+  // batch), computed chunk by chunk as candidates need them (float_reference).
+  torch::Tensor float_outputs;
+  int64_t float_done = 0;
+  int64_t judged = -1;  // samples candidates are judged on; -1 until the float model's first chunk has run
+  std::map<std::string, double> seconds_per_sample;  // a candidate's forward seconds per sample in evaluation
   torch::jit::Module frozen;
   std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per batch size
   std::unique_ptr<Calibrator> calibrator;
@@ -140,35 +148,123 @@ auto timed(Context& c, const std::string& stage, const std::string& mode, F&& f)
   return f();
 }
 
-// The outputs quality is judged by: predictions over the quality data, or one forward on the random
-// inputs of a model with several inputs. Float reference and candidates go through here alike.
-torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, Progress& progress) {
+// The outputs quality is judged by: the model's predictions on samples [begin, end) of the quality data, or one
+// forward on the random inputs of a model with several inputs. Float reference and candidates go through here alike.
+torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, int64_t begin, int64_t end) {
   // A few calls per model: the profiling executor's instrumented first calls and graph optimization would
   // cost more than they save (timing, which runs many calls, keeps the deployment executor).
   torch::jit::GraphOptimizerEnabledGuard plain(false);
   AllCoresForWork all_cores(c.o.threads > 0);
   if (!c.quality_inputs.empty()) return profile::forward_float(m, c.quality_inputs, c.source.path);
-  return profile::predict(m, c.quality_data, c.o.eval_batch, c.source.path, progress);
+  model::Dataset part{c.quality_data.x.narrow(0, begin, end - begin), std::nullopt, c.quality_data.source};
+  return profile::predict(m, part, c.o.eval_batch, c.source.path, no_progress());
 }
 
-Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress) {
+int64_t available_samples(const Context& c) { return c.quality_inputs.empty() ? c.quality_data.size() : 1; }
+
+// Sets how many samples candidates are judged on, from the seconds the float model took on its first `ran`.
+void decide_judged(Context& c, double seconds, int64_t ran) {
+  const int64_t available = available_samples(c);
+  double allowance = std::numeric_limits<double>::infinity();  // an explicit mode: one candidate, all samples
+  if (c.auto_mode) allowance = c.o.budget_s ? std::min(kJudgeSeconds, *c.o.budget_s / 10) : kJudgeSeconds;
+  c.judged = std::max(ran, judged_samples(available, seconds / double(std::max<int64_t>(ran, 1)), allowance,
+                                          c.o.eval_samples));
+  if (c.judged >= available) return;
+  if (c.o.eval_samples)
+    c.note(fmt::format("candidates were judged on the first {} of the {} samples of {} ({{eval_samples}})", c.judged,
+                       available, c.quality_data.source.string()));
+  else
+    c.note(fmt::format("candidates were judged on the first {} of the {} samples of {}: the float model takes {:.0f} "
+                       "ms a sample, and auto gives judging about {:.0f} s of it (at least {} samples); pass "
+                       "{{eval_samples}} N to judge on more",
+                       c.judged, available, c.quality_data.source.string(), 1000 * seconds / double(ran), allowance,
+                       kMinJudgedSamples));
+}
+
+// The float model's outputs on samples [begin, end) of what is judged; runs it on the samples it has not run yet.
+// Its first run decides how many samples are judged (decide_judged).
+torch::Tensor float_reference(Context& c, int64_t begin, int64_t end) {
+  if (c.float_done < end) {
+    const auto t = Clock::now();
+    torch::Tensor more = quality_outputs(c, c.source.module, c.float_done, end);
+    const double seconds = seconds_since(t);
+    c.spend("evaluation", "float", seconds);
+    c.float_outputs = c.float_done == 0 ? more : torch::cat({c.float_outputs, more}, 0);
+    if (c.judged < 0) decide_judged(c, seconds, end - c.float_done);
+    c.float_done = end;
+  }
+  if (!c.quality_inputs.empty()) return c.float_outputs;
+  return c.float_outputs.narrow(0, begin, end - begin);
+}
+
+// The samples every candidate is judged on (decided by the float model's first chunk).
+int64_t judged_total(Context& c) {
+  if (c.judged < 0) float_reference(c, 0, next_chunk_end(0, available_samples(c), c.o.eval_batch));
+  return c.judged;
+}
+
+// Adds one chunk's counts: predictions lost and gained against the labels, or without labels top-1s that changed
+// from the float model's.
+void count_chunk(const Context& c, const torch::Tensor& reference, const torch::Tensor& out, int64_t begin,
+                 int64_t end, JudgedCounts& counts) {
+  counts.labels = c.labels;
+  if (c.labels) {
+    const torch::Tensor y = c.quality_data.y->narrow(0, begin, end - begin);
+    counts.reference_hits += profile::top1_accuracy(reference, y).correct;  // also checks the labels fit the outputs
+    const torch::Tensor reference_right = reference.argmax(1).eq(y), candidate_right = out.argmax(1).eq(y);
+    counts.samples += end - begin;
+    counts.lost += (reference_right & ~candidate_right).sum().item<int64_t>();
+    counts.gained += (candidate_right & ~reference_right).sum().item<int64_t>();
+    return;
+  }
+  const profile::Agreement a = profile::compare_outputs(reference, out);
+  counts.samples += a.samples;
+  counts.reference_hits += a.samples;
+  counts.lost += a.samples - std::llround(a.top1_agreement * double(a.samples));
+}
+
+// A candidate's quality on the judged samples, evaluated chunk by chunk (judging.hpp). With `stop_over` (auto), it
+// stops once the drop cannot fit that tolerance. Its forward seconds are booked to ("evaluation", `book_as`) unless
+// `book_as` is empty (the caller's stage holds them); the float model's go to ("evaluation", "float").
+Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress, const std::string& book_as,
+                        std::optional<double> stop_over = std::nullopt) {
   Quality q;
   q.data = c.quality_name;
-  torch::Tensor out = quality_outputs(c, m, progress);
-  if (!c.quality_inputs.empty())
-    q.samples = out.dim() > 0 ? out.size(0) : 1;
-  else
-    q.samples = c.quality_data.size();
-  q.agreement = profile::compare_outputs(c.float_outputs, out);
-  q.float_value = c.float_metric;
-  if (c.labels) {
-    q.metric = "top-1 accuracy";
-    q.value = profile::top1_accuracy(out, *c.quality_data.y).percent();
-  } else {
-    q.metric = "top-1 agreement";
-    q.value = 100.0 * q.agreement.top1_agreement;
+  const int64_t total = judged_total(c);
+  q.available_samples = available_samples(c);
+  ProgressPhase phase(progress, "evaluating", static_cast<uint64_t>(total));
+  std::vector<torch::Tensor> outputs;
+  JudgedCounts counts;
+  int64_t done = 0;
+  double candidate_s = 0;
+  while (done < total) {
+    throw_if_interrupted();
+    const int64_t end = c.quality_inputs.empty() ? next_chunk_end(done, total, c.o.eval_batch) : total;
+    const torch::Tensor reference = float_reference(c, done, end);
+    const auto t = Clock::now();
+    outputs.push_back(quality_outputs(c, m, done, end));
+    candidate_s += seconds_since(t);
+    count_chunk(c, reference, outputs.back(), done, end, counts);
+    phase.advance(static_cast<uint64_t>(end - done));
+    done = end;
+    if (stop_over && done < total && cannot_meet(counts, *stop_over)) {
+      q.stopped_early = true;
+      break;
+    }
   }
-  q.drop = q.float_value - q.value;
+  if (!book_as.empty()) {
+    c.spend("evaluation", book_as, candidate_s);
+    c.seconds_per_sample[book_as] = candidate_s / double(std::max<int64_t>(done, 1));
+  }
+  q.samples = c.quality_inputs.empty() ? done : outputs.front().dim() > 0 ? outputs.front().size(0) : 1;
+  q.agreement = profile::compare_outputs(float_reference(c, 0, done), torch::cat(outputs, 0));
+  q.metric = c.labels ? "top-1 accuracy" : "top-1 agreement";
+  const stats::Interval drop = drop_interval(counts);
+  q.float_value = counts.samples ? 100.0 * double(counts.reference_hits) / double(counts.samples) : 100.0;
+  q.value = q.float_value - drop.estimate;
+  q.drop = drop.estimate;
+  q.drop_low = drop.low;
+  q.drop_high = drop.high;
   return q;
 }
 
@@ -216,7 +312,7 @@ Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, 
     if (s.slower && stop_when_slower) {
       --c.measurements_left;
       c.note(fmt::format("{} was not timed at batch {}: slower than frozen float at batch {} already, while an "
-                         "earlier candidate meets the tolerance and is not",
+                         "earlier candidate is not",
                          mode, batch, s.candidate.back().batch));
       continue;
     }
@@ -262,7 +358,7 @@ std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, con
     keep.erase(name);
     Plan p = make_plan(layers, mode, plan.engine, {}, {}, keep, plan.file_bytes_before);
     Built b = build(c, mode, p);
-    Quality q = measure_quality(c, b.module, no_progress());
+    Quality q = measure_quality(c, b.module, no_progress(), "");
     scored.emplace_back(q.agreement.kl_divergence, name);
     record[name] = {{"kl_divergence", q.agreement.kl_divergence}, {"drop_points", q.drop}};
     phase.advance();
@@ -406,8 +502,6 @@ void prepare_references(Context& c, QuantizeResult& r) {
     c.quality_name = "64 random inputs (pass {eval} for a real estimate)";
   }
   c.labels = c.quality_inputs.empty() && c.quality_data.has_labels();
-  c.float_outputs = timed(c, "evaluation", "float", [&] { return quality_outputs(c, source.module, c.progress); });
-  if (c.labels) c.float_metric = profile::top1_accuracy(c.float_outputs, *c.quality_data.y).percent();
   const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;
   for (int64_t b : o.batches) {
     if (o.inputs.empty() && timing_data)
@@ -477,7 +571,7 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
     Trial trial{keep, make(keep), {}, {}};
     trial.built = build(c, mode, trial.plan);
     apply_float_regions(trial.plan, trial.built.float_regions);
-    trial.quality = measure_quality(c, trial.built.module, no_progress());
+    trial.quality = measure_quality(c, trial.built.module, no_progress(), "");
     double drop = trial.quality.drop;
     if (!best || better(trial, *best)) best = std::move(trial);
     return drop;
@@ -488,7 +582,7 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
       best = Trial{search.float_layers, make(search.float_layers), {}, {}};
       best->built = build(c, mode, best->plan);
       apply_float_regions(best->plan, best->built.float_regions);
-      best->quality = measure_quality(c, best->built.module, c.progress);
+      best->quality = measure_quality(c, best->built.module, c.progress, "");
     }
     cand.plan = std::move(best->plan);
     b = std::move(best->built);
@@ -497,83 +591,20 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
   b.details["sensitivity"] = sensitivity;
 }
 
-// Evaluates a built candidate (running the tolerance search when asked); true when the search replaced it.
-bool evaluate_candidate(Context& c, const ModeEntry& mode, const ModeEntry& requested, const QuantizeResult& r,
-                        Candidate& cand, Built& b) {
-  const std::string& name = mode.name;
-  cand.quality = timed(c, "evaluation", name, [&] { return measure_quality(c, b.module, c.progress); });
-  bool searched = false;
-  if (r.tolerance_given || !requested.scheme) {
-    if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
-      if (c.budget_spent()) {
-        c.note(name + ": no tolerance search: the {budget_s} was spent");
-      } else {
-        timed(c, "tolerance search", name, [&] { search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b); });
-        searched = cand.search && !cand.search->float_layers.empty();
-      }
-    }
-    cand.meets_tolerance = cand.quality.drop <= r.tolerance;
-  }
-  return searched;
-}
-
 std::string ratio_of(double ratio) { return fmt::format("{:.2f}x", ratio); }
 
-// Builds one mode, measures its quality (running the tolerance search when asked) and its speed against the
-// frozen float model. For auto, a mode that fails is recorded with the reason instead of ending the run.
-// In auto, once an earlier candidate meets the tolerance without being slower than frozen float, a new one is
-// timed first: found slower at the first batch size it cannot be chosen (choice.hpp), so it is not evaluated.
-Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, const ModeEntry& requested,
-                          const QuantizeResult& r, std::map<std::string, Built>& built) {
-  Candidate cand;
-  cand.mode = mode.name;
-  cand.plan = plan;
-  auto t = Clock::now();
-  const std::string name = mode.name;
-  const bool time_first = !requested.scheme && std::any_of(r.candidates.begin(), r.candidates.end(), [](const Candidate& k) {
-    return k.built && k.meets_tolerance && !k.speed.slower;
-  });
-  // A fresh copy for timing: one that was evaluated has run other batch sizes, and the profiling executor's
-  // specializations for them would be timed too.
-  auto time_it = [&](const Built& b) {
-    torch::jit::Module fresh = deserialize(b.file);
-    cand.speed = timed(c, "timing", name, [&] { return measure_speed(c, fresh, name, time_first); });
-  };
+// Runs `work` on a candidate; a failure of the mode's model is recorded as the candidate's problem (auto) or ends the
+// run (an explicit mode) with the reason.
+template <class Work>
+void guarded(Context& c, const ModeEntry& requested, Candidate& cand, Work&& work) {
+  const std::string name = cand.mode;
   try {
-    Built b = build(c, mode, cand.plan);
-    cand.build_steps_s = b.steps;
-    c.spend("build", name, b.build_s);
-    if (b.calib_s > 0) c.spend("calibration", name, b.calib_s);
-    apply_float_regions(cand.plan, b.float_regions);
-    if (time_first) time_it(b);
-    const Choice best = time_first ? choose_candidate(r.candidates) : Choice{};
-    if (time_first && cand.speed.slower) {
-      cand.evaluated = false;
-      cand.meets_tolerance = false;
-      c.note(fmt::format("{} was not evaluated: slower than frozen float at batch {}, while an earlier candidate "
-                         "meets the tolerance and is not",
-                         name, cand.speed.candidate.front().batch));
-    } else if (time_first && best.index >= 0 &&
-               geometric_mean(cand.speed.ratio) >= geometric_mean(r.candidates[size_t(best.index)].speed.ratio)) {
-      // The choice takes the fastest candidate that meets the tolerance: one no faster than the best so far
-      // cannot be chosen, whatever its quality, so its evaluation (the costly part on a large model) is skipped.
-      cand.evaluated = false;
-      cand.meets_tolerance = false;
-      c.note(fmt::format("{} was not evaluated: {} of frozen float's latency, no faster than {} ({}), which meets "
-                         "the tolerance",
-                         name, ratio_of(geometric_mean(cand.speed.ratio)), r.candidates[size_t(best.index)].mode,
-                         ratio_of(geometric_mean(r.candidates[size_t(best.index)].speed.ratio))));
-    } else {
-      const bool searched = evaluate_candidate(c, mode, requested, r, cand, b);
-      if (!time_first || searched) time_it(b);
-    }
-    cand.file_bytes = b.bytes;
-    cand.built = true;
-    built.emplace(cand.mode, std::move(b));
+    work();
   } catch (const Interrupted&) {
     throw;
   } catch (const model::ForwardError& e) {
     // The float model has run these very inputs: the graph this mode built is what fails on them.
+    cand.built = false;
     cand.problem = "builds a model that fails where the float model runs (" + e.inputs() + "): " + e.reason();
     if (requested.scheme)
       throw InputError(c.source.path.string(), name + " quantization " + cand.problem,
@@ -582,10 +613,180 @@ Candidate build_candidate(Context& c, const ModeEntry& mode, const Plan& plan, c
     throw;
   } catch (const std::exception& e) {
     if (requested.scheme) throw;
+    cand.built = false;
     cand.problem = "failed: " + first_line(e.what());
   }
+}
+
+// Times a built candidate against frozen float on a fresh copy: one that was evaluated has run other batch sizes,
+// and the profiling executor's specializations for them would be timed too.
+void time_candidate(Context& c, Candidate& cand, const Built& b, bool stop_when_slower) {
+  torch::jit::Module fresh = deserialize(b.file);
+  cand.speed = timed(c, "timing", cand.mode, [&] { return measure_speed(c, fresh, cand.mode, stop_when_slower); });
+}
+
+// Builds one mode's plan into a candidate (not yet judged).
+Built build_mode(Context& c, const ModeEntry& mode, Candidate& cand) {
+  Built b = build(c, mode, cand.plan);
+  cand.build_steps_s = b.steps;
+  c.spend("build", mode.name, b.build_s);
+  if (b.calib_s > 0) c.spend("calibration", mode.name, b.calib_s);
+  apply_float_regions(cand.plan, b.float_regions);
+  cand.file_bytes = b.bytes;
+  cand.built = true;
+  return b;
+}
+
+// An explicit mode: builds it, measures its quality on the judged samples (the tolerance search when a tolerance is
+// given and missed), then times it.
+Candidate build_explicit(Context& c, const ModeEntry& mode, const Plan& plan, const QuantizeResult& r,
+                         std::map<std::string, Built>& built) {
+  Candidate cand;
+  cand.mode = mode.name;
+  cand.plan = plan;
+  const auto t = Clock::now();
+  guarded(c, mode, cand, [&] {
+    Built b = build_mode(c, mode, cand);
+    cand.quality = measure_quality(c, b.module, c.progress, cand.mode);
+    if (r.tolerance_given) {
+      if (cand.quality.drop > r.tolerance && cand.plan.quantized_layers() > 1) {
+        if (c.budget_spent()) {
+          c.note(cand.mode + ": no tolerance search: the {budget_s} was spent");
+        } else {
+          float_reference(c, 0, c.judged);  // the search's trials judge every sample: the float outputs first
+          timed(c, "tolerance search", cand.mode,
+                [&] { search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b); });
+        }
+      }
+      cand.meets_tolerance = cand.quality.drop <= r.tolerance;
+    }
+    time_candidate(c, cand, b, false);
+    built.emplace(cand.mode, std::move(b));
+  });
   cand.build_s = seconds_since(t);
   return cand;
+}
+
+// Auto, first pass: builds one mode and times it against frozen float; its quality is judged later
+// (judge_candidates), fastest candidate first. A candidate found slower than frozen float at the first batch size,
+// while an earlier one is not, is not timed at the others: the choice prefers the candidates that are not slower.
+Candidate build_and_time(Context& c, const ModeEntry& mode, const Plan& plan, const ModeEntry& requested,
+                         const QuantizeResult& r, std::map<std::string, Built>& built) {
+  Candidate cand;
+  cand.mode = mode.name;
+  cand.plan = plan;
+  cand.evaluated = false;  // until judge_candidates evaluates it
+  cand.meets_tolerance = false;
+  const auto t = Clock::now();
+  const bool stop_when_slower =
+      std::any_of(r.candidates.begin(), r.candidates.end(), [](const Candidate& k) { return k.built && !k.speed.slower; });
+  guarded(c, requested, cand, [&] {
+    Built b = build_mode(c, mode, cand);
+    time_candidate(c, cand, b, stop_when_slower);
+    built.emplace(cand.mode, std::move(b));
+  });
+  cand.build_s = seconds_since(t);
+  return cand;
+}
+
+// Whether `cand` can no longer be chosen over `best`, which meets the tolerance (choice.hpp's rule).
+bool cannot_beat(const Candidate& cand, const Candidate& best, size_t batches) {
+  if (cand.speed.slower != best.speed.slower) return cand.speed.slower;
+  return speed_score(cand.speed, batches) >= speed_score(best.speed, batches);
+}
+
+// The candidate the choice would take now, when it meets the tolerance; else null.
+const Candidate* best_meeting(const QuantizeResult& r) {
+  const Choice choice = choose_candidate(r.candidates);
+  return choice.index >= 0 && choice.tolerance_met ? &r.candidates[size_t(choice.index)] : nullptr;
+}
+
+// Auto: evaluates the candidates of `group` in order, each stopped once it cannot fit the tolerance, until one meets
+// it (true) or the next cannot beat a candidate that does.
+bool evaluate_until_one_meets(Context& c, const ModeEntry& requested, const std::vector<size_t>& group,
+                              QuantizeResult& r, std::map<std::string, Built>& built) {
+  for (size_t i : group) {
+    Candidate& cand = r.candidates[i];
+    if (const Candidate* best = best_meeting(r); best && cannot_beat(cand, *best, common_batches(r.candidates)))
+      return true;
+    guarded(c, requested, cand, [&] {
+      cand.quality = measure_quality(c, built.at(cand.mode).module, c.progress, cand.mode, r.tolerance);
+      cand.evaluated = true;
+      cand.meets_tolerance = !cand.quality.stopped_early && cand.quality.drop <= r.tolerance;
+    });
+    if (cand.quality.stopped_early)
+      c.note(fmt::format("{}: evaluation stopped after {} samples: its drop of {:.2f} points cannot fit the {:.2f}-point "
+                         "tolerance (above it at the low end of the 99% interval)",
+                         cand.mode, cand.quality.samples, cand.quality.drop, r.tolerance));
+    if (cand.built && cand.meets_tolerance) return true;
+  }
+  return false;
+}
+
+// Seconds a tolerance search on `cand` would take: a build and an evaluation per layer to rank them, and about
+// log2(layers) more to search.
+double search_estimate_s(const Context& c, const Candidate& cand, const Built& b) {
+  const auto per_sample = c.seconds_per_sample.find(cand.mode);
+  const double trial = b.build_s + b.calib_s +
+                       (per_sample == c.seconds_per_sample.end() ? 0.0 : per_sample->second * double(c.judged));
+  const double layers = double(cand.plan.quantized_layers());
+  return (layers + std::ceil(std::log2(std::max(layers, 1.0))) + 1) * trial;
+}
+
+// Auto: the tolerance search (keep the most sensitive layers float) on the evaluated candidates of `group` in order,
+// each searched candidate retimed, until one meets the tolerance (true), and with `stay_not_slower` is still not
+// slower than frozen float after keeping layers float. Without {budget_s}, a search estimated to take more than
+// kSearchSeconds is not run (a note says what it would cost).
+bool search_until_one_meets(Context& c, const ModeEntry& requested, const std::vector<size_t>& group,
+                            bool stay_not_slower, QuantizeResult& r, std::map<std::string, Built>& built) {
+  for (size_t i : group) {
+    Candidate& cand = r.candidates[i];
+    if (!cand.built || !cand.evaluated || cand.plan.quantized_layers() <= 1) continue;
+    if (c.budget_spent()) {
+      c.note(cand.mode + ": no tolerance search: the {budget_s} was spent");
+      continue;
+    }
+    Built& b = built.at(cand.mode);
+    if (const double estimate = search_estimate_s(c, cand, b); !c.o.budget_s && estimate > kSearchSeconds) {
+      c.note(fmt::format("{}: no tolerance search: ranking its {} layers would build and evaluate about {} models "
+                         "(~{:.0f} s); give {{budget_s}} to allow it, or {{mode}} {} with {{tolerance}}",
+                         cand.mode, cand.plan.quantized_layers(), cand.plan.quantized_layers(), estimate, cand.mode));
+      continue;
+    }
+    const ModeEntry& mode = find_mode(cand.mode);
+    float_reference(c, 0, c.judged);  // the search's trials judge every sample: the float outputs first
+    guarded(c, requested, cand, [&] {
+      timed(c, "tolerance search", cand.mode,
+            [&] { search_tolerance(c, mode, r.tolerance, r.layers, r.engine, cand, b); });
+      if (cand.search && !cand.search->float_layers.empty()) time_candidate(c, cand, b, false);
+      cand.meets_tolerance = cand.quality.drop <= r.tolerance;
+    });
+    if (cand.built && cand.meets_tolerance && !(stay_not_slower && cand.speed.slower)) return true;
+  }
+  return false;
+}
+
+// Auto, second pass: judges the built candidates in the order the choice prefers (judging.hpp's evaluation_order):
+// those not slower than frozen float, fastest first, each stopped as soon as its drop cannot fit the tolerance; when
+// none meets it, the tolerance search on them; only then the slower candidates, the same way. Once one meets the
+// tolerance, the candidates after it cannot be chosen and are not evaluated.
+void judge_candidates(Context& c, const ModeEntry& requested, QuantizeResult& r, std::map<std::string, Built>& built) {
+  std::vector<size_t> not_slower, slower;
+  for (size_t i : evaluation_order(r.candidates)) (r.candidates[i].speed.slower ? slower : not_slower).push_back(i);
+  for (const auto* group : {&not_slower, &slower})
+    if (evaluate_until_one_meets(c, requested, *group, r, built) ||
+        search_until_one_meets(c, requested, *group, group == &not_slower, r, built))
+      break;
+  const Candidate* best = best_meeting(r);
+  if (!best) return;
+  const size_t batches = common_batches(r.candidates);
+  for (const auto& cand : r.candidates)
+    if (cand.built && !cand.evaluated)
+      c.note(fmt::format("{} was not evaluated: {} of frozen float's latency{}, so it cannot beat {} ({}), which "
+                         "meets the tolerance",
+                         cand.mode, ratio_of(speed_score(cand.speed, batches)),
+                         cand.speed.slower ? " (slower than frozen float)" : "", best->mode,
+                         ratio_of(speed_score(best->speed, batches))));
 }
 
 // Provenance of the chosen candidate (lite.json inside the artifact) and its calibration record.
@@ -772,6 +973,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
       std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
 
   Context c{o, progress, source, start};
+  c.auto_mode = !requested.scheme;
   if (o.calib) {
     c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
     check_fits(source.module, *c.calib, source.path, "{calib}");
@@ -838,8 +1040,10 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
       c.measurements_left -= static_cast<int>(c.inputs.size());
       continue;
     }
-    r.candidates.push_back(build_candidate(c, *mode, plan, requested, r, built));
+    r.candidates.push_back(requested.scheme ? build_explicit(c, *mode, plan, r, built)
+                                            : build_and_time(c, *mode, plan, requested, r, built));
   }
+  if (!requested.scheme) judge_candidates(c, requested, r, built);
 
   // ---- choice and artifact ---------------------------------------------------------------------
   const Candidate& chosen = write_chosen(c, r, built, method, reused);

@@ -45,11 +45,16 @@ struct Speed {
 struct Quality {
   std::string metric;  // "top-1 accuracy" (labels) or "top-1 agreement" (no labels)
   std::string data;    // the file evaluated on ("random inputs" when none)
-  int64_t samples = 0;
-  double float_value = 0;        // percent
-  double value = 0;              // percent
-  double drop = 0;               // points: float_value - value
-  profile::Agreement agreement;  // against the float model's outputs
+  int64_t samples = 0;            // judged on: the first `samples` of the data (judging.hpp)
+  int64_t available_samples = 0;  // in the data
+  // The candidate's drop was over the tolerance at the low end of its 99% interval after `samples`, so the rest
+  // were not evaluated (judging.hpp's cannot_meet).
+  bool stopped_early = false;
+  double float_value = 0;               // percent, on the same samples
+  double value = 0;                     // percent
+  double drop = 0;                      // points: float_value - value
+  double drop_low = 0, drop_high = 0;   // 95% interval of the drop (Wilson interval of value)
+  profile::Agreement agreement;         // against the float model's outputs
 };
 
 struct Candidate {

@@ -25,8 +25,16 @@ void to_json(nlohmann::json& j, const Speed& s) {
 
 void to_json(nlohmann::json& j, const Quality& q) {
   j = nlohmann::json{
-      {"metric", q.metric}, {"data", q.data},        {"samples", q.samples},    {"float_percent", q.float_value},
-      {"percent", q.value}, {"drop_points", q.drop}, {"agreement", q.agreement}};
+      {"metric", q.metric},
+      {"data", q.data},
+      {"samples", q.samples},
+      {"available_samples", q.available_samples},
+      {"stopped_early", q.stopped_early},
+      {"float_percent", q.float_value},
+      {"percent", q.value},
+      {"drop_points", q.drop},
+      {"drop_interval_95", {q.drop_low, q.drop_high}},
+      {"agreement", q.agreement}};
 }
 
 void to_json(nlohmann::json& j, const Candidate& c) {
@@ -138,6 +146,15 @@ report::Table layer_table(const Plan& p, const std::vector<FloatOnlyLayer>& floa
 
 std::string quality_cell(const Quality& q) { return fmt::format("{:.2f}%", q.value); }
 
+// "0.42 [0.00, 3.10]": the drop in points and its 95% interval.
+std::string drop_cell(const Quality& q) { return fmt::format("{:.2f} [{:.2f}, {:.2f}]", q.drop, q.drop_low, q.drop_high); }
+
+// "64 samples", or "32 of 64 samples" when fewer were judged than the data holds.
+std::string samples_words(const Quality& q) {
+  if (q.available_samples > q.samples) return fmt::format("{} of {} samples", q.samples, q.available_samples);
+  return fmt::format("{} samples", q.samples);
+}
+
 // The headline table: the chosen candidate against the float model as given and the frozen float model.
 report::Table summary_table(const QuantizeResult& r, const Candidate& chosen) {
   report::Table t;
@@ -160,8 +177,9 @@ report::Table summary_table(const QuantizeResult& r, const Candidate& chosen) {
                                                               chosen.speed.implausible[i]))});
   }
   const Quality& q = chosen.quality;
-  t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.float_value),
-                    fmt::format("{:.2f}%", q.float_value), quality_cell(q), fmt::format("{:+.2f} points", -q.drop)});
+  t.rows.push_back({fmt::format("{} ({})", q.metric, samples_words(q)), fmt::format("{:.2f}%", q.float_value),
+                    fmt::format("{:.2f}%", q.float_value), quality_cell(q),
+                    fmt::format("{:+.2f} points (drop {:.2f} to {:.2f}, 95%)", -q.drop, q.drop_low, q.drop_high)});
   t.rows.push_back({"agreement with float: top-1 / KL / max abs error", "", "",
                     fmt::format("{:.2f}% / {:.2g} / {:.3g}", 100 * q.agreement.top1_agreement,
                                 q.agreement.kl_divergence, q.agreement.max_abs_error),
@@ -181,14 +199,14 @@ report::Table candidates_table(const QuantizeResult& r) {
     if (c.built && (!any || c.speed.candidate.size() > any->speed.candidate.size())) any = &c;
   if (any)
     for (const auto& l : any->speed.candidate) t.columns.push_back(fmt::format("b{} ms (vs frozen)", l.batch));
-  t.columns.insert(t.columns.end(), {"quality", "drop", "status"});
+  t.columns.insert(t.columns.end(), {"quality", "samples", "drop [95%]", "status"});
   for (const auto& c : r.candidates) {
     std::vector<std::string> row = {c.mode};
     if (!c.built) {
       row.push_back("-");
       if (any)
         for (size_t i = 0; i < any->speed.candidate.size(); ++i) row.push_back("-");
-      row.insert(row.end(), {"-", "-", c.problem});
+      row.insert(row.end(), {"-", "-", "-", c.problem});
     } else {
       row.push_back(format_bytes(double(c.file_bytes)));
       for (size_t i = 0; i < c.speed.candidate.size(); ++i)
@@ -198,15 +216,17 @@ report::Table candidates_table(const QuantizeResult& r) {
       auto add = [&](const std::string& s) { status += (status.empty() ? "" : ", ") + s; };
       if (!c.evaluated)
         add("not evaluated");
+      else if (c.quality.stopped_early)
+        add("over tolerance (stopped early)");
       else if (!c.meets_tolerance)
         add("over tolerance");
       if (c.speed.slower) add("slower than frozen float");
       if (c.search && !c.search->float_layers.empty())
         add(fmt::format("{} layer(s) kept float", c.search->float_layers.size()));
       if (c.evaluated)
-        row.insert(row.end(), {quality_cell(c.quality), fmt::format("{:.2f}", c.quality.drop), status});
+        row.insert(row.end(), {quality_cell(c.quality), std::to_string(c.quality.samples), drop_cell(c.quality), status});
       else
-        row.insert(row.end(), {"-", "-", status});
+        row.insert(row.end(), {"-", "-", "-", status});
     }
     t.rows.push_back(row);
   }

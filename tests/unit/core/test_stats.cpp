@@ -63,3 +63,24 @@ TEST_CASE("bootstrap median ratio brackets the estimate and is deterministic") {
   CHECK(again.low == iv.low);
   CHECK(again.high == iv.high);
 }
+
+TEST_CASE("the Wilson interval holds the observed value, narrows with samples and widens with confidence") {
+  auto iv = stats::wilson_interval(90, 100);
+  CHECK(iv.low < 90);
+  CHECK(iv.high > 90);
+  CHECK(iv.confidence == doctest::Approx(0.95).epsilon(1e-4));
+  // Hand-computed: p = 0.9, n = 100, z = 1.96 gives [82.56, 94.48] (Wilson 1927).
+  CHECK(iv.low == doctest::Approx(82.56).epsilon(1e-3));
+  CHECK(iv.high == doctest::Approx(94.48).epsilon(1e-3));
+  auto wide = stats::wilson_interval(90, 100, stats::kZ99);
+  CHECK(wide.low < iv.low);
+  CHECK(wide.high > iv.high);
+  auto many = stats::wilson_interval(90, 10000);
+  CHECK(many.high - many.low < (iv.high - iv.low) / 5);
+  auto all = stats::wilson_interval(100, 50);
+  CHECK(all.high == doctest::Approx(100));
+  CHECK(all.low > 90);
+  auto none = stats::wilson_interval(50, 0);
+  CHECK(none.low == 0);
+  CHECK(none.high == 100);
+}

@@ -51,17 +51,6 @@ CacheFit cache_of(uint64_t size, double p99, double hit_ratio = 0.5) {
 
 }  // namespace
 
-TEST_CASE("objective: the Wilson interval holds the observed value and narrows with samples") {
-  auto [low, high] = wilson_interval(90, 100);
-  CHECK(low < 90);
-  CHECK(high > 90);
-  auto [low2, high2] = wilson_interval(90, 10000);
-  CHECK(high2 - low2 < (high - low) / 5);
-  auto [low3, high3] = wilson_interval(100, 50);
-  CHECK(high3 == doctest::Approx(100));
-  CHECK(low3 > 90);
-}
-
 TEST_CASE("objective: without a cache the fastest variant within the budget wins") {
   Objective o = p99_objective(5.0);
   std::vector<Variant> vs = {measured(0, "float", 0, 6, 7), measured(0, "static", 0.4, 2, 3),

@@ -2,6 +2,8 @@
 // smallest drop with the tolerance gate failed, never a candidate that was not built.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "lite/quantize/choice.hpp"
 
 using namespace lite::quantize;
@@ -68,4 +70,17 @@ TEST_CASE("choose_candidate prefers a candidate that is not slower than frozen f
   fast.speed.slower = true;
   std::vector<Candidate> both = {fast, slow};
   CHECK(choose_candidate(both).index == 1);
+}
+
+TEST_CASE("candidates timed at different batch sizes are compared on the sizes all were timed at") {
+  // dynamic was found slower at batch 1 and not timed at 64; static is faster at batch 1 but slow at 64. On batch 1
+  // alone (the sizes both have), static is the faster.
+  std::vector<Candidate> cands = {candidate("static", true, true, {1.09, 2.0}, 0.0),
+                                  candidate("dynamic", true, true, {1.43}, 0.0)};
+  CHECK(common_batches(cands) == 1);
+  CHECK(speed_score(cands[0].speed, 1) == doctest::Approx(1.09));
+  CHECK(speed_score(cands[0].speed, 0) == doctest::Approx(std::sqrt(1.09 * 2.0)));
+  CHECK(choose_candidate(cands).index == 0);
+  cands.push_back(candidate("fp16", false, true, {}, 0.0));  // not built: does not count
+  CHECK(common_batches(cands) == 1);
 }
