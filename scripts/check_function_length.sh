@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# House rule: no function in lib/ or apps/ over LIMIT lines (default 120), so each one does one job that a
+# House rule: no function in lib/ or apps/ over LIMIT lines (default 80), so each one does one job that a
 # reader can hold in view. Uses Universal Ctags (function start and end lines), which scripts/setup.sh installs;
 # exit 1 when it is not installed (never a skip, which would let the rule lapse unseen) or with the offenders
 # listed, 0 otherwise.
 # Usage: scripts/check_function_length.sh [LIMIT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-limit=${1:-120}
+limit=${1:-80}
 ctags=$(command -v ctags-universal || command -v ctags || true)
 if [ -z "$ctags" ] || ! "$ctags" --version 2>/dev/null | grep -q "Universal Ctags"; then
   echo "check_function_length: Universal Ctags not installed; run scripts/setup.sh (it installs universal-ctags)" >&2

@@ -55,28 +55,10 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
                NumberText::real, "a decimal ratio above 1, e.g. 1.5");
 }
 
-Runner setup_cache_sim(CLI::App& app) {
-  struct State {
-    cache::CacheSimOptions options;
-    OutputOptions output;
-    ConfigFlags config;
-  };
-  auto s = std::make_shared<State>();
-  auto& o = s->options;
-  const std::string default_policies = join(o.policies, ",");
-  o.policies.clear();  // a flag replaces the default list; run() falls back to lru when none is given
-  name_flag("trace", "TRACE");
-  name_flag("policies", "--policy");
-  name_flag("hit_latency_ms", "--hit-latency");
-  name_flag("miss_latency_ms", "--miss-latency");
-  name_flag("target_p99_ms", "--target-p99");
+// How the trace is read.
+void add_trace_flags(CLI::App& app, cache::CacheSimOptions& o) {
   std::string formats;
   for (const auto& e : cache::trace_formats()) formats += std::string(formats.empty() ? "" : "|") + e.name;
-  app.description(
-      "Replay a request trace through cache policies and sizes: miss ratio, byte miss ratio and request latency per "
-      "policy and size, the exact LRU curve in one pass, and the smallest size meeting a target. Exit 1 when a "
-      "--target-* was given and nothing reached it (results still printed). Details: docs/cache-sim.md.");
-  app.add_option("TRACE", o.trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
   app.add_option("--format", o.format, "Trace format: " + formats + "; auto reads it from the name, else the contents")
       ->group("Trace");
   app.add_option("--csv-columns", o.csv_columns,
@@ -85,26 +67,10 @@ Runner setup_cache_sim(CLI::App& app) {
   app.add_flag("--has-header", o.has_header, "The first csv line is a header (detected when it has no digits)")
       ->group("Trace");
   app.add_flag("--skip-bad-lines", o.skip_bad_lines, "Skip malformed lines/records and report how many")->group("Trace");
-  app.add_option("--policy", o.policies,
-                 "Policies: " + join(cache::policy_names(), ", ") +
-                     ", or all; parameters as s3fifo:small=0.1; 'list' describes them")
-      ->default_str(default_policies)  // shown: the list is emptied above
-      ->group("Simulation")
-      ->allow_extra_args(false);
-  app.add_option("--sizes", o.sizes,
-                 "Cache sizes: auto, or a list of objects (1000), bytes (64MiB) or shares of the working set (10%)")
-      ->group("Simulation");
-  app.add_flag("--bytes", o.bytes, "Byte mode: sizes and capacities in bytes instead of objects")
-      ->group("Simulation");
-  app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass")
-      ->group("Simulation");
-  decimal_only(app.add_option("--mrc-partitions", o.mrc_partitions,
-                              "--mrc from N key partitions, each an exact curve: their mean and spread per size; one rank "
-                              "each under mpirun")
-                   ->group("Simulation"),
-               NumberText::unsigned_whole, "a whole number of partitions from 1 to 256");
-  decimal_only(app.add_option("--threads", o.threads, "Simulation threads, or 0 for all cores")->group("Simulation"),
-               NumberText::signed_whole, "a whole number of threads (0 = all cores)");
+}
+
+// SHARDS sampling, the latency cost model and the sizing targets.
+void add_sampling_and_cost_flags(CLI::App& app, cache::CacheSimOptions& o) {
   decimal_only(app.add_option("--sample-rate", o.sample_rate,
                               "SHARDS fixed-rate sampling: keep keys with hash < R*2^64 (0 < R <= 1)")
                    ->group("Sampling"),
@@ -132,6 +98,50 @@ Runner setup_cache_sim(CLI::App& app) {
   decimal_only(app.add_option("--target-p99", o.target_p99_ms, "Recommend the smallest size with p99 request latency <= MS")
                    ->group("Sizing"),
                NumberText::real, "a decimal latency in ms above 0, e.g. 30");
+}
+
+Runner setup_cache_sim(CLI::App& app) {
+  struct State {
+    cache::CacheSimOptions options;
+    OutputOptions output;
+    ConfigFlags config;
+  };
+  auto s = std::make_shared<State>();
+  auto& o = s->options;
+  const std::string default_policies = join(o.policies, ",");
+  o.policies.clear();  // a flag replaces the default list; run() falls back to lru when none is given
+  name_flag("trace", "TRACE");
+  name_flag("policies", "--policy");
+  name_flag("hit_latency_ms", "--hit-latency");
+  name_flag("miss_latency_ms", "--miss-latency");
+  name_flag("target_p99_ms", "--target-p99");
+  app.description(
+      "Replay a request trace through cache policies and sizes: miss ratio, byte miss ratio and request latency per "
+      "policy and size, the exact LRU curve in one pass, and the smallest size meeting a target. Exit 1 when a "
+      "--target-* was given and nothing reached it (results still printed). Details: docs/cache-sim.md.");
+  app.add_option("TRACE", o.trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
+  add_trace_flags(app, o);
+  app.add_option("--policy", o.policies,
+                 "Policies: " + join(cache::policy_names(), ", ") +
+                     ", or all; parameters as s3fifo:small=0.1; 'list' describes them")
+      ->default_str(default_policies)  // shown: the list is emptied above
+      ->group("Simulation")
+      ->allow_extra_args(false);
+  app.add_option("--sizes", o.sizes,
+                 "Cache sizes: auto, or a list of objects (1000), bytes (64MiB) or shares of the working set (10%)")
+      ->group("Simulation");
+  app.add_flag("--bytes", o.bytes, "Byte mode: sizes and capacities in bytes instead of objects")
+      ->group("Simulation");
+  app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass")
+      ->group("Simulation");
+  decimal_only(app.add_option("--mrc-partitions", o.mrc_partitions,
+                              "--mrc from N key partitions, each an exact curve: their mean and spread per size; one rank "
+                              "each under mpirun")
+                   ->group("Simulation"),
+               NumberText::unsigned_whole, "a whole number of partitions from 1 to 256");
+  decimal_only(app.add_option("--threads", o.threads, "Simulation threads, or 0 for all cores")->group("Simulation"),
+               NumberText::signed_whole, "a whole number of threads (0 = all cores)");
+  add_sampling_and_cost_flags(app, o);
   add_cluster_flags(app, o);
   app.add_option("--plot", o.plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
   app.add_option("--results-dir", o.results_dir,

@@ -104,15 +104,64 @@ std::unique_ptr<Progress> make_distill_progress(const OutputOptions& output) {
   return std::make_unique<DistillProgress>(stderr_is_terminal());
 }
 
+struct DistillState {
+  distill::DistillOptions options;
+  OutputOptions output;
+  ConfigFlags config;
+};
+
+// The data-parallel flags (world size, rank, rendezvous, launch on this machine).
+void add_parallel_flags(CLI::App& app, distill::DistillOptions& o) {
+  name_flag("timeout_s", "--timeout");
+  not_zero(default_in_words(app.add_option("--world-size", o.world_size,
+                                           "Data parallel: processes in the job (default: $WORLD_SIZE, else 1)")),
+           "a number of processes, 1 or more");
+  default_in_words(
+      app.add_option("--rank", o.rank, "Data parallel: this process's rank (default: $RANK, else 0)"));
+  app.add_option("--master", o.master,
+                 "Data parallel: rank 0's ADDR:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
+  app.add_option("--timeout", o.timeout_s,
+                 "Data parallel: rendezvous/collective timeout in seconds");
+  not_zero(default_in_words(app.add_option("--launch-local", o.launch_local,
+                                           "Data parallel on this machine: start N worker processes")),
+           "a number of worker processes, 1 or more");
+  app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: MB of gradients all-reduced at a time");
+}
+
+// Runs the verb; in a data-parallel job rank 0 speaks for the job and the other ranks print only their own error line.
+int run_distill(DistillState& s) {
+  s.options.command_line = command_line();
+  adopt_launch_assignment(s.options.launch_local, s.options.threads);  // a worker of --launch-local
+  distill::validate(s.options);
+  if (s.options.launch_local > 0)
+    return launch_local({distill::verb().name, s.options.launch_local, s.options.threads, s.options.timeout_s});
+  const int rank = distill::resolve_world(s.options).rank;
+  const bool speaks = rank == 0;
+  const bool launched_locally = launched_by_launch_local();
+  const std::string own_rank = "rank " + std::to_string(rank);
+  try {
+    auto progress = speaks ? make_distill_progress(s.output) : std::make_unique<NullProgress>();
+    auto result = distill::run(s.options, *progress);
+    if (!speaks) return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
+    return print_outcome({distill::to_report(result), result.gates.passed()}, s.output);
+  } catch (const distill::RankLost& e) {
+    // Every rank says which peer it lost (exit 1).
+    throw distill::RankLost(first_line(e.what()) + "; " + kept_after_rank_lost(s.options));
+  } catch (const Interrupted&) {
+    if (!speaks) set_error_printing(false);  // rank 0 says it (and where its checkpoint is)
+    throw;
+  } catch (const Error& e) {
+    // A --launch-local worker other than rank 0 reads the same files as rank 0, which reports their problems;
+    // it prints only what concerns its own rank (the rendezvous, its options), so each fault is one line.
+    if (!speaks && launched_locally && !mentions(e.what(), own_rank)) set_error_printing(false);
+    throw;
+  }
+}
+
 }  // namespace
 
 Runner setup_distill(CLI::App& app) {
-  struct State {
-    distill::DistillOptions options;
-    OutputOptions output;
-    ConfigFlags config;
-  };
-  auto s = std::make_shared<State>();
+  auto s = std::make_shared<DistillState>();
   auto& o = s->options;
   name_flag("output", "-o");
   name_flag("prune_criterion", "--criterion");
@@ -158,52 +207,13 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--criterion", o.prune_criterion, word_options(prune_criterion_help()));
   app.add_option("--data-memory-mb", o.data_memory_mb,
                  "Stream training data larger than this in chunks; 0 is half of MemAvailable");
-  name_flag("timeout_s", "--timeout");
-  not_zero(default_in_words(app.add_option("--world-size", o.world_size,
-                                           "Data parallel: processes in the job (default: $WORLD_SIZE, else 1)")),
-           "a number of processes, 1 or more");
-  default_in_words(
-      app.add_option("--rank", o.rank, "Data parallel: this process's rank (default: $RANK, else 0)"));
-  app.add_option("--master", o.master,
-                 "Data parallel: rank 0's ADDR:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
-  app.add_option("--timeout", o.timeout_s,
-                 "Data parallel: rendezvous/collective timeout in seconds");
-  not_zero(default_in_words(app.add_option("--launch-local", o.launch_local,
-                                           "Data parallel on this machine: start N worker processes")),
-           "a number of worker processes, 1 or more");
-  app.add_option("--bucket-mb", o.bucket_mb, "Data parallel: MB of gradients all-reduced at a time");
+  add_parallel_flags(app, o);
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
     resolve_format(s->output);  // a bad --output-format fails before any work
     if (resolve_config(app, s->config, s->options)) return int(exit_ok);
-    s->options.command_line = command_line();
-    adopt_launch_assignment(s->options.launch_local, s->options.threads);  // a worker of --launch-local
-    distill::validate(s->options);
-    if (s->options.launch_local > 0)
-      return launch_local({distill::verb().name, s->options.launch_local, s->options.threads, s->options.timeout_s});
-    // In a data-parallel job rank 0 speaks for the job; the other ranks print only their own error line.
-    const int rank = distill::resolve_world(s->options).rank;
-    const bool speaks = rank == 0;
-    const bool launched_locally = launched_by_launch_local();
-    const std::string own_rank = "rank " + std::to_string(rank);
-    try {
-      auto progress = speaks ? make_distill_progress(s->output) : std::make_unique<NullProgress>();
-      auto result = distill::run(s->options, *progress);
-      if (!speaks) return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
-      return print_outcome({distill::to_report(result), result.gates.passed()}, s->output);
-    } catch (const distill::RankLost& e) {
-      // Every rank says which peer it lost (exit 1).
-      throw distill::RankLost(first_line(e.what()) + "; " + kept_after_rank_lost(s->options));
-    } catch (const Interrupted&) {
-      if (!speaks) set_error_printing(false);  // rank 0 says it (and where its checkpoint is)
-      throw;
-    } catch (const Error& e) {
-      // A --launch-local worker other than rank 0 reads the same files as rank 0, which reports their problems;
-      // it prints only what concerns its own rank (the rendezvous, its options), so each fault is one line.
-      if (!speaks && launched_locally && !mentions(e.what(), own_rank)) set_error_printing(false);
-      throw;
-    }
+    return run_distill(*s);
   };
 }
 

@@ -97,6 +97,17 @@ class PruneCNN(LiteTestCase):
         # Parameters stay parameters: the artifact can be fine-tuned.
         self.assertTrue(all(p.requires_grad for p in module.parameters()))
 
+    def test_a_batch_size_whose_measurement_cannot_fit_is_skipped_before_any_call(self):
+        # Batch 50000 of the CNN, estimated from batch 1, needs far more than the 10 s a measurement may take.
+        out = self.tmp / "skip.pt"
+        code, doc, err = lite_json(MODEL, "--ratio", "0.25", "-o", out, "--eval", EVAL, "--batch", "1,50000",
+                                   "--warmup", "1")
+        self.assertIn(code, (0, 1), err)
+        result = doc["result"]
+        self.assertEqual([l["batch"] for l in result["latency"]], [1])
+        self.assertTrue(any("batch 50000 was not timed" in n for n in result["notes"]), result["notes"])
+        self.assertTrue(out.exists())
+
     def test_ratio_zero_gives_identical_outputs(self):
         out = self.tmp / "zero.pt"
         code, doc, err = lite_json(MODEL, "--ratio", "0", "-o", out, *FAST)

@@ -302,12 +302,12 @@ class HostileDataFiles(LiteTestCase):
                       needles=["bomb-labels-idx1-ubyte.gz", "inflates to more than the 18 bytes"])
 
     def test_devices_and_fifos_are_refused_as_data_and_labels(self):
-        problem = "is not a regular file (a device, FIFO or socket); give a data file"
         fifo = self.tmp / "feed.pt"
         os.mkfifo(fifo)
         images = self.tmp / "small-idx3-ubyte"
         images.write_bytes(idx_header(10, 28, 28) + bytes(7840))
-        for bad in ("/dev/zero", "/dev/urandom", fifo):
+        for bad, kind in (("/dev/zero", "a character device"), ("/dev/urandom", "a character device"), (fifo, "a FIFO")):
+            problem = f"is not a regular file ({kind}); give a data file"
             with self.subTest(file=str(bad)):
                 self.rejected("profile", "--eval", bad, needles=[f"{bad}: {problem}"])
                 self.rejected("profile", "--eval", images, "--labels", bad, needles=[f"{bad}: {problem}"])

@@ -6,6 +6,7 @@
 
 #include "lite/cache/cluster.hpp"
 #include "lite/cache/policies.hpp"
+#include "lite/cache/recommend.hpp"
 #include "lite/cache/route.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
@@ -55,13 +56,6 @@ void check_cluster_options(const SimulationConfig& o) {
 
 namespace {
 
-std::optional<double> p99_of(const ClusterRecord& r, const std::string& variant) {
-  if (variant.empty()) return r.latency ? std::optional<double>(r.latency->p99_ms) : std::nullopt;
-  for (const auto& [label, fig] : r.variants)
-    if (label == variant) return fig.p99_ms;
-  return std::nullopt;
-}
-
 // Less total memory first; at equal totals fewer nodes (fewer servers to run), then the lower miss ratio.
 bool smaller(const ClusterRecommendation& a, const ClusterRecommendation& b) {
   if (a.size != b.size) return a.size < b.size;
@@ -79,8 +73,7 @@ ClusterRecommendation smallest_meeting(const ClusterResult& cluster, const Simul
     if (r.policy != best.policy || r.max_over_mean > cluster.max_node_load + 1e-12) continue;
     const std::optional<double> p99 = p99_of(r, variant);
     const double hit_ratio = 1.0 - r.counters.miss_ratio();
-    const bool ok = opt.target_hit_ratio ? hit_ratio >= *opt.target_hit_ratio - 1e-12 : p99 && *p99 <= *opt.target_p99_ms + 1e-12;
-    if (!ok) continue;
+    if (!meets_sizing_target(hit_ratio, p99, opt)) continue;
     ClusterRecommendation c = best;
     c.nodes = r.nodes;
     c.node_size = r.node_size;

@@ -13,16 +13,13 @@
 #include "lite/cache/policies.hpp"
 
 namespace lite::cache {
-namespace {
 
-// The record's p99 for `variant` ("" = its one cost model), if it has one.
-std::optional<double> p99_of(const SimRecord& r, const std::string& variant) {
-  std::optional<double> p99;
-  if (r.latency) p99 = r.latency->p99_ms;
-  for (const auto& [label, fig] : r.variants)
-    if (label == variant) p99 = fig.p99_ms;
-  return p99;
+bool meets_sizing_target(double hit_ratio, std::optional<double> p99_ms, const SimulationConfig& options) {
+  if (options.target_hit_ratio) return hit_ratio >= *options.target_hit_ratio - 1e-12;
+  return p99_ms && options.target_p99_ms && *p99_ms <= *options.target_p99_ms + 1e-12;
 }
+
+namespace {
 
 Recommendation first_meeting_target(const CacheSimResult& result, const SimulationConfig& opt, const PolicySpec& p,
                                     const std::string& variant) {
@@ -33,9 +30,7 @@ Recommendation first_meeting_target(const CacheSimResult& result, const Simulati
   for (const auto& r : result.records) {
     if (r.policy != rec.policy) continue;
     const std::optional<double> p99 = p99_of(r, variant);
-    const bool ok = opt.target_hit_ratio ? 1.0 - r.counters.miss_ratio() >= *opt.target_hit_ratio - 1e-12
-                                         : p99 && *p99 <= *opt.target_p99_ms + 1e-12;
-    if (ok) {
+    if (meets_sizing_target(1.0 - r.counters.miss_ratio(), p99, opt)) {
       rec.size = r.size;
       rec.miss_ratio = r.counters.miss_ratio();
       rec.p99_ms = p99;

@@ -98,27 +98,29 @@ void panel(std::string& out, double x0, double y0, double w, double h, const std
   }
 }
 
-}  // namespace
+// The smallest simulated size (at least 1): the one-pass curve is not drawn left of it, where it would squash the
+// policies' curves.
+double smallest_size(const CacheSimResult& r) {
+  double lo = 0;
+  for (const auto& rec : r.records) lo = lo == 0 ? double(rec.size) : std::min(lo, double(rec.size));
+  return lo <= 0 ? 1 : lo;
+}
 
-std::string render_svg(const CacheSimResult& r) {
-  const bool bytes = r.bytes;
-  std::vector<std::string> policies;
-  for (const auto& rec : r.records)
-    if (std::find(policies.begin(), policies.end(), rec.policy) == policies.end()) policies.push_back(rec.policy);
-  double lo = 0, hi = 0;
-  for (const auto& rec : r.records) {
-    lo = lo == 0 ? double(rec.size) : std::min(lo, double(rec.size));
-    hi = std::max(hi, double(rec.size));
-  }
-  // the x range is the simulated sizes; the one-pass curve may extend it to the right (up to the
-  // working set) but not to the left, where it would squash the policies' curves
+// The x axis: the simulated sizes, extended to the right by the one-pass curve (up to the working set).
+// Logarithmic when the sizes span 20x or more.
+Axis size_axis(const CacheSimResult& r) {
+  const double lo = smallest_size(r);
+  double hi = 0;
+  for (const auto& rec : r.records) hi = std::max(hi, double(rec.size));
   if (r.mrc)
     for (const auto& p : r.mrc->points) hi = std::max(hi, double(p.size));
-  if (lo <= 0) lo = 1;
   if (hi <= lo) hi = lo * 10;
   const bool log = hi / lo >= 20;
-  Axis xa{log ? lo : 0.0, hi, log, 0, 0};
+  return Axis{log ? lo : 0.0, hi, log, 0, 0};
+}
 
+// One miss-ratio series per policy, and the LRU curve (dashed) when one was computed.
+std::vector<Series> miss_ratio_series(const CacheSimResult& r, const std::vector<std::string>& policies, double lo) {
   std::vector<Series> mr;
   for (size_t i = 0; i < policies.size(); ++i) {
     Series s{policies[i], kColors[i % 10], "", {}, true};
@@ -134,35 +136,61 @@ std::string render_svg(const CacheSimResult& r) {
       if (double(p.size) >= lo) s.points.emplace_back(double(p.size), p.miss_ratio);
     mr.push_back(std::move(s));
   }
+  return mr;
+}
 
+// p99 (and, with one model variant, mean) request latency per policy and model variant; `max_ms` the largest value.
+std::vector<Series> latency_series(const CacheSimResult& r, const std::vector<std::string>& policies, double& max_ms) {
   std::vector<Series> lat;
+  std::vector<std::string> variants = {""};
+  if (!r.records.front().variants.empty()) {
+    variants.clear();
+    for (const auto& [label, f] : r.records.front().variants) variants.push_back(label);
+  }
+  const char* dashes[] = {"", "8,3", "2,3", "10,3,2,3"};
+  for (size_t v = 0; v < variants.size(); ++v)
+    for (size_t i = 0; i < policies.size(); ++i) {
+      std::string label = variants[v].empty() ? policies[i] : variants[v] + " + " + policies[i];
+      Series p99{label + " p99", kColors[i % 10], dashes[v % 4], {}, true};
+      Series mean{label + " mean", kColors[i % 10], "3,3", {}, false};
+      for (const auto& rec : r.records) {
+        if (rec.policy != policies[i]) continue;
+        LatencyFigures f = rec.latency ? *rec.latency : LatencyFigures{};
+        for (const auto& [l, fig] : rec.variants)
+          if (l == variants[v]) f = fig;
+        p99.points.emplace_back(double(rec.size), f.p99_ms);
+        if (variants.size() == 1) mean.points.emplace_back(double(rec.size), f.mean_ms);
+        max_ms = std::max({max_ms, f.p99_ms, f.mean_ms});
+      }
+      lat.push_back(std::move(p99));
+      if (!mean.points.empty()) lat.push_back(std::move(mean));
+    }
+  return lat;
+}
+
+// The legend: one line per series, miss ratio first.
+void legend(std::string& out, double x, double y, const std::vector<Series>& mr, const std::vector<Series>& lat) {
+  for (const auto* group : {&mr, &lat})
+    for (const auto& s : *group) {
+      out += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='{}' stroke-width='2' {}/>\n",
+                         x, y, x + 24, y, s.color, s.dash.empty() ? "" : "stroke-dasharray='" + s.dash + "'");
+      out += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='12'>{}</text>\n", x + 30, y + 4, esc(s.label));
+      y += 18;
+    }
+}
+
+}  // namespace
+
+std::string render_svg(const CacheSimResult& r) {
+  const bool bytes = r.bytes;
+  std::vector<std::string> policies;
+  for (const auto& rec : r.records)
+    if (std::find(policies.begin(), policies.end(), rec.policy) == policies.end()) policies.push_back(rec.policy);
+  const Axis xa = size_axis(r);
+  const std::vector<Series> mr = miss_ratio_series(r, policies, smallest_size(r));
   double lat_max = 0;
   const bool has_latency = !r.records.empty() && (r.records.front().latency || !r.records.front().variants.empty());
-  if (has_latency) {
-    std::vector<std::string> variants = {""};
-    if (!r.records.front().variants.empty()) {
-      variants.clear();
-      for (const auto& [label, f] : r.records.front().variants) variants.push_back(label);
-    }
-    const char* dashes[] = {"", "8,3", "2,3", "10,3,2,3"};
-    for (size_t v = 0; v < variants.size(); ++v)
-      for (size_t i = 0; i < policies.size(); ++i) {
-        std::string label = variants[v].empty() ? policies[i] : variants[v] + " + " + policies[i];
-        Series p99{label + " p99", kColors[i % 10], dashes[v % 4], {}, true};
-        Series mean{label + " mean", kColors[i % 10], "3,3", {}, false};
-        for (const auto& rec : r.records) {
-          if (rec.policy != policies[i]) continue;
-          LatencyFigures f = rec.latency ? *rec.latency : LatencyFigures{};
-          for (const auto& [l, fig] : rec.variants)
-            if (l == variants[v]) f = fig;
-          p99.points.emplace_back(double(rec.size), f.p99_ms);
-          if (variants.size() == 1) mean.points.emplace_back(double(rec.size), f.mean_ms);
-          lat_max = std::max({lat_max, f.p99_ms, f.mean_ms});
-        }
-        lat.push_back(std::move(p99));
-        if (!mean.points.empty()) lat.push_back(std::move(mean));
-      }
-  }
+  const std::vector<Series> lat = has_latency ? latency_series(r, policies, lat_max) : std::vector<Series>{};
 
   const double pw = 560, ph = 300, left = 80, top = 70, legend_x = left + pw + 30;
   const size_t legend_lines = mr.size() + lat.size();
@@ -185,16 +213,7 @@ std::string render_svg(const CacheSimResult& r) {
   if (has_latency)
     panel(out, left, top + ph + 90, pw, ph, "Request latency (p99 solid, mean dotted)", "latency (ms)", xa,
           lat_max > 0 ? lat_max * 1.1 : 1.0, bytes, lat);
-  // legend
-  double y = top + 4;
-  for (const auto* group : {&mr, &lat})
-    for (const auto& s : *group) {
-      out += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='{}' stroke-width='2' {}/>\n",
-                         legend_x, y, legend_x + 24, y, s.color,
-                         s.dash.empty() ? "" : "stroke-dasharray='" + s.dash + "'");
-      out += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='12'>{}</text>\n", legend_x + 30, y + 4, esc(s.label));
-      y += 18;
-    }
+  legend(out, legend_x, top + 4, mr, lat);
   out += "</svg>\n";
   return out;
 }

@@ -16,23 +16,6 @@ namespace fs = std::filesystem;
 
 namespace lite {
 
-void check_output_path(const fs::path& output, const fs::path& input, const std::string& flag) {
-  if (output.empty()) throw UsageError(describe_problem(flag, "empty output path", "pass " + flag + " FILE"));
-  refuse_special_output(output);
-  std::error_code ec;
-  if (fs::is_directory(output, ec))
-    throw InputError(output.string(), "is a directory", "pass a file name with " + flag);
-  fs::path parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
-  if (!fs::is_directory(parent, ec))
-    throw InputError(output.string(), "its folder does not exist",
-                     "create " + parent.string() + " first, or pass another path with " + flag);
-  const std::string overwrite_fix = "pass a different path with " + flag + " (lite never overwrites its input)";
-  if (!input.empty() && fs::exists(output, ec) && fs::equivalent(output, input, ec))
-    throw InputError(output.string(), "output would overwrite the input " + input.string(), overwrite_fix);
-  if (!input.empty() && fs::weakly_canonical(output, ec) == fs::weakly_canonical(input, ec))
-    throw InputError(output.string(), "output would overwrite the input " + input.string(), overwrite_fix);
-}
-
 void check_output(const fs::path& output, const std::vector<fs::path>& inputs, const std::string& key) {
   FileRoles roles;
   for (const auto& input : inputs) roles.reads("", input);

@@ -8,13 +8,7 @@
 
 namespace lite {
 
-// Throws InputError when `output` names the same file as `input` (also through links), when its
-// folder does not exist, or when `output` is a directory. `flag` is the option that named `output`
-// (-o, --plot, --trace): the messages tell the user which flag to change.
-void check_output_path(const std::filesystem::path& output, const std::filesystem::path& input = {},
-                       const std::string& flag = "-o");
-
-// The options-pattern form of the output rule: `output` (the value of option `key`) may not be, or link to,
+// The output rule: `output` (the value of option `key`) may not be, or link to,
 // any of `inputs`, may not be a directory, and its folder must exist. Throws OptionError(key, "OUTPUT: problem",
 // fix), which the CLI prints with the flag's name.
 void check_output(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs,

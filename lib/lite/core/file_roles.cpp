@@ -17,15 +17,11 @@ namespace {
 
 bool skipped(const fs::path& path) { return path.empty() || path == "-"; }
 
-// "a character device", "a FIFO", ... for an existing path that is not a regular file or folder; "" otherwise.
+// special_file_kind of an existing path; "" when it does not exist.
 std::string special_kind(const fs::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {};
-  if (S_ISCHR(st.st_mode)) return "a character device";
-  if (S_ISBLK(st.st_mode)) return "a block device";
-  if (S_ISFIFO(st.st_mode)) return "a FIFO";
-  if (S_ISSOCK(st.st_mode)) return "a socket";
-  return {};
+  return special_file_kind(st.st_mode);
 }
 
 // The CLI escapes control characters of the whole error line once; escaping here too would print "\\n".
@@ -166,6 +162,14 @@ void FileRoles::check() const {
         throw OptionError(out.key, where + "is also the path of the output " + describe(outputs_[j]) + "; one would replace the other",
                           "give each output its own path");
   }
+}
+
+std::string special_file_kind(unsigned int st_mode) {
+  if (S_ISCHR(st_mode)) return "a character device";
+  if (S_ISBLK(st_mode)) return "a block device";
+  if (S_ISFIFO(st_mode)) return "a FIFO";
+  if (S_ISSOCK(st_mode)) return "a socket";
+  return {};
 }
 
 }  // namespace lite

@@ -52,4 +52,8 @@ bool lies_under(const std::filesystem::path& path, const std::filesystem::path& 
 // write_atomically calls it as the last defence; FileRoles::check reports the same earlier under the option.
 void refuse_special_output(const std::filesystem::path& path);
 
+// "a character device", "a block device", "a FIFO" or "a socket" for a stat() mode (st_mode) of that kind; ""
+// for a regular file, a folder or anything else. Every "not a regular file" message names the kind with it.
+std::string special_file_kind(unsigned int st_mode);
+
 }  // namespace lite

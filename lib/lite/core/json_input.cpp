@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lite/core/error.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite {
@@ -176,7 +177,7 @@ std::string read_bounded_file(const std::filesystem::path& path, const std::stri
   if (S_ISDIR(st.st_mode))
     throw InputError(name, fmt::format("is a folder, not a {}", what), fmt::format("give the {}'s JSON file", what));
   if (!S_ISREG(st.st_mode))
-    throw InputError(name, fmt::format("is not a regular file (a device, FIFO or socket), so not read as a {}", what),
+    throw InputError(name, fmt::format("is not a regular file ({}), so not read as a {}", special_file_kind(st.st_mode), what),
                      fmt::format("give the {} as a JSON file", what));
   if (uint64_t(st.st_size) > kMaxJsonFileBytes) refuse_size(name, what, format_bytes(double(st.st_size)));
   std::string text;

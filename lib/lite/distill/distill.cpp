@@ -360,23 +360,10 @@ void train_student(Session& s, DistillResult& r) {
   restore_state(s.student.module, outcome.state.best_weights);
 }
 
-}  // namespace
-
-DistillResult run(const DistillOptions& o, Progress& progress) {
-  const auto start = Clock::now();
-  validate(o);
-  check_paths(o);
-  set_intra_op_threads(o.threads);
-  const World world = resolve_world(o);
-  if (world.distributed() && o.batch < 2 * world.size)
-    throw OptionError("batch", fmt::format("gives {} ranks fewer than 2 samples each", world.size),
-                      fmt::format("raise {{batch}} to at least {} (the global batch is split over the ranks)", 2 * world.size));
-  std::unique_ptr<DataParallel> data_parallel = join_world(world, o);  // rendezvous first: a bad setup fails fast
-  DistillResult r;
-  r.options = o;
-  Session s(o, progress);
-  if (data_parallel) s.sync = data_parallel.get();
-  std::optional<ProfilingExecutorOff> executor_off(std::in_place);  // before the models' first forward
+// The models and data of the run: teacher, training data, the student (given, or the pruned teacher), validation data,
+// and what the report says of them (labels, metric, sizes).
+void load_models_and_data(Session& s, DistillResult& r) {
+  const DistillOptions& o = s.o;
   s.teacher = model::load_model(o.teacher);
   load_training(s, r);
   if (o.student_from_prune) {
@@ -402,6 +389,38 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   r.validation_data = s.validation.source.string();
   r.train_samples = train_size(s);
   r.validation_samples = s.validation.size();
+}
+
+// With --student-from-prune: the prune step's before/after figures, and the metric the recovery reached.
+void record_prune_figures(DistillResult& r) {
+  if (!r.prune) return;
+  r.prune->parameters_before = r.teacher.parameters;
+  r.prune->macs_before = r.teacher.macs;
+  r.prune->parameters_after = r.student_before.parameters;
+  r.prune->macs_after = r.student_before.macs;
+  r.prune->metric_teacher = r.teacher.metric;
+  r.prune->metric_pruned = r.student_before.metric;
+  r.prune->metric_recovered = r.best_metric;
+}
+
+}  // namespace
+
+DistillResult run(const DistillOptions& o, Progress& progress) {
+  const auto start = Clock::now();
+  validate(o);
+  check_paths(o);
+  set_intra_op_threads(o.threads);
+  const World world = resolve_world(o);
+  if (world.distributed() && o.batch < 2 * world.size)
+    throw OptionError("batch", fmt::format("gives {} ranks fewer than 2 samples each", world.size),
+                      fmt::format("raise {{batch}} to at least {} (the global batch is split over the ranks)", 2 * world.size));
+  std::unique_ptr<DataParallel> data_parallel = join_world(world, o);  // rendezvous first: a bad setup fails fast
+  DistillResult r;
+  r.options = o;
+  Session s(o, progress);
+  if (data_parallel) s.sync = data_parallel.get();
+  std::optional<ProfilingExecutorOff> executor_off(std::in_place);  // before the models' first forward
+  load_models_and_data(s, r);
 
   decide_teacher_cache(s, r);
   s.fingerprint = fingerprint(s);
@@ -430,15 +449,7 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   executor_off.reset();
 
   r.teacher = summarize(s.teacher, sample, teacher_metric);
-  if (r.prune) {
-    r.prune->parameters_before = r.teacher.parameters;
-    r.prune->macs_before = r.teacher.macs;
-    r.prune->parameters_after = r.student_before.parameters;
-    r.prune->macs_after = r.student_before.macs;
-    r.prune->metric_teacher = r.teacher.metric;
-    r.prune->metric_pruned = r.student_before.metric;
-    r.prune->metric_recovered = r.best_metric;
-  }
+  record_prune_figures(r);
   const fs::path out = output_path(o);
   write_artifact(s, r, out);
   r.output = out.string();

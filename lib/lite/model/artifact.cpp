@@ -44,7 +44,7 @@ nlohmann::json make_provenance(const LoadedModel& source, const ArtifactInfo& in
 
 void save_artifact(const torch::jit::Module& module, const fs::path& output, const LoadedModel& source,
                    const ArtifactInfo& info) {
-  check_output_path(output, source.path);
+  check_output(output, {source.path}, "output");  // validate() checked it already; a last guard
   torch::jit::ExtraFilesMap extra{{kProvenanceFile, make_provenance(source, info).dump(2)}};
   // Serialized to memory first: saved to a path, torch names the archive's root folder after the file, which
   // here is a random temporary name, so the same command would not give the same bytes twice.

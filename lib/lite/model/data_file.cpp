@@ -19,6 +19,7 @@
 #include <string>
 
 #include "lite/core/error.hpp"
+#include "lite/core/file_roles.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,7 +34,7 @@ void require_regular_file(const fs::path& path) {
   }
   if (S_ISDIR(st.st_mode)) throw InputError(path.string(), "is a directory", "pass a data file");
   if (!S_ISREG(st.st_mode))
-    throw InputError(path.string(), "is not a regular file (a device, FIFO or socket)", "give a data file");
+    throw InputError(path.string(), "is not a regular file (" + special_file_kind(st.st_mode) + ")", "give a data file");
 }
 
 std::vector<char> read_data_file(const fs::path& path) {

@@ -32,18 +32,15 @@ std::string read_head(const fs::path& path, size_t n) {
   return buf;
 }
 
-// A zip archive ends with an End Of Central Directory record (signature PK\5\6) within the last
-// 64 KiB + 22 bytes; a file cut short by an interrupted copy has none.
+// Whether the file ends with a zip end record (zip_directory.hpp): a file cut short by an interrupted copy has none.
 bool has_zip_end_record(const fs::path& path, uint64_t size) {
-  uint64_t tail = std::min<uint64_t>(size, 65536 + 22);
+  uint64_t tail = std::min<uint64_t>(size, kEndRecordSearchBytes);
   std::ifstream in(path, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(size - tail));
   std::string buf(tail, '\0');
   in.read(buf.data(), static_cast<std::streamsize>(tail));
-  static const char sig[4] = {'P', 'K', 5, 6};
-  for (size_t i = buf.size() >= 22 ? buf.size() - 22 + 1 : 0; i-- > 0;)
-    if (std::memcmp(buf.data() + i, sig, 4) == 0) return true;
-  return false;
+  buf.resize(static_cast<size_t>(in.gcount()));
+  return find_end_record(buf) != std::string_view::npos;
 }
 
 std::string record_text(caffe2::serialize::PyTorchStreamReader& reader, const std::string& name) {

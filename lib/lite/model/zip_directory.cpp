@@ -24,10 +24,9 @@ using ReadArchiveAt = std::function<std::string(uint64_t offset, uint64_t length
 
 // The directory's bytes, found from the end record; nullopt when the archive has no readable end record.
 std::optional<std::string> directory_bytes(const ReadArchiveAt& read_at, uint64_t archive_bytes) {
-  const uint64_t tail_start = archive_bytes > 65536 + 22 ? archive_bytes - 65536 - 22 : 0;
+  const uint64_t tail_start = archive_bytes > kEndRecordSearchBytes ? archive_bytes - kEndRecordSearchBytes : 0;
   const std::string tail = read_at(tail_start, archive_bytes - tail_start);
-  for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;) {
-    if (std::memcmp(tail.data() + i, "PK\x05\x06", 4) != 0) continue;
+  if (const size_t i = find_end_record(tail); i != std::string_view::npos) {
     uint64_t size = read_little_endian(tail, i + 12, 4), offset = read_little_endian(tail, i + 16, 4);
     if ((offset == 0xFFFFFFFF || size == 0xFFFFFFFF) && i >= 20 && std::memcmp(tail.data() + i - 20, "PK\x06\x07", 4) == 0) {
       const std::string record = read_at(read_little_endian(tail, i - 20 + 8, 8), 56);
@@ -67,6 +66,12 @@ std::vector<ZipDirectoryEntry> parse_directory(std::string_view s) {
 }
 
 }  // namespace
+
+size_t find_end_record(std::string_view tail) {
+  for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;)
+    if (std::memcmp(tail.data() + i, "PK\x05\x06", 4) == 0) return i;
+  return std::string_view::npos;
+}
 
 std::vector<ZipDirectoryEntry> zip_directory(const std::string& archive_path) {
   std::ifstream in(archive_path, std::ios::binary | std::ios::ate);

@@ -18,6 +18,15 @@ constexpr uint64_t kMaxDeflateRatio = 1032;
 // The `n`-byte little-endian number at `at` in `s` (zip's byte order); the caller checks the bounds.
 uint64_t read_little_endian(std::string_view s, size_t at, size_t n);
 
+// A zip archive ends with an End Of Central Directory record (signature PK\5\6, 22 bytes and a comment of at most
+// 64 KiB): the last this many bytes hold it.
+constexpr uint64_t kEndRecordSearchBytes = 65536 + 22;
+
+// Where the end record starts in `tail` (the archive's last kEndRecordSearchBytes, or all of a shorter one),
+// searched backwards from the last position a whole record fits; npos when there is none (a file cut short by an
+// interrupted copy has none).
+size_t find_end_record(std::string_view tail);
+
 struct ZipDirectoryEntry {
   std::string name;
   uint64_t method = 0;  // 0 stored, 8 deflate

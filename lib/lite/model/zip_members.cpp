@@ -74,14 +74,10 @@ std::string inflate_raw(std::string_view in, uint64_t out_size, const std::strin
 
 std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& file) {
   const std::string damaged = "is not a readable zip (.npz) archive";
-  size_t eocd = std::string::npos;
-  const size_t lowest = s.size() > 65536 + 22 ? s.size() - 65536 - 22 : 0;
-  for (size_t i = s.size() >= 22 ? s.size() - 22 + 1 : 0; i-- > lowest;)
-    if (std::memcmp(s.data() + i, "PK\x05\x06", 4) == 0) {
-      eocd = i;
-      break;
-    }
-  if (eocd == std::string::npos) throw InputError(file, damaged + " (no end of central directory)", "save it again");
+  const size_t lowest = s.size() > kEndRecordSearchBytes ? s.size() - kEndRecordSearchBytes : 0;
+  size_t eocd = find_end_record(s.substr(lowest));
+  if (eocd != std::string_view::npos) eocd += lowest;
+  if (eocd == std::string_view::npos) throw InputError(file, damaged + " (no end of central directory)", "save it again");
   uint64_t count = read_little_endian(s, eocd + 10, 2), dir = read_little_endian(s, eocd + 16, 4);
   std::vector<ZipMember> members;
   size_t at = dir;

@@ -1,6 +1,16 @@
 #include "lite/profile/agreement.hpp"
 
+#include <cmath>
+
 namespace lite::profile {
+
+AgreementLoss agreement_loss(const Agreement& a, double floor_points) {
+  AgreementLoss loss;
+  loss.points = 100.0 * (1.0 - a.top1_agreement);
+  loss.disagreeing = std::llround((1.0 - a.top1_agreement) * double(a.samples));
+  loss.breaks_floor = loss.points > floor_points && loss.disagreeing >= 2;
+  return loss;
+}
 
 void to_json(nlohmann::json& j, const Agreement& a) {
   j = nlohmann::json{{"samples", a.samples},

@@ -22,6 +22,16 @@ struct Accuracy {
   double percent() const { return total ? 100.0 * double(correct) / double(total) : 0.0; }
 };
 
+// Top-1 points a transformed model lost against its reference, and whether that breaks an agreement floor: more than
+// `floor_points` lost, on more than one sample (one flipped sample of a small set can exceed the floor by itself:
+// noise, not a collapse). The rule of quantize's and prune's "agreement" gate.
+struct AgreementLoss {
+  double points = 0;          // 100 x (1 - top-1 agreement)
+  int64_t disagreeing = 0;    // samples whose top-1 changed
+  bool breaks_floor = false;
+};
+AgreementLoss agreement_loss(const Agreement& a, double floor_points);
+
 void to_json(nlohmann::json& j, const Agreement& a);
 void to_json(nlohmann::json& j, const Accuracy& a);
 

@@ -45,6 +45,10 @@ inline constexpr int kMinSettleCalls = 8;
 inline constexpr int kMinWarmup = 2;
 // Never fewer timed calls than this under a budget (a median and an interval need a few samples).
 inline constexpr int kMinTimed = 3;
+// Seconds one latency measurement of a transform (quantize's candidate against frozen float, prune's pruned model
+// against the original, at one batch size) may take when the user gave no budget: batch sizes whose minimum
+// measurement does not fit are skipped, slow ones get fewer calls.
+inline constexpr double kMeasurementBudget = 10.0;
 // lite profile's per-measurement budget when {budget_s} is not given.
 inline constexpr double kDefaultProfileBudget = 60.0;
 // The timing loop's value rules, keyed "warmup", "iterations", "duration_s" (profile and quantize share them).

@@ -108,6 +108,97 @@ void profile_ops(Loaded& l, const std::vector<torch::Tensor>& inputs, const Prof
   if (write_trace) recorder.write_chrome_trace(o.trace);
 }
 
+// The inputs every measurement uses: --input specs or files, else shaped from the eval data or the model.
+std::vector<torch::Tensor> profiled_inputs(const ProfileOptions& o, Loaded& first, const model::Dataset* eval,
+                                           ProfileResult& r) {
+  model::InputOptions in;
+  in.specs = o.inputs;
+  for (const auto& f : o.input_files) in.files.push_back(f);
+  in.batch = o.batch.value_or(0);
+  in.seed = o.seed;
+  std::string inferred;
+  auto inputs = model::resolve_inputs(first.model, in, eval, &inferred);
+  if (!inferred.empty()) r.notes.push_back(inferred);
+  r.inputs_guessed = !inferred.empty();
+  r.inputs = model::describe_inputs(inputs);
+  r.batch = inputs.empty() || inputs[0].dim() == 0 ? 1 : inputs[0].size(0);
+  return inputs;
+}
+
+// Times one model, or two interleaved; returns the note on how the measurement budget shortened the timing.
+std::string time_models(std::vector<Loaded>& loaded, const std::vector<torch::Tensor>& inputs, ProfileResult& r,
+                        Progress& progress) {
+  if (loaded.size() == 1) {
+    auto samples = time_forward(loaded[0].model.module, inputs, r.timing, loaded[0].model.path, progress);
+    std::string note = samples.note;
+    fill_latency(loaded[0].profile, std::move(samples), r.batch);
+    return note;
+  }
+  auto [sa, sb] = time_interleaved(loaded[0].model.module, loaded[0].model.path, loaded[1].model.module,
+                                   loaded[1].model.path, inputs, r.timing, progress);
+  std::string note = sa.note;
+  fill_latency(loaded[0].profile, std::move(sa), r.batch);
+  fill_latency(loaded[1].profile, std::move(sb), r.batch);
+  return note;
+}
+
+// Accuracy (with labels) and, for two models, their agreement, on the same data: the eval set when given, else
+// seeded random inputs; a model with several inputs is compared on the profiled inputs themselves (a data set holds
+// one input).
+void judge_outputs(std::vector<Loaded>& loaded, const std::vector<torch::Tensor>& inputs, const ProfileOptions& o,
+                   const std::optional<model::Dataset>& eval, ProfileResult& r, Progress& progress) {
+  std::vector<torch::Tensor> outputs;
+  model::Dataset agreement_data;
+  const bool on_profiled_inputs = !eval && inputs.size() > 1;
+  if (eval) {
+    agreement_data = *eval;
+  } else if (loaded.size() == 2 && inputs.size() == 1) {
+    // 256 samples shaped like the input, in batches of the profiled batch size.
+    auto spec = r.inputs[0];
+    spec.shape[0] = 256;
+    agreement_data.x = model::random_input(spec, o.seed + 1000);
+  }
+  if (eval || loaded.size() == 2) {
+    for (auto& l : loaded) {
+      torch::Tensor out = on_profiled_inputs ? forward_float(l.model.module, inputs, l.model.path)
+                                             : predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch,
+                                                       l.model.path, progress);
+      if (eval && eval->has_labels()) l.profile.accuracy = top1_accuracy(out, *eval->y);
+      outputs.push_back(out);
+    }
+  }
+  if (loaded.size() != 2) return;
+  Comparison c;
+  c.speedup = stats::bootstrap_median_ratio(loaded[0].profile.samples_ms, loaded[1].profile.samples_ms);
+  c.implausible = implausible_speedup(c.speedup.estimate);
+  if (c.implausible) r.findings.push_back(implausible_speedup_finding(c.speedup.estimate, "B against A"));
+  c.agreement = compare_outputs(outputs[0], outputs[1]);
+  c.agreement_data = eval                 ? o.eval + " (" + std::to_string(eval->size()) + " samples)"
+                     : on_profiled_inputs ? "the profiled inputs (" + std::to_string(r.batch) + " samples)"
+                                          : "256 seeded random samples shaped like the input";
+  r.comparison = c;
+}
+
+// The findings on each model's latency and on the host (load, BLAS), and the budget's note.
+void diagnose(const std::vector<Loaded>& loaded, const std::string& budget_note, ProfileResult& r) {
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    std::string label = loaded.size() == 2 ? (i == 0 ? "A" : "B") : "";
+    auto f = diagnose_latency(loaded[i].profile, label);
+    r.findings.insert(r.findings.end(), f.begin(), f.end());
+  }
+  HostLoad host;
+  host.cores = r.load.cores;
+  host.intra_op_threads = r.load.intra_op_threads;
+  host.other_running_threads = r.load.other_runnable_threads;
+  host.load_source = r.load.source;
+  host.blas_library = mapped_blas_library();
+  auto hf = diagnose_host(host);
+  r.findings.insert(r.findings.begin(), hf.begin(), hf.end());
+  if (!budget_note.empty())
+    r.findings.push_back({"info", "latency " + budget_note, fmt::format("{} s per measurement", r.timing.budget_s),
+                          "raise {budget_s} for more samples (or give {iterations})"});
+}
+
 }  // namespace
 
 ProfileResult run(const ProfileOptions& o, Progress& progress) {
@@ -130,37 +221,14 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   std::vector<Loaded> loaded;
   reset_peak_rss();
   loaded.push_back(load_one(o.models[0], progress));
-
-  model::InputOptions in;
-  in.specs = o.inputs;
-  for (const auto& f : o.input_files) in.files.push_back(f);
-  in.batch = o.batch.value_or(0);
-  in.seed = o.seed;
-  std::string inferred;
-  auto inputs = model::resolve_inputs(loaded[0].model, in, eval ? &*eval : nullptr, &inferred);
-  if (!inferred.empty()) r.notes.push_back(inferred);
-  r.inputs_guessed = !inferred.empty();
-  r.inputs = model::describe_inputs(inputs);
-  r.batch = inputs.empty() || inputs[0].dim() == 0 ? 1 : inputs[0].size(0);
-
+  const auto inputs = profiled_inputs(o, loaded[0], eval ? &*eval : nullptr, r);
   first_inference(loaded[0], inputs, r.timing);
   if (o.models.size() == 2) {
     loaded.push_back(load_one(o.models[1], progress));
     first_inference(loaded[1], inputs, r.timing);
   }
 
-  std::string budget_note;  // how the measurement budget shortened the timing
-  if (loaded.size() == 1) {
-    auto samples = time_forward(loaded[0].model.module, inputs, r.timing, loaded[0].model.path, progress);
-    budget_note = samples.note;
-    fill_latency(loaded[0].profile, std::move(samples), r.batch);
-  } else {
-    auto [sa, sb] = time_interleaved(loaded[0].model.module, loaded[0].model.path, loaded[1].model.module,
-                                     loaded[1].model.path, inputs, r.timing, progress);
-    budget_note = sa.note;
-    fill_latency(loaded[0].profile, std::move(sa), r.batch);
-    fill_latency(loaded[1].profile, std::move(sb), r.batch);
-  }
+  const std::string budget_note = time_models(loaded, inputs, r, progress);
   r.load = load_watch.result();
 
   for (size_t i = 0; i < loaded.size(); ++i) {
@@ -176,57 +244,8 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   const auto peak = peak_rss_bytes();
   for (auto& l : loaded) l.profile.peak_rss_bytes = peak;
 
-  // Accuracy and agreement on the same data: the eval set when given, else seeded random inputs; a
-  // model with several inputs is compared on the profiled inputs themselves (a data set holds one input).
-  std::vector<torch::Tensor> outputs;
-  model::Dataset agreement_data;
-  const bool on_profiled_inputs = !eval && inputs.size() > 1;
-  if (eval) {
-    agreement_data = *eval;
-  } else if (loaded.size() == 2 && inputs.size() == 1) {
-    // 256 samples shaped like the input, in batches of the profiled batch size.
-    auto spec = r.inputs[0];
-    spec.shape[0] = 256;
-    agreement_data.x = model::random_input(spec, o.seed + 1000);
-  }
-  if (eval || loaded.size() == 2) {
-    for (auto& l : loaded) {
-      torch::Tensor out = on_profiled_inputs ? forward_float(l.model.module, inputs, l.model.path)
-                                             : predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch,
-                                                       l.model.path, progress);
-      if (eval && eval->has_labels()) l.profile.accuracy = top1_accuracy(out, *eval->y);
-      outputs.push_back(out);
-    }
-  }
-  if (loaded.size() == 2) {
-    Comparison c;
-    c.speedup = stats::bootstrap_median_ratio(loaded[0].profile.samples_ms, loaded[1].profile.samples_ms);
-    c.implausible = implausible_speedup(c.speedup.estimate);
-    if (c.implausible) r.findings.push_back(implausible_speedup_finding(c.speedup.estimate, "B against A"));
-    c.agreement = compare_outputs(outputs[0], outputs[1]);
-    c.agreement_data = eval                 ? o.eval + " (" + std::to_string(eval->size()) + " samples)"
-                       : on_profiled_inputs ? "the profiled inputs (" + std::to_string(r.batch) + " samples)"
-                                            : "256 seeded random samples shaped like the input";
-    r.comparison = c;
-  }
-
-  for (size_t i = 0; i < loaded.size(); ++i) {
-    std::string label = loaded.size() == 2 ? (i == 0 ? "A" : "B") : "";
-    auto f = diagnose_latency(loaded[i].profile, label);
-    r.findings.insert(r.findings.end(), f.begin(), f.end());
-  }
-  HostLoad host;
-  host.cores = r.load.cores;
-  host.intra_op_threads = r.load.intra_op_threads;
-  host.other_running_threads = r.load.other_runnable_threads;
-  host.load_source = r.load.source;
-  host.blas_library = mapped_blas_library();
-  auto hf = diagnose_host(host);
-  r.findings.insert(r.findings.begin(), hf.begin(), hf.end());
-  if (!budget_note.empty())
-    r.findings.push_back({"info", "latency " + budget_note, fmt::format("{} s per measurement", r.timing.budget_s),
-                          "raise {budget_s} for more samples (or give {iterations})"});
-
+  judge_outputs(loaded, inputs, o, eval, r, progress);
+  diagnose(loaded, budget_note, r);
   for (auto& l : loaded) r.models.push_back(std::move(l.profile));
   return r;
 }

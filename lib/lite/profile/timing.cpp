@@ -103,7 +103,7 @@ void run_loop(const TimingOptions& o, Progress& progress, LatencySamples& out, S
       if (o.may_skip && cheapest * (least_warmup + kMinTimed) > budget_ms) {
         out.skipped = true;
         out.call_ms = cheapest;
-        out.note = fmt::format("skipped: one call takes {:.0f} ms, so even {} warm-up and {} timed calls overrun the "
+        out.note = fmt::format("one call takes {:.0f} ms, so even {} warm-up and {} timed calls overrun the "
                                "{:.3g} s a measurement may take",
                                cheapest, least_warmup, kMinTimed, o.budget_s);
         return;

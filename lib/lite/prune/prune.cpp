@@ -133,16 +133,33 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
   return q;
 }
 
+// Times the pruned model against the original at each batch size, interleaved, each on fresh deployed copies. Every
+// measurement keeps within profile::kMeasurementBudget (more when {duration_s} asks for more) and stops once the ratio is
+// decided (settle_width); a batch size whose minimum measurement cannot fit is skipped with a note, judged before
+// any call from the first batch size's cost (a call of b samples costs at least half of b/first calls of the first).
 std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes, std::vector<std::string>& notes) {
   profile::TimingOptions timing;
   timing.warmup = c.o.warmup;
   timing.iterations = c.o.iterations.value_or(0);
   timing.duration_s = c.o.duration_s;
   timing.min_iterations = 5;
+  timing.budget_s = std::max(profile::kMeasurementBudget, 2 * (c.o.duration_s + 1));
+  if (!c.o.iterations) timing.settle_width = 0.2;
   std::vector<Latency> out;
   bool unfrozen = false;
   std::string original_note, pruned_note;
+  double first_pair_ms = 0;  // one call of each model at the first (smallest) batch size
+  int64_t first_batch = 0;
   for (auto& [batch, inputs] : c.inputs) {
+    const double estimate_ms = first_pair_ms * double(batch) / double(std::max<int64_t>(first_batch, 1)) / 2;
+    if (first_batch && estimate_ms * (profile::kMinWarmup + profile::kMinTimed) > timing.budget_s * 1000) {
+      notes.push_back(fmt::format("batch {} was not timed: a pair of calls at batch {} takes {:.0f} ms, so at batch {} "
+                                  "about {:.0f} ms or more, and its minimum measurement overruns the {:.3g} s it may "
+                                  "take; pick smaller {{batches}}",
+                                  batch, first_batch, first_pair_ms, batch, estimate_ms, timing.budget_s));
+      continue;
+    }
+    timing.may_skip = first_batch != 0;
     // Fresh copies per batch size: the profiling executor's specializations for other shapes stay out.
     bool frozen_a = false, frozen_b = false;
     std::string note_a, note_b;
@@ -152,6 +169,12 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
     if (original_note.empty()) original_note = note_b;  // one note per model: the first batch size's figures
     if (pruned_note.empty()) pruned_note = note_a;
     auto [a, b] = profile::time_interleaved(pruned, c.source.path, original, c.source.path, inputs, timing, c.progress);
+    if (!first_batch) first_pair_ms = a.call_ms, first_batch = batch;
+    if (a.skipped) {
+      notes.push_back(fmt::format("batch {} was not timed: {}; pick smaller {{batches}}", batch, a.note));
+      continue;
+    }
+    if (!a.note.empty()) notes.push_back(fmt::format("batch {}: {}", batch, a.note));
     Latency l;
     l.batch = batch;
     l.pruned_ms = stats::summarize(a.ms).p50;
@@ -291,10 +314,9 @@ void check_runs(Context& c, const std::string& bytes) {
 void check_agreement_floor(const PruneOptions& o, PruneResult& r) {
   r.agreement_floor = o.agreement_floor;
   if (r.tolerance_given) return;
-  const auto& agreement = r.quality.agreement;
-  const double lost = 100.0 * (1.0 - agreement.top1_agreement);
-  const auto disagreeing = std::llround((1.0 - agreement.top1_agreement) * double(agreement.samples));
-  if (lost <= o.agreement_floor || disagreeing < 2) return;
+  const profile::AgreementLoss loss = profile::agreement_loss(r.quality.agreement, o.agreement_floor);
+  if (!loss.breaks_floor) return;
+  const double lost = loss.points;
   r.gates.fail("agreement");
   r.findings.push_back(
       {"warning",
@@ -303,6 +325,48 @@ void check_agreement_floor(const PruneOptions& o, PruneResult& r) {
        fmt::format("{{agreement_floor}} {:.2f} points", o.agreement_floor),
        "lower {ratio}, {exclude} the most sensitive layers ({sensitivity} shows them), recover with lite distill "
        "--student-from-prune, or raise {agreement_floor}"});
+}
+
+// Size, MACs, quality and latency of the original and the pruned model, each measured on a fresh copy.
+void measure_both(Context& c, const model::LoadedModel& source, const Built& built, bool unstructured, PruneResult& r) {
+  {
+    torch::jit::Module original_copy = deserialize(serialize(source.module));
+    r.before = figures_of(original_copy, read_file(source.path), source.file_bytes, c);
+    torch::jit::Module pruned_copy = deserialize(built.bytes);
+    r.after = figures_of(pruned_copy, built.bytes, built.bytes.size(), c);
+  }
+  if (!unstructured && r.after.parameters != r.planned_parameters)
+    throw InternalError("the pruned model has " + std::to_string(r.after.parameters) + " parameters, the plan " +
+                        std::to_string(r.planned_parameters));
+  {
+    torch::jit::Module original_copy = deserialize(serialize(source.module));
+    torch::jit::Module pruned_copy = deserialize(built.bytes);
+    r.quality = measure_quality(c, original_copy, pruned_copy);
+  }
+  {
+    profile::LoadWatch load(r.threads);
+    r.latency = measure_latency(c, built.bytes, r.notes);
+    r.load = load.result();
+  }
+  judge_speed_claims(r);
+  r.measured = true;
+}
+
+// The artifact, with what was done to it and its figures in lite.json.
+void write_pruned(const Context& c, const model::LoadedModel& source, const Built& built, const fs::path& out,
+                  PruneResult& r) {
+  model::ArtifactInfo info;
+  info.transform = "prune";
+  info.command_line = c.o.command_line;
+  info.details = built.details;
+  info.figures = {{"parameters", {{"before", r.before.parameters}, {"after", r.after.parameters}}},
+                  {"macs", {{"before", r.before.macs}, {"after", r.after.macs}}},
+                  {"zstd_bytes", {{"before", r.before.zstd_bytes}, {"after", r.after.zstd_bytes}}},
+                  {"quality", r.quality}};  // latencies stay in the report: they vary run to run
+  if (source.declared_inputs.empty()) info.inputs = model::describe_inputs(c.one);
+  model::save_artifact(deserialize(built.bytes), out, source, info);
+  r.output = out.string();
+  r.after.file_bytes = fs::file_size(out);
 }
 
 }  // namespace
@@ -347,43 +411,8 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
   check_runs(c, built.bytes);
   throw_if_interrupted();
 
-  // ---- measure ----------------------------------------------------------------------------------
-  torch::jit::Module pruned = deserialize(built.bytes);
-  {
-    torch::jit::Module original_copy = deserialize(serialize(source.module));
-    r.before = figures_of(original_copy, read_file(source.path), source.file_bytes, c);
-    torch::jit::Module pruned_copy = deserialize(built.bytes);
-    r.after = figures_of(pruned_copy, built.bytes, built.bytes.size(), c);
-  }
-  if (!unstructured && r.after.parameters != r.planned_parameters)
-    throw InternalError("the pruned model has " + std::to_string(r.after.parameters) + " parameters, the plan " +
-                        std::to_string(r.planned_parameters));
-  {
-    torch::jit::Module original_copy = deserialize(serialize(source.module));
-    torch::jit::Module pruned_copy = deserialize(built.bytes);
-    r.quality = measure_quality(c, original_copy, pruned_copy);
-  }
-  {
-    profile::LoadWatch load(r.threads);
-    r.latency = measure_latency(c, built.bytes, r.notes);
-    r.load = load.result();
-  }
-  judge_speed_claims(r);
-  r.measured = true;
-
-  // ---- artifact ---------------------------------------------------------------------------------
-  model::ArtifactInfo info;
-  info.transform = "prune";
-  info.command_line = o.command_line;
-  info.details = built.details;
-  info.figures = {{"parameters", {{"before", r.before.parameters}, {"after", r.after.parameters}}},
-                  {"macs", {{"before", r.before.macs}, {"after", r.after.macs}}},
-                  {"zstd_bytes", {{"before", r.before.zstd_bytes}, {"after", r.after.zstd_bytes}}},
-                  {"quality", r.quality}};  // latencies stay in the report: they vary run to run
-  if (source.declared_inputs.empty()) info.inputs = model::describe_inputs(c.one);
-  model::save_artifact(pruned, out, source, info);
-  r.output = out.string();
-  r.after.file_bytes = fs::file_size(out);
+  measure_both(c, source, built, unstructured, r);
+  write_pruned(c, source, built, out, r);
 
   if (r.tolerance_given && r.quality.drop > r.tolerance) r.gates.fail("tolerance");
   check_agreement_floor(o, r);

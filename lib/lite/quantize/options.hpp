@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/model/input_spec.hpp"
+#include "lite/profile/options.hpp"
 
 namespace lite::quantize {
 
@@ -53,9 +54,8 @@ struct QuantizeOptions {
 };
 
 // Seconds one latency measurement (warm-up + timed calls of a candidate and the frozen float model) may
-// take when no {budget_s} is given (or more when {duration_s} asks for more): batch sizes whose minimum
-// measurement does not fit are skipped, slow ones get fewer calls.
-inline constexpr double kMeasurementBudget = 10.0;
+// take when no {budget_s} is given (or more when {duration_s} asks for more): profile::kMeasurementBudget.
+using profile::kMeasurementBudget;
 
 void to_json(nlohmann::json& j, const QuantizeOptions& o);
 void from_json(const nlohmann::json& j, QuantizeOptions& o);

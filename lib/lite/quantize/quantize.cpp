@@ -515,6 +515,9 @@ void prepare_references(Context& c, QuantizeResult& r) {
     for (const auto& spec : model::describe_inputs(c.inputs.begin()->second)) shapes.push_back(model::to_string(spec));
     r.guessed_inputs = join(shapes, ", ");
   }
+  // The float model's first chunk of the quality data, now: data or inputs the model cannot run are named here
+  // ("forward failed on input ...") rather than as a failed freeze; it also sets how many samples are judged.
+  judged_total(c);
   timed(c, "freeze", "float", [&] {
     profile::FrozenFloat frozen;
     try {
@@ -841,11 +844,9 @@ void check_agreement_floor(const Candidate& chosen, const ModeEntry& requested, 
   r.agreement_floor = o.agreement_floor;
   r.agreement_floor_applied = requested.scheme && !o.tolerance;
   if (!r.agreement_floor_applied) return;
-  const auto& agreement = chosen.quality.agreement;
-  const double lost = 100.0 * (1.0 - agreement.top1_agreement);
-  // One flipped sample of a small set can be more than the floor by itself: noise, not a collapse.
-  const auto disagreeing = std::llround((1.0 - agreement.top1_agreement) * double(agreement.samples));
-  if (lost <= o.agreement_floor || disagreeing < 2) return;
+  const profile::AgreementLoss loss = profile::agreement_loss(chosen.quality.agreement, o.agreement_floor);
+  if (!loss.breaks_floor) return;
+  const double lost = loss.points;
   r.gates.fail("agreement");
   r.findings.push_back(
       {"warning",
@@ -934,16 +935,8 @@ const Candidate& write_chosen(Context& c, QuantizeResult& r, const std::map<std:
   return chosen;
 }
 
-}  // namespace
-
-QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
-  const auto start = Clock::now();
-  validate(o);
-  const ModeEntry& requested = find_mode(o.mode);
-  const CalibMethodEntry& method = find_calib_method(o.calib_method);
-  set_intra_op_threads(o.threads);
-  select_quantized_engine(o.qengine);
-
+// The result's header: what was asked for, the engine and threads, and the settings the report repeats.
+QuantizeResult start_result(const QuantizeOptions& o, const ModeEntry& requested) {
   QuantizeResult r;
   r.requested_mode = requested.name;
   r.engine = current_quantized_engine();
@@ -957,9 +950,11 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   r.tolerance_given = o.tolerance.has_value();
   r.tolerance = o.tolerance.value_or(kAutoTolerance);
   r.budget_s = o.budget_s;
+  return r;
+}
 
-  // ---- inputs: model, layers, data -------------------------------------------------------------
-  model::LoadedModel source = model::load_model(o.model);
+// The model's layers, checked: a model with nothing to quantize, or a glob that matches no layer, is an input error.
+void find_model_layers(const model::LoadedModel& source, const QuantizeOptions& o, QuantizeResult& r) {
   r.model = source.path.string();
   r.model_bytes = source.file_bytes;
   r.layers = find_layers(source.module);
@@ -968,45 +963,106 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     throw InputError(source.path.string(), "has no quantizable layers (no convolution or linear layer in forward)",
                      "lite quantize works on models with Conv1d/2d/3d or Linear layers");
   check_layer_globs(r.layers, o.skip, o.only);
-  const auto todo = modes_to_try(requested);
-  const bool wants_static =
-      std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
+}
 
-  Context c{o, progress, source, start};
-  c.auto_mode = !requested.scheme;
+// {calib} and {eval}, each checked against the model before any work.
+void load_data(Context& c) {
+  const auto& o = c.o;
   if (o.calib) {
     c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
-    check_fits(source.module, *c.calib, source.path, "{calib}");
+    check_fits(c.source.module, *c.calib, c.source.path, "{calib}");
   }
   if (o.eval) {
     c.eval = model::load_dataset(*o.eval, o.labels);
-    check_fits(source.module, *c.eval, source.path, "{eval}");
+    check_fits(c.source.module, *c.eval, c.source.path, "{eval}");
   }
+}
+
+// What calibrates static mode when {calib} is not given: the first samples of {eval}, or for auto nothing (static is
+// then skipped with `problem`); an explicit static mode without data is an option error.
+struct CalibrationFallback {
+  std::optional<model::Dataset> from_eval;
+  std::string problem;
+};
+
+CalibrationFallback calibration_fallback(const Context& c, bool wants_static, bool reused, const ModeEntry& requested,
+                                         QuantizeResult& r) {
+  CalibrationFallback out;
+  if (!wants_static || c.calib || reused) return out;
+  if (c.eval) {
+    out.from_eval = model::take_first(*c.eval, c.o.calib_samples);
+    r.notes.push_back(
+        "static mode was calibrated on the {eval} data (no {calib} given): the accuracy shown is "
+        "optimistic; pass separate {calib} data for an honest estimate");
+  } else if (requested.scheme) {
+    throw OptionError("calib", "static mode needs calibration data",
+                      "give samples shaped like the model input ({calib} FILE), or {calib_stats} FILE");
+  } else {
+    out.problem = "needs calibration data ({calib})";
+  }
+  return out;
+}
+
+// Every planned mode built (and for an explicit mode judged and timed; auto judges later). Under {budget_s}, auto
+// does not try the modes it has no time left for.
+std::map<std::string, Built> build_candidates(Context& c, const Planned& planned, const ModeEntry& requested,
+                                              QuantizeResult& r) {
+  std::map<std::string, Built> built;
+  for (const auto& [mode, plan] : planned.plans) {
+    if (c.budget_spent() && !built.empty()) {
+      Candidate skipped;
+      skipped.mode = mode->name;
+      skipped.problem = fmt::format("not tried: the {{budget_s}} of {} s was spent", *c.o.budget_s);
+      r.candidates.push_back(skipped);
+      c.measurements_left -= static_cast<int>(c.inputs.size());
+      continue;
+    }
+    r.candidates.push_back(requested.scheme ? build_explicit(c, *mode, plan, r, built)
+                                            : build_and_time(c, *mode, plan, requested, r, built));
+  }
+  return built;
+}
+
+// The gates on the chosen candidate, then the notes and time the run gathered.
+void finish_result(Context& c, const Candidate& chosen, const ModeEntry& requested, QuantizeResult& r) {
+  if (!r.tolerance_met) r.gates.fail("tolerance");
+  if (r.slower && !c.o.allow_slower) r.gates.fail("speed");
+  check_speed_trust(chosen, c.o, c.load->result(), r);
+  check_agreement_floor(chosen, requested, c.o, r);
+  check_material_effect(chosen, requested, c.source.file_bytes, r);
+  r.notes.insert(r.notes.end(), c.notes.begin(), c.notes.end());
+  r.time = c.time;
+  r.wall_s = seconds_since(c.start);
+}
+
+}  // namespace
+
+QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
+  const auto start = Clock::now();
+  validate(o);
+  const ModeEntry& requested = find_mode(o.mode);
+  const CalibMethodEntry& method = find_calib_method(o.calib_method);
+  set_intra_op_threads(o.threads);
+  select_quantized_engine(o.qengine);
+  QuantizeResult r = start_result(o, requested);
+
+  // ---- inputs: model, layers, data -------------------------------------------------------------
+  model::LoadedModel source = model::load_model(o.model);
+  find_model_layers(source, o, r);
+  const auto todo = modes_to_try(requested);
+  const bool wants_static =
+      std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
+  Context c{o, progress, source, start};
+  c.auto_mode = !requested.scheme;
+  load_data(c);
   std::optional<CalibrationStats> reused;
   if (o.calib_stats) reused = read_calibration_stats(*o.calib_stats, source, r);
-
-  // Which data calibrates static mode: --calib, else the first samples of --eval.
-  std::optional<model::Dataset> calib_from_eval;
-  std::string calib_problem;
-  if (wants_static && !c.calib && !reused) {
-    if (c.eval) {
-      calib_from_eval = model::take_first(*c.eval, o.calib_samples);
-      r.notes.push_back(
-          "static mode was calibrated on the {eval} data (no {calib} given): the accuracy shown is "
-          "optimistic; pass separate {calib} data for an honest estimate");
-    } else if (requested.scheme) {
-      throw OptionError("calib", "static mode needs calibration data",
-                        "give samples shaped like the model input ({calib} FILE), or {calib_stats} FILE");
-    } else {
-      calib_problem = "needs calibration data ({calib})";
-    }
-  }
-  const model::Dataset* calib_data = c.calib ? &*c.calib : calib_from_eval ? &*calib_from_eval : nullptr;
-
+  const CalibrationFallback fallback = calibration_fallback(c, wants_static, reused.has_value(), requested, r);
+  const model::Dataset* calib_data = c.calib ? &*c.calib : fallback.from_eval ? &*fallback.from_eval : nullptr;
   c.spend("load", "", seconds_since(start));
 
   // ---- plans -----------------------------------------------------------------------------------
-  Planned planned = plan_modes(todo, requested, o, r, source, calib_problem);
+  Planned planned = plan_modes(todo, requested, o, r, source, fallback.problem);
   for (const auto& [m, p] : planned.plans) r.plans.push_back(p);
   for (const auto& [m, why] : planned.skipped) {
     Candidate cand;
@@ -1020,7 +1076,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     return r;
   }
 
-  // ---- references, calibration, candidates -----------------------------------------------------
+  // ---- references, calibration, candidates, choice -----------------------------------------------
   c.measurements_left = static_cast<int>(planned.plans.size());
   c.load.emplace(r.threads);
   prepare_references(c, r);
@@ -1030,33 +1086,10 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     if (reused) c.calibrator->preload(*reused);
     c.calibrator->stats().model_sha256 = source.sha256;
   }
-  std::map<std::string, Built> built;
-  for (auto& [mode, plan] : planned.plans) {
-    if (c.budget_spent() && !built.empty()) {  // auto: the modes left are not tried
-      Candidate skipped;
-      skipped.mode = mode->name;
-      skipped.problem = fmt::format("not tried: the {{budget_s}} of {} s was spent", *o.budget_s);
-      r.candidates.push_back(skipped);
-      c.measurements_left -= static_cast<int>(c.inputs.size());
-      continue;
-    }
-    r.candidates.push_back(requested.scheme ? build_explicit(c, *mode, plan, r, built)
-                                            : build_and_time(c, *mode, plan, requested, r, built));
-  }
+  std::map<std::string, Built> built = build_candidates(c, planned, requested, r);
   if (!requested.scheme) judge_candidates(c, requested, r, built);
-
-  // ---- choice and artifact ---------------------------------------------------------------------
   const Candidate& chosen = write_chosen(c, r, built, method, reused);
-
-  // ---- gates -----------------------------------------------------------------------------------
-  if (!r.tolerance_met) r.gates.fail("tolerance");
-  if (r.slower && !o.allow_slower) r.gates.fail("speed");
-  check_speed_trust(chosen, o, c.load->result(), r);
-  check_agreement_floor(chosen, requested, o, r);
-  check_material_effect(chosen, requested, c.source.file_bytes, r);
-  r.notes.insert(r.notes.end(), c.notes.begin(), c.notes.end());
-  r.time = c.time;
-  r.wall_s = seconds_since(start);
+  finish_result(c, chosen, requested, r);
   return r;
 }
 

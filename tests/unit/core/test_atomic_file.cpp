@@ -6,6 +6,7 @@
 #include "../scratch_dir.hpp"
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 
 using namespace lite;
 namespace fs = std::filesystem;
@@ -40,11 +41,16 @@ TEST_CASE("output path checks") {
   ScratchDir dir;
   fs::path model = dir.path / "model.pt";
   std::ofstream(model) << "x";
-  CHECK_THROWS_AS(check_output_path(model, model), InputError);
-  CHECK_THROWS_AS(check_output_path(dir.path / "." / "model.pt", model), InputError);
-  CHECK_THROWS_AS(check_output_path(dir.path / "missing" / "out.pt", model), InputError);
-  CHECK_THROWS_AS(check_output_path(dir.path, model), InputError);
-  CHECK_NOTHROW(check_output_path(dir.path / "model.int8.pt", model));
+  CHECK_THROWS_AS(check_output(model, {model}, "output"), OptionError);
+  CHECK_THROWS_AS(check_output(dir.path / "." / "model.pt", {model}, "output"), OptionError);
+  CHECK_THROWS_AS(check_output(dir.path / "missing" / "out.pt", {model}, "output"), OptionError);
+  CHECK_THROWS_AS(check_output(dir.path, {model}, "output"), OptionError);
+  CHECK_NOTHROW(check_output(dir.path / "model.int8.pt", {model}, "output"));
+  try {
+    check_output(model, {model}, "output");
+  } catch (const OptionError& e) {
+    CHECK(e.key() == "output");  // the CLI words it with the flag that names the key (-o)
+  }
   CHECK(derive_output_path("/a/b/model.pt", "int8") == fs::path("/a/b/model.int8.pt"));
   CHECK(derive_output_path("model", "fp16") == fs::path("model.fp16.pt"));
 }

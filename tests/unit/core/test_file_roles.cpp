@@ -63,7 +63,7 @@ TEST_CASE("an existing FIFO as output is refused by the check and by the atomic 
   CHECK(rejection(roles).find("a FIFO, not a regular file") != std::string::npos);
   CHECK_THROWS_AS(write_file_atomically(fifo, "svg"), InputError);
   CHECK(fs::is_fifo(fifo));
-  CHECK_THROWS_AS(check_output_path(fifo), InputError);
+  CHECK_THROWS_AS(check_output(fifo, {}, "output"), OptionError);
 }
 
 TEST_CASE("a character device as output is refused (read only: /dev/null is never written)") {

@@ -3,6 +3,7 @@
 
 #include "../torch_fixtures.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/facts_torch.hpp"
 #include "lite/model/inputs.hpp"
@@ -96,6 +97,6 @@ TEST_CASE("artifacts carry provenance, chain history and never overwrite the inp
   model::save_artifact(reloaded.module, dir.path / "copy2.pt", reloaded, info);
   CHECK(model::read_provenance(dir.path / "copy2.pt")["history"].size() == 2);
 
-  CHECK_THROWS_AS(model::save_artifact(source.module, source.path, source, info), InputError);
-  CHECK_THROWS_AS(model::save_artifact(source.module, dir.path / "no" / "x.pt", source, info), InputError);
+  CHECK_THROWS_AS(model::save_artifact(source.module, source.path, source, info), OptionError);
+  CHECK_THROWS_AS(model::save_artifact(source.module, dir.path / "no" / "x.pt", source, info), OptionError);
 }

@@ -113,3 +113,19 @@ TEST_CASE("host diagnosis: oversubscription and the reference BLAS") {
   REQUIRE(blas.size() == 1);
   CHECK(blas[0].what.find("reference BLAS") != std::string::npos);
 }
+
+TEST_CASE("the agreement floor breaks on more than the floor's points lost, on two samples or more") {
+  lite::profile::Agreement a;
+  a.samples = 200;
+  a.top1_agreement = 0.97;  // 6 samples changed: 3 points
+  auto loss = lite::profile::agreement_loss(a, 5.0);
+  CHECK(loss.points == doctest::Approx(3.0));
+  CHECK(loss.disagreeing == 6);
+  CHECK_FALSE(loss.breaks_floor);
+  CHECK(lite::profile::agreement_loss(a, 2.0).breaks_floor);
+  a.samples = 10;
+  a.top1_agreement = 0.9;  // one flip in 10: 10 points, but one sample is noise
+  CHECK_FALSE(lite::profile::agreement_loss(a, 5.0).breaks_floor);
+  a.top1_agreement = 0.8;
+  CHECK(lite::profile::agreement_loss(a, 5.0).breaks_floor);
+}
