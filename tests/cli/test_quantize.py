@@ -202,6 +202,11 @@ class QuantizeCNN(LiteTestCase):
             self.assertEqual(c["quality"]["available_samples"], 1000)
         self.assertTrue(any("judged on the first 100 of the 1000 samples" in n for n in doc["result"]["notes"]),
                         doc["result"]["notes"])
+        # Fewer than the first chunk's 16 samples, in an explicit mode too.
+        code, doc, err = lite_json(MODEL, "--mode", "fp16", "--eval", EVAL, "--eval-samples", 5, "-o",
+                                   self.tmp / "five.pt", "--allow-slower", *FAST)
+        self.assertIn(code, (0, 1), err)
+        self.assertEqual(chosen(doc)["quality"]["samples"], 5)
         self.assert_rejected("quantize", MODEL, "--eval", EVAL, "--eval-samples", 0, needles=["--eval-samples"])
 
     def test_default_output_name_and_calibration_json_round_trip(self):

@@ -197,9 +197,13 @@ torch::Tensor float_reference(Context& c, int64_t begin, int64_t end) {
   return c.float_outputs.narrow(0, begin, end - begin);
 }
 
-// The samples every candidate is judged on (decided by the float model's first chunk).
+// The samples every candidate is judged on (decided by the float model's first chunk, which never runs past
+// {eval_samples}).
 int64_t judged_total(Context& c) {
-  if (c.judged < 0) float_reference(c, 0, next_chunk_end(0, available_samples(c), c.o.eval_batch));
+  if (c.judged < 0) {
+    const int64_t most = c.o.eval_samples ? std::min(available_samples(c), *c.o.eval_samples) : available_samples(c);
+    float_reference(c, 0, next_chunk_end(0, most, c.o.eval_batch));
+  }
   return c.judged;
 }
 
