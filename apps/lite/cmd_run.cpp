@@ -6,6 +6,7 @@
 
 #include "cli_common.hpp"
 #include "command.hpp"
+#include "config_flags.hpp"
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
@@ -18,20 +19,20 @@ namespace lite::cli {
 namespace {
 
 struct RunState {
-  std::string recipe;
   recipe::RunOptions options;
   OutputOptions output;
+  ConfigFlags config;
 };
 
 // Reads and checks the recipe; an error in the recipe names the file before the key path.
 recipe::Recipe read_and_check(const RunState& s) {
   try {
-    recipe::Recipe r = recipe::read_recipe(s.recipe);
+    recipe::Recipe r = recipe::read_recipe(s.options.recipe);
     recipe::check(r, s.options);
     return r;
   } catch (const OptionError& e) {
     if (e.key() == "output" || e.key() == "work_dir" || e.key() == "report_md") throw;  // a flag of lite run
-    throw InputError(describe_problem(s.recipe + ": " + e.key(), e.problem(), e.fix()));
+    throw InputError(describe_problem(s.options.recipe.string() + ": " + e.key(), e.problem(), e.fix()));
   }
 }
 
@@ -39,6 +40,7 @@ recipe::Recipe read_and_check(const RunState& s) {
 
 Runner setup_run(CLI::App& app) {
   auto s = std::make_shared<RunState>();
+  name_flag("recipe", "RECIPE");
   name_flag("output", "-o");
   name_flag("threads", "the recipe's evaluate.threads");  // the shared load finding's advice
   app.description(
@@ -46,7 +48,7 @@ Runner setup_run(CLI::App& app) {
       ") in order, each step's artifact feeding the next, then its gates measured on the final artifact against the "
       "original. Exit 1 when a gate fails (the artifact is still written), 2 for an invalid recipe (nothing is run). "
       "Details: docs/run.md.");
-  app.add_option("recipe", s->recipe, "Recipe JSON file; its relative paths resolve against its folder")->required();
+  app.add_option("recipe", s->options.recipe, "Recipe JSON file; its relative paths resolve against its folder");
   app.add_option("-o,--output", s->options.output,
                  "Final artifact (default: MODEL.<recipe name>.pt beside the recipe's model)");
   app.add_option("--work-dir", s->options.work_dir,
@@ -56,11 +58,13 @@ Runner setup_run(CLI::App& app) {
                  "Also write a markdown summary to FILE (append it to $GITHUB_STEP_SUMMARY for a CI job summary)");
   app.add_flag("--allow-noisy", s->options.allow_noisy,
                "Accept speed gates timed on an oversubscribed machine or showing an implausible speedup");
-  add_output_flags(app, s->output);
+  add_shared_flags(app, s->output, s->config, /*verbose=*/false);
 
-  return [s] {
+  return [s, &app] {
     resolve_format(s->output);
+    if (resolve_config(app, s->config, s->options)) return int(exit_ok);
     s->options.command_line = command_line();
+    recipe::validate(s->options);
     const recipe::Recipe r = read_and_check(*s);
     auto progress = make_progress(s->output);
     const recipe::RunResult result = recipe::run(r, s->options, *progress);

@@ -244,6 +244,26 @@ class GatesAndErrors(LiteTestCase):
         self.assertFalse(out.exists())
         self.assertEqual([f for f in self.tmp.iterdir() if f.name.startswith("m.pt")], [])
 
+    def test_options_as_data_dump_config_and_config(self):
+        # --dump-config prints the options (the recipe among them) and runs nothing; fed back with --config it gives
+        # the same options, a flag on the command line overrides the file, and an unknown key is refused by name.
+        recipe = RECIPES / "emergency-int8.json"
+        r = run_lite("run", recipe, "-o", self.tmp / "x.pt", "--dump-config")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        dumped = json.loads(r.stdout)
+        self.assertEqual(dumped["recipe"], str(recipe))
+        self.assertEqual(dumped["output"], str(self.tmp / "x.pt"))
+        self.assertEqual(set(dumped), {"recipe", "output", "work_dir", "report_md", "allow_noisy"})
+        self.assertEqual(list(self.tmp.iterdir()), [])
+        config = self.tmp / "run.json"
+        config.write_text(json.dumps(dumped))
+        again = run_lite("run", "--config", config, "--allow-noisy", "--dump-config")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(json.loads(again.stdout), dict(dumped, allow_noisy=True))
+        config.write_text(json.dumps(dict(dumped, recipes="typo.json")))
+        self.assert_rejected("run", "--config", config, needles=["recipes", "recipe"])
+        self.assert_rejected("run", needles=["RECIPE", "is required"])
+
     def test_verb_page_documents_every_flag(self):
         text = self.assert_verb_page_documents_every_flag("run")
         for recipe in ("emergency-int8.json", "prune-recover-int8.json", "cache-sizing.json"):

@@ -16,18 +16,9 @@
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/recipe/recipe.hpp"
+#include "lite/recipe/run_options.hpp"
 
 namespace lite::recipe {
-
-struct RunOptions {
-  std::filesystem::path output;    // final artifact; empty: MODEL.<recipe name>.pt beside the model
-  std::filesystem::path work_dir;  // intermediate artifacts and reports; empty: OUTPUT without .pt + ".work"
-  std::filesystem::path report_md; // markdown summary (checked as an output, written by the caller)
-  std::string command_line;        // recorded in the artifacts
-  // Accept speed gates (min_speedup, max_p99_ms, a quantize step's speed gate) timed on an oversubscribed machine
-  // or showing an implausible speedup; without it they fail (lite/profile/machine_load.hpp, speed_claim.hpp).
-  bool allow_noisy = false;
-};
 
 struct StepRecord {
   int index = 0;
