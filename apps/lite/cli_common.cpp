@@ -63,7 +63,16 @@ void TerminalProgress::advance(uint64_t steps) {
   draw(false);
 }
 
-void TerminalProgress::end() { clear(); }
+void TerminalProgress::end() {
+  phase_.clear();
+  clear();
+}
+
+void TerminalProgress::announce(std::string_view line) {
+  clear();
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  if (!phase_.empty()) draw(true);
+}
 
 void TerminalProgress::show(const std::string& line, bool force) {
   auto now = std::chrono::steady_clock::now();

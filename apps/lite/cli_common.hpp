@@ -36,6 +36,7 @@ class TerminalProgress : public Progress {
   void begin(std::string_view phase, uint64_t total) override;
   void advance(uint64_t steps = 1) override;
   void end() override;  // clears the line
+  void announce(std::string_view line) override;  // its own line, above the bar
   void show(const std::string& line, bool force);
   void clear();
 

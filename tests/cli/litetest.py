@@ -97,6 +97,36 @@ def run_lite_measured(*args, timeout=300):
     return r, usage.ru_maxrss / 1024
 
 
+def run_lite_on_terminal(*args, timeout=300):
+    """Runs lite with stderr on a pseudo-terminal (where the progress display and the plan line appear) and stdout
+    on a pipe; returns CompletedProcess with text stdout and the terminal's text as stderr."""
+    import pty
+    import threading
+    master, slave = pty.openpty()
+    chunks = []
+
+    def drain():
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the slave closed: EIO on Linux
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        p = subprocess.run([LITE, *map(str, args)], stdout=subprocess.PIPE, stderr=slave, timeout=timeout)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return subprocess.CompletedProcess(p.args, p.returncode, p.stdout.decode(errors="replace"),
+                                       b"".join(chunks).decode(errors="replace"))
+
+
 def run_lite_json(*args, **kwargs):
     """Runs lite with --json appended; asserts exit 0 and returns the parsed document."""
     r = run_lite(*args, "--json", **kwargs)

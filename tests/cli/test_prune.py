@@ -12,7 +12,7 @@ import unittest
 
 import torch
 
-from litetest import DATA, LiteTestCase, hardswish_net, run_lite
+from litetest import DATA, LiteTestCase, hardswish_net, run_lite, run_lite_on_terminal
 
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
@@ -107,6 +107,11 @@ class PruneCNN(LiteTestCase):
         self.assertEqual([l["batch"] for l in result["latency"]], [1])
         self.assertTrue(any("batch 50000 was not timed" in n for n in result["notes"]), result["notes"])
         self.assertTrue(out.exists())
+
+    def test_the_timing_plan_is_announced_on_a_terminal(self):
+        r = run_lite_on_terminal("prune", MODEL, "--ratio", "0.25", "-o", self.tmp / "plan.pt", *FAST)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertIn("lite prune: timing the pruned model against the original at batch 1: at most 10 s", r.stderr)
 
     def test_ratio_zero_gives_identical_outputs(self):
         out = self.tmp / "zero.pt"

@@ -15,7 +15,7 @@ import unittest
 
 import torch
 
-from litetest import DATA, LiteTestCase, run_lite
+from litetest import DATA, LiteTestCase, run_lite, run_lite_on_terminal
 
 FMNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 MODEL = DATA / "fmnist_cnn.pt"
@@ -208,6 +208,16 @@ class QuantizeCNN(LiteTestCase):
         self.assertIn(code, (0, 1), err)
         self.assertEqual(chosen(doc)["quality"]["samples"], 5)
         self.assert_rejected("quantize", MODEL, "--eval", EVAL, "--eval-samples", 0, needles=["--eval-samples"])
+
+    def test_the_plan_and_its_time_are_announced_on_a_terminal_only(self):
+        r = run_lite_on_terminal("quantize", MODEL, "--calib", EVAL, "--calib-samples", 64, "--eval", EVAL, "-o",
+                                 self.tmp / "plan.pt", *FAST)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertRegex(r.stderr, r"lite quantize: 6 modes to build and time at batch 1, then quality judged on "
+                                   r"1000 samples, fastest mode first; about \d+ s plus the builds")
+        piped = run_lite("quantize", MODEL, "--calib", EVAL, "--calib-samples", 64, "--eval", EVAL, "-o",
+                         self.tmp / "piped.pt", *FAST)
+        self.assertNotIn("to build and time", piped.stderr + piped.stdout)
 
     def test_default_output_name_and_calibration_json_round_trip(self):
         model = self.tmp / "cnn.pt"

@@ -13,6 +13,9 @@ class Progress {
   virtual void begin(std::string_view phase, uint64_t total) = 0;
   virtual void advance(uint64_t steps = 1) = 0;
   virtual void end() = 0;
+  // One line saying what the command is about to measure and about how long it will take: printed above the bar
+  // on a terminal, dropped everywhere else (--json, a pipe).
+  virtual void announce(std::string_view) {}
 };
 
 // A sink that ignores everything.

@@ -133,6 +133,10 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
   return q;
 }
 
+// Seconds one measurement (the pruned model and the original at one batch size) may take: quantize's budget, or
+// more when {duration_s} asks for more.
+double measurement_budget_s(const PruneOptions& o) { return std::max(profile::kMeasurementBudget, 2 * (o.duration_s + 1)); }
+
 // Times the pruned model against the original at each batch size, interleaved, each on fresh deployed copies. Every
 // measurement keeps within profile::kMeasurementBudget (more when {duration_s} asks for more) and stops once the ratio is
 // decided (settle_width); a batch size whose minimum measurement cannot fit is skipped with a note, judged before
@@ -143,7 +147,7 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
   timing.iterations = c.o.iterations.value_or(0);
   timing.duration_s = c.o.duration_s;
   timing.min_iterations = 5;
-  timing.budget_s = std::max(profile::kMeasurementBudget, 2 * (c.o.duration_s + 1));
+  timing.budget_s = measurement_budget_s(c.o);
   if (!c.o.iterations) timing.settle_width = 0.2;
   std::vector<Latency> out;
   bool unfrozen = false;
@@ -344,6 +348,12 @@ void measure_both(Context& c, const model::LoadedModel& source, const Built& bui
     r.quality = measure_quality(c, original_copy, pruned_copy);
   }
   {
+    std::vector<std::string> batches;
+    for (const auto& [batch, inputs] : c.inputs) batches.push_back(std::to_string(batch));
+    const double budget = measurement_budget_s(c.o);
+    c.progress.announce(fmt::format("lite prune: timing the pruned model against the original at batch {}: at most "
+                                    "{:.0f} s ({:.0f} s a batch size)",
+                                    join(batches, ", "), budget * double(batches.size()), budget));
     profile::LoadWatch load(r.threads);
     r.latency = measure_latency(c, built.bytes, r.notes);
     r.load = load.result();

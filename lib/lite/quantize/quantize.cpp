@@ -1027,6 +1027,35 @@ std::map<std::string, Built> build_candidates(Context& c, const Planned& planned
   return built;
 }
 
+// Says up front what the run will measure and about how long it will take, from what the float model cost so far:
+// each candidate's timing (interleaved with frozen float: the warm-up and the calls a measurement usually settles
+// after, at most the measurement budget per batch size), static's
+// calibration pass, and the evaluation of the judged samples (the float model's rest and, for auto, about two
+// candidates, since it stops at the first that meets the tolerance). Builds are not estimated.
+void announce_plan(const Context& c, const QuantizeResult& r, size_t modes, int64_t calib_samples) {
+  double float_eval_s = 0;
+  for (const auto& t : c.time)
+    if (t.stage == "evaluation" && t.mode == "float") float_eval_s += t.seconds;
+  const double per_sample_s = c.float_done > 0 ? float_eval_s / double(c.float_done) : 0.0;
+  double timing_s = 0;
+  std::vector<std::string> batches;
+  for (const auto& l : r.float_latency) {
+    batches.push_back(std::to_string(l.batch));
+    // A measurement usually settles after kMinSettleCalls timed pairs (or runs its fixed {iterations}).
+    const int calls = c.o.warmup + (c.o.iterations ? *c.o.iterations : profile::kMinSettleCalls);
+    timing_s += std::min(c.measurement_budget(), 2 * double(calls) * l.median_ms / 1000);
+  }
+  const double candidates_evaluated = c.auto_mode ? std::min<double>(2, double(modes)) : 1;
+  const double evaluation_s = per_sample_s * (double(std::max<int64_t>(c.judged - c.float_done, 0)) +
+                                              candidates_evaluated * double(c.judged));
+  const double total_s = double(modes) * timing_s + 1.3 * per_sample_s * double(calib_samples) + evaluation_s;
+  c.progress.announce(fmt::format(
+      "lite quantize: {} mode{} to build and time at batch {}, then quality judged on {} sample{}{}; about {:.0f} s "
+      "plus the builds (the float model: {:.0f} ms a sample to evaluate)",
+      modes, modes == 1 ? "" : "s", join(batches, ", "), c.judged, c.judged == 1 ? "" : "s",
+      c.auto_mode && modes > 1 ? ", fastest mode first" : "", total_s, 1000 * per_sample_s));
+}
+
 // The gates on the chosen candidate, then the notes and time the run gathered.
 void finish_result(Context& c, const Candidate& chosen, const ModeEntry& requested, QuantizeResult& r) {
   if (!r.tolerance_met) r.gates.fail("tolerance");
@@ -1090,6 +1119,10 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
     if (reused) c.calibrator->preload(*reused);
     c.calibrator->stats().model_sha256 = source.sha256;
   }
+  const bool calibrates = c.calibrator && std::any_of(planned.plans.begin(), planned.plans.end(), [](const auto& p) {
+    return p.first->scheme->needs_calibration();
+  });
+  announce_plan(c, r, planned.plans.size(), calibrates && calib_data ? calib_data->size() : 0);
   std::map<std::string, Built> built = build_candidates(c, planned, requested, r);
   if (!requested.scheme) judge_candidates(c, requested, r, built);
   const Candidate& chosen = write_chosen(c, r, built, method, reused);
