@@ -1029,9 +1029,9 @@ std::map<std::string, Built> build_candidates(Context& c, const Planned& planned
 
 // Says up front what the run will measure and about how long it will take, from what the float model cost so far:
 // each candidate's timing (interleaved with frozen float: the warm-up and the calls a measurement usually settles
-// after, at most the measurement budget per batch size), static's
-// calibration pass, and the evaluation of the judged samples (the float model's rest and, for auto, about two
-// candidates, since it stops at the first that meets the tolerance). Builds are not estimated.
+// after, at most the measurement budget per batch size), static's calibration pass, and the evaluation of the judged
+// samples (the float model's rest and, for auto, about two candidates, since it stops at the first that meets the
+// tolerance). Builds are not estimated.
 void announce_plan(const Context& c, const QuantizeResult& r, size_t modes, int64_t calib_samples) {
   double float_eval_s = 0;
   for (const auto& t : c.time)
