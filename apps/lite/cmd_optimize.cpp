@@ -73,8 +73,8 @@ void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
 void add_measurement_flags(CLI::App& app, optimize::OptimizeOptions& o) {
   app.add_option("--screen-samples", o.screen_samples, "Evaluation samples a variant is screened on")->capture_default_str();
   app.add_flag("--exhaustive", o.exhaustive, "Measure every variant fully: no screening (the grid to check a search by)");
-  app.add_option("--screen-duration", o.screen_duration_s, "Seconds of screening timing per variant")->capture_default_str();
-  app.add_option("--duration", o.duration_s, "Seconds of full timing per variant")->capture_default_str();
+  app.add_option("--screen-duration", o.screen_duration_s, "Most seconds of screen timing per variant")->capture_default_str();
+  app.add_option("--duration", o.duration_s, "Most seconds of full timing per variant (--exhaustive: all)")->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed calls before each timing")->capture_default_str();
   app.add_option("--threads", o.threads, "Intra-op threads (0: libtorch's default)")->capture_default_str();
   app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation passes")->capture_default_str();

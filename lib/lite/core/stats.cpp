@@ -123,4 +123,16 @@ Interval wilson_interval(double percent, int64_t samples, double z) {
   return iv;
 }
 
+Interval quantile_interval(std::vector<double> samples, double q) {
+  if (samples.empty()) throw InputError("quantile interval of an empty sample set");
+  std::sort(samples.begin(), samples.end());
+  const double n = double(samples.size()), spread = kZ95 * std::sqrt(n * q * (1 - q));
+  const auto rank = [&](double r) { return size_t(std::clamp(r, 0.0, n - 1)); };
+  Interval iv;
+  iv.estimate = percentile_sorted(samples, q);
+  iv.low = samples[rank(std::floor(n * q - spread) - 1)];
+  iv.high = samples[rank(std::ceil(n * q + spread))];
+  return iv;
+}
+
 }  // namespace lite::stats

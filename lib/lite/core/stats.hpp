@@ -48,4 +48,9 @@ Interval bootstrap_median_ratio(const std::vector<double>& a, const std::vector<
 inline constexpr double kZ95 = 1.959964, kZ99 = 2.575829;
 Interval wilson_interval(double percent, int64_t samples, double z = kZ95);
 
+// The distribution-free 95% interval of the q-quantile of `samples` (at least one): the order statistics around
+// rank n*q, by the normal approximation to the binomial count of samples below the quantile. With few samples
+// the slowest (or fastest) one bounds it.
+Interval quantile_interval(std::vector<double> samples, double q);
+
 }  // namespace lite::stats

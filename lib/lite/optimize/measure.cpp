@@ -45,22 +45,14 @@ std::vector<double> hits(const torch::Tensor& outputs, const torch::Tensor& labe
   return std::vector<double>(right.data_ptr<double>(), right.data_ptr<double>() + right.numel());
 }
 
-profile::TimingOptions timing(double duration_s, int warmup) {
+profile::TimingOptions timing(double duration_s, int warmup, const SettleRule* settle = nullptr) {
   profile::TimingOptions t;
+  if (settle) t.settled_by = paced(*settle);
   t.warmup = warmup;
   t.duration_s = duration_s;
   t.min_iterations = 20;
   t.budget_s = 4 * duration_s + 5;  // a slow model gets fewer calls instead of overrunning the search
   return t;
-}
-
-// The distribution-free 95% interval of the q-quantile: the order statistics around rank n*q, by the normal
-// approximation to the binomial count of samples below the quantile.
-std::pair<double, double> quantile_interval(std::vector<double> samples, double q) {
-  std::sort(samples.begin(), samples.end());
-  const double n = double(samples.size()), spread = 1.959964 * std::sqrt(n * q * (1 - q));
-  const auto rank = [&](double r) { return size_t(std::clamp(r, 0.0, n - 1)); };
-  return {samples[rank(std::floor(n * q - spread) - 1)], samples[rank(std::ceil(n * q + spread))]};
 }
 
 Latency summarise(const std::vector<double>& variant_ms, const std::vector<double>& original_ms, const std::string& note) {
@@ -70,7 +62,9 @@ Latency summarise(const std::vector<double>& variant_ms, const std::vector<doubl
   l.mean_ms = s.mean;
   l.p50_ms = s.p50;
   l.p99_ms = s.p99;
-  std::tie(l.p99_low_ms, l.p99_high_ms) = quantile_interval(variant_ms, 0.99);
+  const stats::Interval p99 = stats::quantile_interval(variant_ms, 0.99);
+  l.p99_low_ms = p99.low;
+  l.p99_high_ms = p99.high;
   l.note = note;
   if (!original_ms.empty()) {
     l.original_p50_ms = stats::median(original_ms);
@@ -140,9 +134,9 @@ Quality measure_quality(torch::jit::Module& variant, const fs::path& path, const
 }
 
 Latency measure_latency(torch::jit::Module& variant, const fs::path& path, Reference& r, double duration_s, int warmup,
-                        Progress& progress) {
+                        const SettleRule* settle, Progress& progress) {
   auto [mine, original] = profile::time_interleaved(variant, path, r.fastest_original, r.original_path,
-                                                    r.timing_inputs, timing(duration_s, warmup), progress);
+                                                    r.timing_inputs, timing(duration_s, warmup, settle), progress);
   return summarise(mine.ms, original.ms, mine.note);
 }
 

@@ -59,6 +59,7 @@ class Search {
  private:
   bool out_of_budget() const;
   double baseline_p50() const { return r_.original_latency ? r_.original_latency->p50_ms : 0.0; }
+  double fastest_within_budget() const;
   void timed(const std::string& stage, const std::function<void()>& work);
   void screen(Variant& v);
   void measure(Variant& v);
@@ -172,20 +173,25 @@ void Search::skip_rest_of_family(const std::string& family, size_t from, const s
     }
 }
 
+// Quality first: a variant already over the accuracy budget on the screen's samples is not timed at all.
 void Search::screen(Variant& v) {
   if (auto record = folder_->read(v.key, "screen")) {
     v.screen_quality = record->at("quality").get<Quality>();
-    v.screen_latency = record->at("latency").get<Latency>();
+    if (!record->at("latency").is_null()) v.screen_latency = record->at("latency").get<Latency>();
     v.reused = true;
   } else {
     const auto begin = Clock::now();
     model::LoadedModel m = model::load_model(v.artifact);
     v.screen_quality = detail::measure_quality(m.module, m.path, reference_, o_.screen_samples, o_.eval_batch,
                                                no_progress());
-    v.screen_latency = detail::measure_latency(m.module, m.path, reference_, o_.screen_duration_s, o_.warmup,
-                                               no_progress());
+    if (v.screen_quality->drop_low <= objective_.accuracy_budget) {
+      const SettleRule settle = screen_settle_rule();
+      v.screen_latency = detail::measure_latency(m.module, m.path, reference_, o_.screen_duration_s, o_.warmup,
+                                                 &settle, no_progress());
+    }
     v.screen_s = seconds_between(begin, Clock::now());
-    folder_->write(v.key, "screen", {{"quality", *v.screen_quality}, {"latency", *v.screen_latency}});
+    folder_->write(v.key, "screen", {{"quality", *v.screen_quality},
+                                     {"latency", v.screen_latency ? nlohmann::json(*v.screen_latency) : nullptr}});
     load_->sample();
   }
   v.status = "screened";
@@ -261,6 +267,14 @@ void Search::screen_all() {
   }
 }
 
+// The highest speedup low end of the variants measured so far within the accuracy budget (0: none).
+double Search::fastest_within_budget() const {
+  double fastest = 0;
+  for (const Variant& m : r_.variants)
+    if (m.status == "measured" && m.meets_accuracy && m.latency) fastest = std::max(fastest, m.latency->speedup_low);
+  return fastest;
+}
+
 void Search::measure(Variant& v) {
   if (auto record = folder_->read(v.key, "measure")) {
     v.quality = record->at("quality").get<Quality>();
@@ -275,7 +289,13 @@ void Search::measure(Variant& v) {
     {
       model::LoadedModel m = model::load_model(v.artifact);
       v.quality = detail::measure_quality(m.module, m.path, reference_, 0, o_.eval_batch, no_progress());
-      v.latency = detail::measure_latency(m.module, m.path, reference_, o_.duration_s, o_.warmup, no_progress());
+      // The grid times every variant for the whole duration; the search stops once the figures it decides on
+      // are settled (a variant over the accuracy budget only needs the screen's precision).
+      const SettleRule settle = v.quality->drop > objective_.accuracy_budget
+                                    ? screen_settle_rule()
+                                    : measure_settle_rule(objective_.target, fastest_within_budget());
+      v.latency = detail::measure_latency(m.module, m.path, reference_, o_.duration_s, o_.warmup,
+                                          o_.exhaustive ? nullptr : &settle, no_progress());
     }
     if (peak_reset) v.peak_rss_bytes = peak_rss_bytes();
     load_->sample();

@@ -56,8 +56,8 @@ struct OptimizeOptions {
   // can still win.
   int64_t screen_samples = 256;
   bool exhaustive = false;                      // measure every variant fully (the grid the search is checked against)
-  double screen_duration_s = 0.3;
-  double duration_s = 2.0;
+  double screen_duration_s = 0.3;              // at most: timing stops once settled (settle.hpp)
+  double duration_s = 2.0;                     // at most, but for the exhaustive grid
   int warmup = 5;
   int threads = 0;                              // 0: libtorch's default
   int64_t eval_batch = 64;

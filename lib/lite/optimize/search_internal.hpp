@@ -12,6 +12,7 @@
 #include "lite/model/dataset.hpp"
 #include "lite/model/load.hpp"
 #include "lite/optimize/optimize.hpp"
+#include "lite/optimize/settle.hpp"
 #include "lite/optimize/work_folder.hpp"
 
 namespace lite::optimize::detail {
@@ -66,9 +67,10 @@ Reference make_reference(model::LoadedModel& original, const OptimizeOptions& o,
 // The variant on the first `samples` evaluation samples (all when <= 0).
 Quality measure_quality(torch::jit::Module& variant, const std::filesystem::path& path, const Reference& r,
                         int64_t samples, int64_t eval_batch, Progress& progress);
-// The variant timed interleaved with the fastest original at the target's batch size for `duration_s`.
+// The variant timed interleaved with the fastest original at the target's batch size for `duration_s`, or until
+// `settle` (when given) says the timing has decided what it is for.
 Latency measure_latency(torch::jit::Module& variant, const std::filesystem::path& path, Reference& r,
-                        double duration_s, int warmup, Progress& progress);
+                        double duration_s, int warmup, const SettleRule* settle, Progress& progress);
 // The fastest original timed alone.
 Latency measure_original(Reference& r, double duration_s, int warmup, Progress& progress);
 

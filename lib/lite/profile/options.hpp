@@ -2,6 +2,7 @@
 // lite profile's options and result records. Torch-free: the CLI fills ProfileOptions from flags and
 // prints ProfileResult through report printers without seeing a torch header.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ struct TimingOptions {
   // of the ratio (the comparison is decided; more calls would only narrow it), and end the warm-up once a
   // call is within 10% of the cheapest before it (at least kMinWarmup + 1 calls). 0: never.
   double settle_width = 0;
+  // Interleaved timing only, duration mode: the caller's own rule for when the measurement has decided what it is
+  // for, asked with the timed samples of A and B after each timed call from kMinSettleCalls on (the rule keeps
+  // its own pace: a bootstrap every call is dear). Empty: never; asked beside settle_width's rule.
+  std::function<bool(const std::vector<double>& a_ms, const std::vector<double>& b_ms)> settled_by;
 };
 // With settle_width, never fewer timed calls than this (the interval of fewer is too coarse to trust).
 inline constexpr int kMinSettleCalls = 8;

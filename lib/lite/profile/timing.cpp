@@ -185,8 +185,10 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   int64_t pair = 0;
   FaultSample faults_a, faults_b;
   std::function<bool()> settled;
-  if (o.settle_width > 0)
+  if (o.settle_width > 0 || o.settled_by)
     settled = [&] {
+      if (o.settled_by && o.settled_by(sa.ms, sb.ms)) return true;
+      if (o.settle_width <= 0) return false;
       if (sa.ms.size() > 16 && sa.ms.size() % 4 != 0) return false;  // a bootstrap every call is dear
       auto ci = stats::bootstrap_median_ratio(sa.ms, sb.ms, 500);
       return (ci.low > 1 || ci.high < 1) && ci.high - ci.low <= o.settle_width * ci.estimate;

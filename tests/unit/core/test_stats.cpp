@@ -84,3 +84,16 @@ TEST_CASE("the Wilson interval holds the observed value, narrows with samples an
   CHECK(none.low == 0);
   CHECK(none.high == 100);
 }
+
+TEST_CASE("quantile interval: order statistics around rank n*q, the extremes when too few samples") {
+  std::vector<double> x(1000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = double(x.size() - i);  // 1000..1, unsorted
+  const stats::Interval median = stats::quantile_interval(x, 0.5);
+  CHECK(median.estimate == doctest::Approx(500.5));
+  CHECK(median.low < 500.5);
+  CHECK(median.high > 500.5);
+  CHECK(median.high - median.low < 70);  // +-1.96 sqrt(250) ranks: about 31 each side
+  const stats::Interval p99 = stats::quantile_interval({1, 2, 3}, 0.99);
+  CHECK(p99.high == 3);
+  CHECK_THROWS_AS(stats::quantile_interval({}, 0.5), InputError);
+}
