@@ -1,7 +1,9 @@
 #pragma once
 // lite::cache: trace-driven cache simulation (torch-free).
 //
-// Data flows one way: SimulationConfig -> simulate() -> CacheSimResult -> to_report() / render_svg().
+// The verb: CacheSimOptions (options.hpp) -> run() -> CacheSimResult -> to_report() / render_svg(). Beneath run(),
+// the engine: resolve() parses the options into a SimulationConfig, simulate() runs it (lite-mpi and lite
+// optimize's cache fit call these two directly).
 // The library never prints and never exits: bad input throws lite::InputError, a wrong option
 // lite::UsageError, Ctrl-C lite::Interrupted (polled every 16K requests).
 //
@@ -322,12 +324,11 @@ Counters simulate_requests(const PolicySpec& policy, uint64_t capacity, const st
 std::vector<Counters> lru_curve_requests(const std::vector<Request>& requests, const std::vector<uint64_t>& sizes,
                                          bool bytes);
 
-// The report (tables, findings, notes, complete JSON) and the SVG plot of a result.
-report::Report to_report(const CacheSimResult& result, const SimulationConfig& options);
+// The report (tables, findings, notes, complete JSON, with result.config as its options) and the SVG plot of a
+// result.
+report::Report to_report(const CacheSimResult& result);
 std::string render_svg(const CacheSimResult& result);
 // The policy table as a report (--policy list).
 report::Report policy_list_report();
-
-report::Report to_report(const CacheSimResult& result);  // with result.config
 
 }  // namespace lite::cache

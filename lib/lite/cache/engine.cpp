@@ -260,8 +260,9 @@ void finish_local(const SimulationConfig& opt, const TraceReader& reader, const 
 
 CacheSimResult simulate(const SimulationConfig& opt, Progress& progress, const SweepControl& control) {
   const auto t_start = Clock::now();
-  validate(opt);
+  check_resolved(opt);
   CacheSimResult result;
+  result.config = opt;  // the result says what it ran: to_report() reads it
   result.bytes = opt.bytes;
   const std::string name = display_name(opt.trace);
   ReaderConfig rc = reader_config(opt, name);

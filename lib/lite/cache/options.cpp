@@ -139,7 +139,7 @@ void check_mrc_partitions(const SimulationConfig& o) {
 
 }  // namespace
 
-void validate(const SimulationConfig& o) {
+void check_resolved(const SimulationConfig& o) {
   finite("sample_rate", o.sample_rate);
   if (o.target_hit_ratio) finite("target_hit_ratio", *o.target_hit_ratio);
   if (o.target_p99_ms) finite("target_p99_ms", *o.target_p99_ms);
@@ -190,13 +190,13 @@ void check_paths(const CacheSimOptions& o) {
 }  // namespace
 
 void validate(const CacheSimOptions& o) {
-  validate(resolve(o));
+  check_resolved(resolve(o));
   check_paths(o);
 }
 
 SimulationConfig prepare(const CacheSimOptions& o) {
   SimulationConfig config = resolve(o);
-  validate(config);
+  check_resolved(config);
   check_paths(o);
   return config;
 }

@@ -51,8 +51,9 @@ void to_json(nlohmann::json& j, const CacheSimOptions& o);
 void from_json(const nlohmann::json& j, CacheSimOptions& o);
 // Parses the specs and loads the profile reports; throws OptionError / InputError by key.
 SimulationConfig resolve(const CacheSimOptions& o);
-// Value rules of a resolved configuration (simulate() applies them too): OptionError by key.
-void validate(const SimulationConfig& config);
+// Value rules of a resolved configuration (simulate() applies them too): OptionError by key. Not a second
+// validate(): a SimulationConfig is the engine's input, not a verb's options.
+void check_resolved(const SimulationConfig& config);
 // Every rule, before any work: resolve, the value rules, and the plot path (never one of the inputs).
 void validate(const CacheSimOptions& o);
 

@@ -401,7 +401,8 @@ void add_notes(const CacheSimResult& r, const SimulationConfig& o, report::Repor
 
 }  // namespace
 
-report::Report to_report(const CacheSimResult& r, const SimulationConfig& o) {
+report::Report to_report(const CacheSimResult& r) {
+  const SimulationConfig& o = r.config;
   report::Report rep;
   rep.command = "cache-sim";
   rep.environment = host_environment();
@@ -422,8 +423,6 @@ report::Report to_report(const CacheSimResult& r, const SimulationConfig& o) {
   add_notes(r, o, rep);
   return rep;
 }
-
-report::Report to_report(const CacheSimResult& r) { return to_report(r, r.config); }
 
 report::Report policy_list_report() {
   report::Report r;

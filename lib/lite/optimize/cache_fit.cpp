@@ -82,7 +82,7 @@ void fit_caches(const std::vector<Variant*>& variants, const OptimizeOptions& o,
   cache::SimulationConfig config = cache::resolve(c);
   for (const Variant* v : variants)
     config.variants.push_back({v->spec.label(), v->artifact, v->latency->mean_ms, v->latency->p50_ms, v->latency->p99_ms});
-  cache::validate(config);
+  cache::check_resolved(config);
   const cache::CacheSimResult result = cache::simulate(config, progress);
   cache_unit = result.bytes ? "bytes" : "objects";
   for (Variant* v : variants) v->cache = fit_from_records(result.records, v->spec.label(), target);

@@ -100,7 +100,7 @@ TEST_CASE("sampling: scaled size, error estimate, and the small-sample warning e
     CHECK(*rec.miss_ratio_error > 0);
     CHECK(*rec.miss_ratio_error < 0.05);
   }
-  auto rep = to_report(r, o);
+  auto rep = to_report(r);
   auto warning = std::find_if(rep.findings.begin(), rep.findings.end(),
                               [](const auto& f) { return f.what.find("sampled cache under 100") != std::string::npos; });
   REQUIRE(warning != rep.findings.end());
@@ -110,7 +110,7 @@ TEST_CASE("sampling: scaled size, error estimate, and the small-sample warning e
 
   o.sizes = parse_sizes("10000,30000", false);
   auto big = simulate(o);
-  auto rep2 = to_report(big, o);
+  auto rep2 = to_report(big);
   CHECK(std::none_of(rep2.findings.begin(), rep2.findings.end(),
                      [](const auto& f) { return f.what.find("sampled cache under") != std::string::npos; }));
   o.sample_rate = 1.0;  // no sampling: no estimate, no flag

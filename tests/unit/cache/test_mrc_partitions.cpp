@@ -188,7 +188,7 @@ TEST_CASE("--mrc-partitions: bad values are refused by key") {
   o.mrc = true;
   auto refused = [&](const char* what) {
     CAPTURE(what);
-    CHECK_THROWS_WITH_AS(validate(resolve(o)), doctest::Contains("mrc_partitions"), lite::OptionError);
+    CHECK_THROWS_WITH_AS(check_resolved(resolve(o)), doctest::Contains("mrc_partitions"), lite::OptionError);
   };
   o.mrc_partitions = 0;
   refused("0");
@@ -201,5 +201,5 @@ TEST_CASE("--mrc-partitions: bad values are refused by key") {
   o.sample_rate = 0.5;
   refused("with sampling");
   o.sample_rate = 1;
-  CHECK_NOTHROW(validate(resolve(o)));
+  CHECK_NOTHROW(check_resolved(resolve(o)));
 }

@@ -145,21 +145,21 @@ TEST_CASE("the sweep's empty simulators are bounded: thousands of LHD sizes are 
   for (size_t i = 1; i <= kMaxSizes; ++i) list += std::to_string(i * 10) + ",";
   c.sizes = parse_sizes(list, false);
   c.policies = parse_policies("lru,s3fifo,sieve");
-  validate(c);  // small fixed state: 1024 sizes are fine
+  check_resolved(c);  // small fixed state: 1024 sizes are fine
   CHECK(empty_simulator_bytes(parse_policies("lhd")[0], false) > (uint64_t(3) << 20));  // LHD's histograms
   c.policies = parse_policies("lru,lhd");
-  const std::string m = usage_error([&] { validate(c); });
+  const std::string m = usage_error([&] { check_resolved(c); });
   CHECK(m.rfind("sizes: 1024 sizes x 2 policies need about", 0) == 0);
   CHECK(m.find("lhd alone") != std::string::npos);
   CHECK(m.find("2.00 GiB") != std::string::npos);
   CHECK(m.find("give at most") != std::string::npos);
   c.sizes.resize(100);
-  validate(c);
+  check_resolved(c);
   c.sample_check = true;  // twice the simulators
   c.sample_rate = 0.5;
   c.sizes = parse_sizes(list, false);
   c.sizes.resize(400);
-  CHECK(usage_error([&] { validate(c); }).rfind("sizes: 400 sizes x 2 policies", 0) == 0);
+  CHECK(usage_error([&] { check_resolved(c); }).rfind("sizes: 400 sizes x 2 policies", 0) == 0);
 }
 
 TEST_CASE("--policy parameters are decimal: hex and inf are refused") {

@@ -131,7 +131,7 @@ TEST_CASE("targets: smallest size per policy, the best policy, exit status 1 whe
   auto miss = simulate(o);
   CHECK_FALSE(miss.recommendation->reached);
   CHECK(miss.gates.failed == std::vector<std::string>{"target"});
-  auto rep = to_report(miss, o);
+  auto rep = to_report(miss);
   REQUIRE_FALSE(rep.findings.empty());
   CHECK(rep.findings[0].severity == "warning");
 }
@@ -277,7 +277,7 @@ TEST_CASE("JSON records carry the stable field names, the report and the SVG ren
   for (const char* k : {"policy", "size", "n_req", "n_miss", "miss_ratio", "n_req_byte", "n_miss_byte", "byte_miss_ratio"})
     CHECK(j["records"][0].contains(k));
   CHECK(j["records"][0]["latency_ms"].contains("p99"));
-  auto rep = to_report(r, o);
+  auto rep = to_report(r);
   CHECK(rep.result["options"]["policies"][1] == "s3fifo");
   auto svg = render_svg(r);
   CHECK(svg.find("<svg") != std::string::npos);
