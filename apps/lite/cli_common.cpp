@@ -215,6 +215,8 @@ void remember_command_line(int argc, char** argv) {
 
 const std::string& command_line() { return g_command_line; }
 
+RunContext run_context() { return RunContext{g_command_line}; }
+
 namespace {
 std::map<std::string, std::string>& flag_names() {
   static std::map<std::string, std::string> names;

@@ -8,6 +8,7 @@
 
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
+#include "lite/core/run_context.hpp"
 
 namespace CLI {
 class App;
@@ -88,6 +89,8 @@ void arm_budget_deadline(const std::string& verb, double budget_s, double slack_
 
 void remember_command_line(int argc, char** argv);
 const std::string& command_line();
+// What a verb's run() records of this invocation (lite/core/run_context.hpp).
+RunContext run_context();
 
 // The library names options by key ("calib_method"); the CLI words them as flags. The default is "--" + the
 // key with '_' -> '-' ("--calib-method"); a subcommand names the exceptions when it binds them

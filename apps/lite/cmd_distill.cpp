@@ -130,7 +130,6 @@ void add_parallel_flags(CLI::App& app, distill::DistillOptions& o) {
 
 // Runs the verb; in a data-parallel job rank 0 speaks for the job and the other ranks print only their own error line.
 int run_distill(DistillState& s) {
-  s.options.command_line = command_line();
   adopt_launch_assignment(s.options.launch_local, s.options.threads);  // a worker of --launch-local
   distill::validate(s.options);
   if (s.options.launch_local > 0)
@@ -141,7 +140,7 @@ int run_distill(DistillState& s) {
   const std::string own_rank = "rank " + std::to_string(rank);
   try {
     auto progress = speaks ? make_distill_progress(s.output) : std::make_unique<NullProgress>();
-    auto result = distill::run(s.options, *progress);
+    auto result = distill::run(s.options, *progress, run_context());
     if (!speaks) return result.gates.passed() ? int(exit_ok) : int(exit_check_failed);
     return print_outcome({distill::to_report(result), result.gates.passed()}, s.output);
   } catch (const distill::RankLost& e) {

@@ -119,7 +119,7 @@ Runner setup_optimize(CLI::App& app) {
     for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
     return run_verb(app, s->config, s->output, o, validate_and_bound,
                     [](const optimize::OptimizeOptions& o, Progress& progress) {
-                      const auto result = optimize::run(o, progress);
+                      const auto result = optimize::run(o, progress, run_context());
                       return VerbOutcome{optimize::to_report(result), result.gates.passed()};
                     });
   };

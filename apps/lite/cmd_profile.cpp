@@ -5,6 +5,7 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "timing_flags.hpp"
 #include "help_format.hpp"
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
@@ -25,7 +26,6 @@ Runner setup_profile(CLI::App& app) {
   name_flag("models", "MODEL");
   name_flag("inputs", "--input");
   name_flag("input_files", "--input-file");
-  name_flag("duration_s", "--duration");
   name_flag("budget_s", "--budget");
   app.description(
       "Measure a TorchScript model: cold start, latency percentiles, throughput, memory, per-op cost (--ops), latency "
@@ -39,18 +39,12 @@ Runner setup_profile(CLI::App& app) {
   app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
   decimal_only(app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs"),
                NumberText::unsigned_whole, "a whole number from 0 to 18446744073709551615");
-  app.add_option("--warmup", o.warmup, "Untimed warm-up iterations")->group("Timing");
-  auto* iters = app.add_option("--iterations", o.iterations, "Timed iterations, instead of running for --duration")
-                    ->group("Timing");
-  app.add_option("--duration", o.duration_s, "Seconds of timed iterations")
-      ->group("Timing")
-      ->excludes(iters);
+  add_timing_flags(app, o.timing, "Timing");
   app.add_option("--budget", o.budget_s,
                  fmt::format("Seconds the timed measurement may take; a slow model gets fewer calls and a note "
                              "(default: {:g}, none with --iterations)",
                              profile::kDefaultProfileBudget))
       ->group("Timing");
-  app.add_option("--threads", o.threads, "Intra-op threads, or 0 for libtorch's default")->group("Timing");
   app.add_option("--qengine", o.qengine, "Quantized engine for quantized models, onednn or qnnpack")->group("Timing");
   app.add_flag("--ops", o.ops, "Per-operator and per-module breakdown of self time")->group("Analysis");
   app.add_option("--top", o.top, "Rows in the --ops tables")->group("Analysis");

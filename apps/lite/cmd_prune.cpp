@@ -7,6 +7,7 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "timing_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/prune/prune.hpp"
@@ -40,7 +41,6 @@ Runner setup_prune(CLI::App& app) {
   name_flag("layer_ratios", "--ratio");
   name_flag("batches", "--batch");
   name_flag("inputs", "--input");
-  name_flag("duration_s", "--duration");
   app.description(
       "Prune a TorchScript model. Structured (default): remove whole channels that a dependency graph proves safe, "
       "so the artifact is smaller and faster. Unstructured (--sparsity): zero the smallest weights. The artifact is "
@@ -72,10 +72,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--sensitivity-ratios", o.sensitivity_ratios, "Ratios the sensitivity analysis tries")->delimiter(',');
   app.add_flag("--dry-run", o.dry_run, "Print the groups and the plan (channels kept, parameters) and write nothing");
   app.add_option("--batch", o.batches, "Batch sizes to measure latency at")->delimiter(',');
-  app.add_option("--threads", o.threads, "Intra-op threads, or 0 for libtorch's default");
-  app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement");
-  app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
-  app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given");
+  add_timing_flags(app, o.timing);
   app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation and gradient passes");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
@@ -94,7 +91,7 @@ Runner setup_prune(CLI::App& app) {
     return run_verb(
         app, s->config, s->output, o, [](const prune::PruneOptions& o) { prune::validate(o); },
         [](const prune::PruneOptions& o, Progress& progress) {
-          const prune::PruneResult result = prune::run(o, progress);
+          const prune::PruneResult result = prune::run(o, progress, run_context());
           return VerbOutcome{prune::to_report(result), result.gates.passed()};
         });
   };

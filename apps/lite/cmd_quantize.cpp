@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "timing_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/text.hpp"
@@ -70,7 +71,6 @@ Runner setup_quantize(CLI::App& app) {
   name_flag("model", "MODEL");
   name_flag("inputs", "--input");
   name_flag("batches", "--batch");
-  name_flag("duration_s", "--duration");
   name_flag("write_calib_json", "--no-calib-json");
   name_flag("output", "-o");
   name_flag("budget_s", "--budget");
@@ -99,10 +99,7 @@ Runner setup_quantize(CLI::App& app) {
                  "Input shape when the model declares none, e.g. 1x3x224x224 (default: from the data, else the first "
                  "layer)");
   app.add_option("--batch", o.batches, "Batch sizes to measure latency at")->delimiter(',');
-  app.add_option("--threads", o.threads, "Intra-op threads, or 0 for libtorch's default");
-  app.add_option("--warmup", o.warmup, "Untimed iterations before each measurement");
-  app.add_option("--iterations", o.iterations, "Timed iterations per measurement (default: run for --duration)");
-  app.add_option("--duration", o.duration_s, "Seconds per measurement when --iterations is not given");
+  add_timing_flags(app, o.timing);
   app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation and calibration passes");
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, schemes, expected size) and write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
@@ -124,7 +121,7 @@ Runner setup_quantize(CLI::App& app) {
     for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
     return run_verb(app, s->config, s->output, o, validate_and_bound,
                     [](const quantize::QuantizeOptions& o, Progress& progress) {
-                      const auto result = quantize::run(o, progress);
+                      const auto result = quantize::run(o, progress, run_context());
                       return VerbOutcome{quantize::to_report(result), result.gates.passed()};
                     });
   };

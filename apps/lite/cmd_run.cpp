@@ -63,11 +63,10 @@ Runner setup_run(CLI::App& app) {
   return [s, &app] {
     resolve_format(s->output);
     if (resolve_config(app, s->config, s->options)) return int(exit_ok);
-    s->options.command_line = command_line();
     recipe::validate(s->options);
     const recipe::Recipe r = read_and_check(*s);
     auto progress = make_progress(s->output);
-    const recipe::RunResult result = recipe::run(r, s->options, *progress);
+    const recipe::RunResult result = recipe::run(r, s->options, *progress, run_context());
     if (!s->options.report_md.empty()) write_file_atomically(s->options.report_md, recipe::to_markdown(result));
     return print_outcome({recipe::to_report(result), result.gates.passed()}, s->output);
   };

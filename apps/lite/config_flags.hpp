@@ -70,20 +70,13 @@ bool resolve_config(const CLI::App& app, const ConfigFlags& flags, Options& opti
   return false;
 }
 
-// Whether a verb's options record the command line (for an artifact's provenance).
-template <class Options, class = void>
-struct records_command_line : std::false_type {};
-template <class Options>
-struct records_command_line<Options, std::void_t<decltype(std::declval<Options&>().command_line)>> : std::true_type {};
-
 // The tail of a verb's runner, once its own flags are folded into `options`: the --config file under the flags
-// (stop after --dump-config), the command line recorded, `validate(options)`, then `run(options, progress)` with the
+// (stop after --dump-config), `validate(options)`, then `run(options, progress)` with the
 // progress display the output wants, its VerbOutcome printed, exit 0, or 1 when a gate failed.
 template <class Options, class Validate, class Run>
 int run_verb(const CLI::App& app, const ConfigFlags& flags, const OutputOptions& output, Options& options,
              Validate&& validate, Run&& run) {
   if (resolve_config(app, flags, options)) return int(exit_ok);
-  if constexpr (records_command_line<Options>::value) options.command_line = command_line();
   validate(options);
   auto progress = make_progress(output);
   return print_outcome(run(options, *progress), output);

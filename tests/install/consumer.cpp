@@ -8,8 +8,8 @@ int main(int argc, char** argv) {
   if (argc != 2) return 2;
   lite::profile::ProfileOptions o;
   o.models = {argv[1]};
-  o.warmup = 2;
-  o.iterations = 5;
+  o.timing.warmup = 2;
+  o.timing.iterations = 5;
   auto r = lite::profile::run(o);
   std::cout << "lite " << lite::version() << " p50 " << r.models[0].latency_ms.p50 << " ms\n";
 }

@@ -301,10 +301,9 @@ void measure_latency(const DistillOptions& o, model::LoadedModel& teacher, model
 void write_artifact(Session& s, const DistillResult& r, const fs::path& out) {
   model::ArtifactInfo info;
   info.transform = "distill";
-  info.command_line = s.o.command_line;
+  info.command_line = s.run_context.command_line;
   nlohmann::json hyper;
   to_json(hyper, s.o);
-  hyper.erase("command_line");
   info.details = {{"teacher", {{"path", s.teacher.path.string()}, {"sha256", s.teacher.sha256}}},
                   {"hyperparameters", hyper},
                   {"alpha_used", r.alpha},
@@ -405,7 +404,7 @@ void record_prune_figures(DistillResult& r) {
 
 }  // namespace
 
-DistillResult run(const DistillOptions& o, Progress& progress) {
+DistillResult run(const DistillOptions& o, Progress& progress, const RunContext& context) {
   const auto start = Clock::now();
   validate(o);
   check_paths(o);
@@ -417,7 +416,7 @@ DistillResult run(const DistillOptions& o, Progress& progress) {
   std::unique_ptr<DataParallel> data_parallel = join_world(world, o);  // rendezvous first: a bad setup fails fast
   DistillResult r;
   r.options = o;
-  Session s(o, progress);
+  Session s(o, progress, context);
   if (data_parallel) s.sync = data_parallel.get();
   std::optional<ProfilingExecutorOff> executor_off(std::in_place);  // before the models' first forward
   load_models_and_data(s, r);

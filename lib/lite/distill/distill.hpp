@@ -14,6 +14,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/gates.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/distill/options.hpp"
@@ -154,7 +155,8 @@ void to_json(nlohmann::json& j, const DistillResult& r);
 void to_json(nlohmann::json& j, const RankFigures& f);
 void to_json(nlohmann::json& j, const DistributedSummary& d);
 
-DistillResult run(const DistillOptions& options, Progress& progress);
+// `context`: how it was invoked, recorded in the artifact (lite/core/run_context.hpp).
+DistillResult run(const DistillOptions& options, Progress& progress, const RunContext& context = {});
 
 report::Report to_report(const DistillResult& result);
 

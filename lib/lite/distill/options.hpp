@@ -39,7 +39,6 @@ struct DistillOptions {
   std::string resume;              // checkpoint to continue from
   std::string output;              // empty: STUDENT.distilled.pt beside the student
   int latency_iterations = 50;     // timed forwards per model at batch 1 (0: latency not measured)
-  std::string command_line;        // recorded in the artifact (not an option users set)
 
   // Prune, then recover: instead of `student`, the teacher structurally pruned at this ratio (lite prune's
   // dependency graph, criterion and surgery, in memory), then distilled from the unpruned teacher.

@@ -46,7 +46,6 @@ void to_json(nlohmann::json& j, const PruneStage& p) {
 void to_json(nlohmann::json& j, const DistillResult& r) {
   nlohmann::json options;
   to_json(options, r.options);
-  options.erase("command_line");
   j = {{"metric", r.metric},
        {"validation_data", r.validation_data},
        {"train_samples", r.train_samples},

@@ -23,9 +23,10 @@
 namespace lite::distill {
 
 struct Session {
-  Session(const DistillOptions& options, Progress& p) : o(options), progress(p) {}
+  Session(const DistillOptions& options, Progress& p, const RunContext& r) : o(options), progress(p), run_context(r) {}
   const DistillOptions& o;
   Progress& progress;
+  const RunContext& run_context;
   model::LoadedModel teacher, student;
   model::Dataset train, validation;
   std::optional<torch::Tensor> train_labels;       // used by the loss (absent: soft term only)

@@ -46,8 +46,9 @@ struct BaseFailed : std::runtime_error {
 
 class Search {
  public:
-  Search(const OptimizeOptions& o, Progress& progress, OptimizeResult& r, Clock::time_point start)
-      : o_(o), progress_(progress), r_(r), start_(start) {}
+  Search(const OptimizeOptions& o, const RunContext& context, Progress& progress, OptimizeResult& r,
+         Clock::time_point start)
+      : o_(o), context_(context), progress_(progress), r_(r), start_(start) {}
 
   void prepare();
   void screen_all();
@@ -68,6 +69,7 @@ class Search {
   void write_artifact(const Variant& v);
 
   const OptimizeOptions& o_;
+  const RunContext& context_;
   Progress& progress_;
   OptimizeResult& r_;
   Clock::time_point start_;
@@ -129,6 +131,7 @@ void Search::prepare() {
   r_.cache_unit = objective_.cache_unit;
   r_.objective = objective_.describe();
   build_.options = &o_;
+  build_.context = &context_;
   build_.calib = o_.calib ? o_.calib : o_.eval;
   build_.inputs = o_.inputs.empty() ? model::describe_inputs(reference_.timing_inputs) : o_.inputs;
   build_settings_ = {{"calib", build_.calib ? file_identity(*build_.calib) : nlohmann::json()},
@@ -388,7 +391,7 @@ void Search::write_artifact(const Variant& v) {
   model::LoadedModel chosen = model::load_model(v.artifact);
   model::ArtifactInfo info;
   info.transform = verb().name;
-  info.command_line = o_.command_line;
+  info.command_line = context_.command_line;
   nlohmann::json variants = nlohmann::json::array();
   for (const Variant& w : r_.variants)
     variants.push_back({{"variant", w.spec.label()}, {"status", w.status}, {"verdict", w.verdict},
@@ -435,7 +438,7 @@ void Search::write_outputs() {
 
 }  // namespace
 
-OptimizeResult run(const OptimizeOptions& o, Progress& progress) {
+OptimizeResult run(const OptimizeOptions& o, Progress& progress, const RunContext& context) {
   const auto start = Clock::now();
   validate(o);
   if (o.trace) validate_cache_options(o);
@@ -443,7 +446,7 @@ OptimizeResult run(const OptimizeOptions& o, Progress& progress) {
   OptimizeResult r;
   r.target = target_of(o);
   r.accuracy_budget = accuracy_budget(o);
-  Search search(o, progress, r, start);
+  Search search(o, context, progress, r, start);
   search.prepare();
   search.screen_all();
   search.measure_survivors();

@@ -14,6 +14,7 @@
 
 #include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/core/report.hpp"
 #include "lite/optimize/options.hpp"
 #include "lite/profile/machine_load.hpp"
@@ -131,7 +132,8 @@ void to_json(nlohmann::json& j, const OptimizeResult& r);
 void from_json(const nlohmann::json& j, Quality& q);
 void from_json(const nlohmann::json& j, Latency& l);
 
-OptimizeResult run(const OptimizeOptions& options, Progress& progress);
+// `context`: how it was invoked, recorded in the artifact (lite/core/run_context.hpp).
+OptimizeResult run(const OptimizeOptions& options, Progress& progress, const RunContext& context = {});
 
 report::Report to_report(const OptimizeResult& result);
 

@@ -65,7 +65,6 @@ struct OptimizeOptions {
   std::filesystem::path work_dir;               // empty: OUTPUT.work beside the output
   std::filesystem::path emit_recipe;            // a lite run recipe that rebuilds and gates the choice
   std::filesystem::path plot;                   // SVG of the frontier
-  std::string command_line;                     // not an option: recorded in the artifact
 };
 
 // Points of accuracy (or top-1 agreement) the result may lose when max_accuracy_drop is not given.

@@ -22,6 +22,7 @@ namespace lite::optimize::detail {
 // What every build shares: the options, where static int8 calibrates, the input shapes the verbs are given.
 struct BuildSettings {
   const OptimizeOptions* options = nullptr;
+  const RunContext* context = nullptr;          // how lite optimize was invoked: every variant records it
   std::optional<std::filesystem::path> calib;  // unset: static int8 cannot be built (no data)
   std::vector<model::InputSpec> inputs;         // at batch 1; empty: the verbs resolve them as usual
 };

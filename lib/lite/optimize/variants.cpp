@@ -62,14 +62,11 @@ PrunedBase build_pruned(const VariantSpec& family, const BuildSettings& s, const
   }
   p.inputs = shape_texts(s.inputs);
   p.batches = {s.options->batch};
-  p.warmup = kVerbWarmup;
-  p.iterations = kVerbIterations;
-  p.threads = s.options->threads;
+  p.timing = {kVerbWarmup, kVerbIterations, /*duration_s=*/1.0, s.options->threads};
   p.agreement_floor = 100;  // the search judges accuracy itself, on the evaluation data
-  p.command_line = s.options->command_line;
   prune::validate(p);
   const auto start = std::chrono::steady_clock::now();
-  const prune::PruneResult r = prune::run(p, progress);
+  const prune::PruneResult r = prune::run(p, progress, *s.context);
   const nlohmann::json layer_ratios = family.by_sensitivity ? nlohmann::json(r.suggested) : nlohmann::json();
   folder.write(key, "build", {{"artifact", artifact.string()}, {"seconds", seconds_since(start)},
                               {"parameters_after", r.after.parameters}, {"macs_after", r.after.macs},
@@ -101,10 +98,9 @@ fs::path build_recovered(const VariantSpec& family, const fs::path& pruned, cons
   d.threads = o.threads;
   d.latency_iterations = 0;
   d.output = artifact.string();
-  d.command_line = o.command_line;
   distill::validate(d);
   const auto start = std::chrono::steady_clock::now();
-  const distill::DistillResult r = distill::run(d, progress);
+  const distill::DistillResult r = distill::run(d, progress, *s.context);
   folder.write(key, "build", {{"artifact", artifact.string()}, {"seconds", seconds_since(start)},
                               {"best_epoch", r.best_epoch}});
   return artifact;
@@ -139,15 +135,12 @@ void quantize_into(const std::string& mode, const fs::path& base, const fs::path
   q.calib_samples = s.options->calib_samples;
   q.inputs = s.inputs;
   q.batches = {s.options->batch};
-  q.warmup = kVerbWarmup;
-  q.iterations = kVerbIterations;
-  q.threads = s.options->threads;
+  q.timing = {kVerbWarmup, kVerbIterations, /*duration_s=*/1.0, s.options->threads};
   q.write_calib_json = false;
   q.allow_slower = true;    // a slower variant loses on its own measured figures
   q.agreement_floor = 100;  // accuracy is judged by the search, on the evaluation data
-  q.command_line = s.options->command_line;
   quantize::validate(q);
-  quantize::run(q, progress);
+  quantize::run(q, progress, *s.context);
 }
 
 }  // namespace
@@ -173,7 +166,7 @@ void build_variant(Variant& v, const fs::path& base, const BuildSettings& s, con
   const auto start = std::chrono::steady_clock::now();
   try {
     if (v.spec.mode == "float")
-      freeze_into(base, artifact, s.options->command_line);
+      freeze_into(base, artifact, s.context->command_line);
     else if (v.spec.mode == "static" && !s.calib)
       throw InputError("{calib}", "static int8 needs calibration data", "pass {calib} or {eval}");
     else

@@ -6,6 +6,7 @@
 
 #include "lite/core/report.hpp"
 #include "lite/profile/options.hpp"
+#include "lite/profile/result.hpp"
 
 namespace lite::profile {
 

@@ -9,6 +9,7 @@
 
 #include "lite/core/progress.hpp"
 #include "lite/profile/options.hpp"
+#include "lite/profile/result.hpp"
 
 namespace lite::profile {
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "lite/profile/options.hpp"
+#include "lite/profile/result.hpp"
 
 namespace lite::profile {
 

@@ -1,7 +1,5 @@
 // lite profile's options as data: JSON both ways and the value rules (the options pattern of
 // lite/core/options.hpp). Torch-free, so the CLI and recipes check options without loading libtorch.
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "lite/core/atomic_file.hpp"
@@ -17,31 +15,10 @@ constexpr double kMaxLoadSeconds = 24 * 3600;  // of offered arrivals, summed ov
 
 using namespace option_rules;
 
-void validate(const TimingOptions& o) {
-  at_least("warmup", o.warmup, 0);
-  if (!std::isfinite(o.budget_s) || o.budget_s < 0)
-    throw OptionError("budget_s", fmt::format("must be a number of seconds, at least 0, got {}", o.budget_s),
-                      "give the seconds a measurement may take");
-  if (!std::isfinite(o.settle_width) || o.settle_width < 0)
-    throw OptionError("settle_width", fmt::format("must be a fraction, at least 0, got {}", o.settle_width),
-                      "give e.g. 0.05 (stop once the interval is 5% wide), or 0 to time the whole duration");
-  if (o.iterations == 0) {
-    finite("duration_s", o.duration_s);
-    if (!(o.duration_s > 0) || o.duration_s > 3600)
-      throw OptionError("duration_s", fmt::format("must be more than 0 and at most 3600 seconds, got {}", o.duration_s),
-                        "or give a number of iterations");
-  } else {
-    at_least("iterations", o.iterations, 1, "omit it to run for a duration");
-  }
-}
-
 TimingOptions timing_of(const ProfileOptions& o) {
-  TimingOptions t;
-  t.warmup = o.warmup;
-  t.iterations = o.iterations.value_or(0);
-  t.duration_s = o.duration_s;
+  TimingOptions t = timing_options(o.timing);
   // Iterations given and no budget: the user asked for exactly that many calls.
-  t.budget_s = o.budget_s.value_or(o.iterations ? 0.0 : kDefaultProfileBudget);
+  t.budget_s = o.budget_s.value_or(o.timing.iterations ? 0.0 : kDefaultProfileBudget);
   t.hard_budget = o.budget_s.has_value();
   return t;
 }
@@ -52,11 +29,8 @@ void profile_fields(Fields& f, O& o) {
   f.field("models", o.models)
       .field("inputs", o.inputs)
       .field("input_files", o.input_files)
-      .field("batch", o.batch)
-      .field("warmup", o.warmup)
-      .field("iterations", o.iterations)
-      .field("duration_s", o.duration_s)
-      .field("threads", o.threads)
+      .field("batch", o.batch);
+  timing_knob_fields(f, o.timing)
       .field("qengine", o.qengine)
       .field("ops", o.ops)
       .field("top", o.top)
@@ -90,10 +64,8 @@ void validate(const ProfileOptions& o) {
     at_least("batch", double(*o.batch), 1, "omit it to keep the model's input shapes");
     for (const auto& spec : o.inputs) model::check_input_size(spec, o.batch);
   }
-  if (o.iterations) in_range("iterations", *o.iterations, 1, 1e8, "omit it to run for a duration");
+  validate(o.timing);
   if (o.budget_s) in_range("budget_s", *o.budget_s, 0.1, 1e6, "seconds the timed measurement may take");
-  validate(timing_of(o));
-  thread_count("threads", o.threads);
   at_least("top", o.top, 1);
   in_range("op_iterations", o.op_iterations, 1, 10000);
   if (!o.trace.empty() && !o.ops) throw OptionError("trace", "needs the per-op profile", "add {ops}");

@@ -203,7 +203,7 @@ void diagnose(const std::vector<Loaded>& loaded, const std::string& budget_note,
 
 ProfileResult run(const ProfileOptions& o, Progress& progress) {
   validate(o);
-  set_intra_op_threads(o.threads);
+  set_intra_op_threads(o.timing.threads);
   select_quantized_engine(o.qengine);
 
   ProfileResult r;

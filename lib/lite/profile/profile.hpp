@@ -4,6 +4,7 @@
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/profile/options.hpp"
+#include "lite/profile/result.hpp"
 
 namespace lite::profile {
 

@@ -36,11 +36,6 @@ std::string macs_text(uint64_t macs) {
 std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 }  // namespace
 
-void to_json(nlohmann::json& j, const TimingOptions& o) {
-  j = nlohmann::json{{"warmup", o.warmup}, {"iterations", o.iterations}, {"duration_s", o.duration_s},
-                     {"min_iterations", o.min_iterations}, {"budget_s", o.budget_s}};
-}
-
 void to_json(nlohmann::json& j, const OpStat& o) {
   j = nlohmann::json{{"name", o.name}, {"calls", o.calls}, {"self_ms", o.self_ms}, {"total_ms", o.total_ms},
                      {"share", o.share}};

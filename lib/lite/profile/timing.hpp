@@ -10,7 +10,7 @@
 
 #include "lite/core/deadline.hpp"
 #include "lite/core/progress.hpp"
-#include "lite/profile/options.hpp"
+#include "lite/profile/timing_options.hpp"
 
 namespace lite::profile {
 

@@ -46,12 +46,8 @@ void prune_fields(Fields& f, O& o) {
       .field("sensitivity", o.sensitivity)
       .field("sensitivity_ratios", o.sensitivity_ratios)
       .field("dry_run", o.dry_run)
-      .field("batches", o.batches)
-      .field("threads", o.threads)
-      .field("warmup", o.warmup)
-      .field("iterations", o.iterations)
-      .field("duration_s", o.duration_s)
-      .field("eval_batch", o.eval_batch);
+      .field("batches", o.batches);
+  profile::timing_knob_fields(f, o.timing).field("eval_batch", o.eval_batch);
 }
 
 void to_json(nlohmann::json& j, const PruneOptions& o) {
@@ -156,13 +152,8 @@ void validate(const PruneOptions& o) {
   for (double r : o.sensitivity_ratios)
     if (!(std::isfinite(r) && r > 0 && r < 1))
       throw OptionError("sensitivity_ratios", fmt::format("ratios must be in (0, 1), got {}", r), "e.g. 0.1,0.3,0.5");
-  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size", "give e.g. {batches} 1,32");
-  for (auto b : o.batches)
-    if (b < 1) throw OptionError("batches", "batch sizes must be at least 1", "give batch sizes of 1 or more");
-  option_rules::thread_count("threads", o.threads);
-  if (o.warmup < 0) throw OptionError("warmup", "must be >= 0", "give 0 or more");
-  if (o.iterations) option_rules::in_range("iterations", *o.iterations, 1, 1e8, "omit it to run for {duration_s}");
-  if (!o.iterations && !(o.duration_s > 0)) throw OptionError("duration_s", "must be > 0 seconds", "give a duration above 0");
+  profile::check_batch_sizes("batches", o.batches);
+  profile::validate(o.timing);
   if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1", "give 1 or more");
   check_files(o);
 }

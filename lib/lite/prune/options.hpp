@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/profile/timing_options.hpp"
+
 namespace lite::prune {
 
 // A ratio for the channel groups whose layers match a shell glob ("layer4.*=0.3"). The last matching
@@ -43,12 +45,8 @@ struct PruneOptions {
   std::vector<double> sensitivity_ratios = {0.1, 0.3, 0.5};
   bool dry_run = false;
   std::vector<int64_t> batches = {1, 32};  // latency is measured at these batch sizes
-  int threads = 0;                         // 0: libtorch's default
-  int warmup = 3;
-  std::optional<int> iterations;           // timed iterations per measurement; unset: run for duration_s
-  double duration_s = 1.0;
+  profile::TimingKnobs timing{/*warmup=*/3, /*iterations=*/{}, /*duration_s=*/1.0};
   int64_t eval_batch = 64;
-  std::string command_line;                // recorded in the artifact
 };
 
 void to_json(nlohmann::json& j, const LayerRatio& r);

@@ -72,6 +72,7 @@ torch::jit::Module deployed(const torch::jit::Module& module, const std::vector<
 struct Context {
   const PruneOptions& o;
   Progress& progress;
+  const RunContext& run_context;
   model::LoadedModel& source;
   std::optional<model::Dataset> eval;
   std::vector<model::InputSpec> specs;
@@ -133,22 +134,12 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
   return q;
 }
 
-// Seconds one measurement (the pruned model and the original at one batch size) may take: quantize's budget, or
-// more when {duration_s} asks for more.
-double measurement_budget_s(const PruneOptions& o) { return std::max(profile::kMeasurementBudget, 2 * (o.duration_s + 1)); }
-
 // Times the pruned model against the original at each batch size, interleaved, each on fresh deployed copies. Every
 // measurement keeps within profile::kMeasurementBudget (more when {duration_s} asks for more) and stops once the ratio is
 // decided (settle_width); a batch size whose minimum measurement cannot fit is skipped with a note, judged before
 // any call from the first batch size's cost (a call of b samples costs at least half of b/first calls of the first).
 std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes, std::vector<std::string>& notes) {
-  profile::TimingOptions timing;
-  timing.warmup = c.o.warmup;
-  timing.iterations = c.o.iterations.value_or(0);
-  timing.duration_s = c.o.duration_s;
-  timing.min_iterations = 5;
-  timing.budget_s = measurement_budget_s(c.o);
-  if (!c.o.iterations) timing.settle_width = 0.2;
+  profile::TimingOptions timing = profile::comparison_timing(c.o.timing);
   std::vector<Latency> out;
   bool unfrozen = false;
   std::string original_note, pruned_note;
@@ -350,7 +341,7 @@ void measure_both(Context& c, const model::LoadedModel& source, const Built& bui
   {
     std::vector<std::string> batches;
     for (const auto& [batch, inputs] : c.inputs) batches.push_back(std::to_string(batch));
-    const double budget = measurement_budget_s(c.o);
+    const double budget = profile::comparison_budget_s(c.o.timing);
     c.progress.announce(fmt::format("lite prune: timing the pruned model against the original at batch {}: at most "
                                     "{:.0f} s ({:.0f} s a batch size)",
                                     join(batches, ", "), budget * double(batches.size()), budget));
@@ -367,7 +358,7 @@ void write_pruned(const Context& c, const model::LoadedModel& source, const Buil
                   PruneResult& r) {
   model::ArtifactInfo info;
   info.transform = "prune";
-  info.command_line = c.o.command_line;
+  info.command_line = c.run_context.command_line;
   info.details = built.details;
   info.figures = {{"parameters", {{"before", r.before.parameters}, {"after", r.after.parameters}}},
                   {"macs", {{"before", r.before.macs}, {"after", r.after.macs}}},
@@ -381,12 +372,12 @@ void write_pruned(const Context& c, const model::LoadedModel& source, const Buil
 
 }  // namespace
 
-PruneResult run(const PruneOptions& o, Progress& progress) {
+PruneResult run(const PruneOptions& o, Progress& progress, const RunContext& context) {
   const auto start = Clock::now();
   validate(o);
   const bool unstructured = o.unstructured || o.sparsity.has_value();
   const Criterion* criterion = unstructured ? nullptr : &find_criterion(o.criterion);
-  set_intra_op_threads(o.threads);
+  set_intra_op_threads(o.timing.threads);
   const fs::path out = output_path(o);  // validate() checked it and the sidecars against every input
 
   PruneResult r;
@@ -400,7 +391,7 @@ PruneResult run(const PruneOptions& o, Progress& progress) {
 
   model::LoadedModel source = model::load_model(o.model);
   r.model = source.path.string();
-  Context c{o, progress, source, {}, {}, {}, {}, out, {}};
+  Context c{o, progress, context, source, {}, {}, {}, {}, out, {}};
   for (const auto& spec : o.inputs) c.specs.push_back(model::parse_input_spec(spec));
   if (!o.eval.empty()) c.eval = model::load_dataset(o.eval, o.labels.empty() ? std::optional<fs::path>() : fs::path(o.labels));
   if (!o.data.empty() && criterion && !criterion->needs_data)

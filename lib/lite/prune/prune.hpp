@@ -11,6 +11,7 @@
 
 #include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/core/report.hpp"
 #include "lite/profile/agreement.hpp"
 #include "lite/profile/machine_load.hpp"
@@ -103,7 +104,8 @@ void to_json(nlohmann::json& j, const Figures& f);
 void to_json(nlohmann::json& j, const SensitivityPoint& p);
 void to_json(nlohmann::json& j, const PruneResult& r);
 
-PruneResult run(const PruneOptions& options, Progress& progress);
+// `context`: how it was invoked, recorded in the artifact (lite/core/run_context.hpp).
+PruneResult run(const PruneOptions& options, Progress& progress, const RunContext& context = {});
 
 report::Report to_report(const PruneResult& result);
 

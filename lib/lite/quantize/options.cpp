@@ -57,11 +57,8 @@ void quantize_fields(Fields& f, O& o) {
       .field("only", o.only)
       .field("qengine", o.qengine)
       .field("inputs", o.inputs)
-      .field("batches", o.batches)
-      .field("threads", o.threads)
-      .field("warmup", o.warmup)
-      .field("iterations", o.iterations)
-      .field("duration_s", o.duration_s)
+      .field("batches", o.batches);
+  profile::timing_knob_fields(f, o.timing)
       .field("eval_batch", o.eval_batch)
       .field("dry_run", o.dry_run)
       .field("allow_slower", o.allow_slower)
@@ -89,20 +86,11 @@ void validate(const QuantizeOptions& o) {
   at_least("calib_samples", double(o.calib_samples), 1);
   at_least("eval_batch", double(o.eval_batch), 1);
   if (o.eval_samples) at_least("eval_samples", double(*o.eval_samples), 1);
-  if (o.batches.empty()) throw OptionError("batches", "needs at least one batch size", "give e.g. {batches} 1,32");
-  for (auto b : o.batches) {
-    at_least("batches", double(b), 1);
+  profile::check_batch_sizes("batches", o.batches);
+  for (auto b : o.batches)
     for (const auto& spec : o.inputs) model::check_input_size(spec, b);
-  }
   if (o.tolerance) at_least("tolerance", *o.tolerance, 0, "points of accuracy the result may lose");
-  at_least("warmup", o.warmup, 0);
-  if (o.iterations) {
-    in_range("iterations", *o.iterations, 1, 1e8, "omit it to run for a duration");
-  } else if (!(o.duration_s > 0) || !std::isfinite(o.duration_s) || o.duration_s > 3600) {
-    throw OptionError("duration_s", fmt::format("must be more than 0 and at most 3600 seconds, got {}", o.duration_s),
-                      "or give a number of iterations");
-  }
-  thread_count("threads", o.threads);
+  profile::validate(o.timing);
   in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with float");
   if (o.budget_s) in_range("budget_s", *o.budget_s, 1, 1e6, "seconds the whole command may take");
   if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "add {eval} FILE");

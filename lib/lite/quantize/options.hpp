@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/model/input_spec.hpp"
-#include "lite/profile/options.hpp"
+#include "lite/profile/timing_options.hpp"
 
 namespace lite::quantize {
 
@@ -32,10 +32,7 @@ struct QuantizeOptions {
   std::string qengine = "onednn";
   std::vector<model::InputSpec> inputs;    // when the model declares no shape
   std::vector<int64_t> batches = {1, 64};  // latency is measured at these batch sizes
-  int threads = 0;                         // 0: libtorch's default
-  int warmup = 5;
-  std::optional<int> iterations;  // timed iterations per measurement; unset: run for duration_s
-  double duration_s = 1.0;
+  profile::TimingKnobs timing{/*warmup=*/5, /*iterations=*/{}, /*duration_s=*/1.0};
   int64_t eval_batch = 64;
   bool dry_run = false;
   bool allow_slower = false;
@@ -43,7 +40,6 @@ struct QuantizeOptions {
   // speedup (lite/profile/machine_load.hpp, speed_claim.hpp); this accepts such a timing.
   bool allow_noisy = false;
   bool write_calib_json = true;  // MODEL.<tag>.calib.json beside the artifact
-  std::string command_line;      // not an option: the caller's command line, recorded in the artifact
   // An explicit mode given no tolerance still fails the "agreement" gate (exit 1, artifact written) when its
   // top-1 agreement with the float model falls by more than this many points (and on more than one sample).
   double agreement_floor = 5.0;

@@ -81,10 +81,12 @@ Latency to_latency(int64_t batch, const profile::LatencySamples& s) {
 }
 
 struct Context {
-  Context(const QuantizeOptions& options, Progress& p, model::LoadedModel& s, Clock::time_point started)
-      : o(options), progress(p), source(s), start(started) {}
+  Context(const QuantizeOptions& options, Progress& p, const RunContext& r, model::LoadedModel& s,
+          Clock::time_point started)
+      : o(options), progress(p), run_context(r), source(s), start(started) {}
   const QuantizeOptions& o;
   Progress& progress;
+  const RunContext& run_context;
   model::LoadedModel& source;
   std::optional<model::Dataset> calib;
   std::optional<model::Dataset> eval;
@@ -125,7 +127,7 @@ struct Context {
   // Seconds the next latency measurement may take: kMeasurementBudget (more when {duration_s} asks for
   // more), and under {budget_s} its share of what is left, half of it kept for building and evaluating.
   double measurement_budget() const {
-    double b = std::max(kMeasurementBudget, 2 * (o.duration_s + 1));
+    double b = profile::comparison_budget_s(o.timing);
     if (o.budget_s) b = std::min(b, std::max(0.1, remaining_s() / (2.0 * std::max(1, measurements_left))));
     return b;
   }
@@ -154,7 +156,7 @@ torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, int64_t b
   // A few calls per model: the profiling executor's instrumented first calls and graph optimization would
   // cost more than they save (timing, which runs many calls, keeps the deployment executor).
   torch::jit::GraphOptimizerEnabledGuard plain(false);
-  AllCoresForWork all_cores(c.o.threads > 0);
+  AllCoresForWork all_cores(c.o.timing.threads > 0);
   if (!c.quality_inputs.empty()) return profile::forward_float(m, c.quality_inputs, c.source.path);
   model::Dataset part{c.quality_data.x.narrow(0, begin, end - begin), std::nullopt, c.quality_data.source};
   return profile::predict(m, part, c.o.eval_batch, c.source.path, no_progress());
@@ -286,7 +288,7 @@ struct Built {
 // build keeps float are remembered, so later builds need not rediscover them.
 Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
   auto t = Clock::now();
-  AllCoresForWork all_cores(c.o.threads > 0);  // calibration runs the float model over the data
+  AllCoresForWork all_cores(c.o.timing.threads > 0);  // calibration runs the float model over the data
   BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}, {}};
   mode.scheme->build(b);
   Built out;
@@ -533,12 +535,9 @@ void prepare_references(Context& c, QuantizeResult& r) {
     c.frozen = frozen.module;
     if (!frozen.note.empty()) r.notes.push_back(frozen.note);
   });
-  c.timing.warmup = o.warmup;
-  c.timing.iterations = o.iterations.value_or(0);
-  c.timing.duration_s = o.duration_s;
-  c.timing.min_iterations = 5;
-  // Timing stops once the candidate-vs-frozen ratio's interval is decided and within 20% (see TimingOptions).
-  if (!o.iterations) c.timing.settle_width = 0.2;
+  // Timing stops once the candidate-vs-frozen ratio's interval is decided and within 20%; measurement_budget()
+  // sets each measurement's budget.
+  c.timing = profile::comparison_timing(o.timing);
   // A clone has its own copies of the methods, so fresh executors (see measure_speed's caller): the
   // source module has already run the quality data's batch sizes.
   torch::jit::Module as_given = source.module.clone();
@@ -804,7 +803,7 @@ model::ArtifactInfo describe_artifact(const Context& c, const ModeEntry& mode, c
   const auto& o = c.o;
   model::ArtifactInfo info;
   info.transform = "quantize";
-  info.command_line = o.command_line;
+  info.command_line = c.run_context.command_line;
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : chosen.plan.layers)
     layers.push_back({{"name", l.layer.name},
@@ -945,7 +944,7 @@ QuantizeResult start_result(const QuantizeOptions& o, const ModeEntry& requested
   r.requested_mode = requested.name;
   r.engine = current_quantized_engine();
   r.threads = at::get_num_threads();
-  if (const int cores = static_cast<int>(std::thread::hardware_concurrency()); o.threads == 0 && cores > r.threads)
+  if (const int cores = static_cast<int>(std::thread::hardware_concurrency()); o.timing.threads == 0 && cores > r.threads)
     r.notes.push_back(fmt::format("calibration and quality evaluation ran on {} threads (every core), latency was "
                                   "timed with {}; pass {{threads}} to use one count for both",
                                   cores, r.threads));
@@ -1042,7 +1041,7 @@ void announce_plan(const Context& c, const QuantizeResult& r, size_t modes, int6
   for (const auto& l : r.float_latency) {
     batches.push_back(std::to_string(l.batch));
     // A measurement usually settles after kMinSettleCalls timed pairs (or runs its fixed {iterations}).
-    const int calls = c.o.warmup + (c.o.iterations ? *c.o.iterations : profile::kMinSettleCalls);
+    const int calls = c.o.timing.warmup + (c.o.timing.iterations ? *c.o.timing.iterations : profile::kMinSettleCalls);
     timing_s += std::min(c.measurement_budget(), 2 * double(calls) * l.median_ms / 1000);
   }
   const double candidates_evaluated = c.auto_mode ? std::min<double>(2, double(modes)) : 1;
@@ -1070,12 +1069,12 @@ void finish_result(Context& c, const Candidate& chosen, const ModeEntry& request
 
 }  // namespace
 
-QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
+QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContext& context) {
   const auto start = Clock::now();
   validate(o);
   const ModeEntry& requested = find_mode(o.mode);
   const CalibMethodEntry& method = find_calib_method(o.calib_method);
-  set_intra_op_threads(o.threads);
+  set_intra_op_threads(o.timing.threads);
   select_quantized_engine(o.qengine);
   QuantizeResult r = start_result(o, requested);
 
@@ -1085,7 +1084,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress) {
   const auto todo = modes_to_try(requested);
   const bool wants_static =
       std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });
-  Context c{o, progress, source, start};
+  Context c{o, progress, context, source, start};
   c.auto_mode = !requested.scheme;
   load_data(c);
   std::optional<CalibrationStats> reused;

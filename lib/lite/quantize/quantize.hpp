@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/core/progress.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/core/report.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/agreement.hpp"
@@ -134,7 +135,8 @@ void to_json(nlohmann::json& j, const CalibrationInfo& c);
 void to_json(nlohmann::json& j, const TimeSpent& t);
 void to_json(nlohmann::json& j, const QuantizeResult& r);
 
-QuantizeResult run(const QuantizeOptions& options, Progress& progress);
+// `context`: how it was invoked, recorded in the artifact (lite/core/run_context.hpp).
+QuantizeResult run(const QuantizeOptions& options, Progress& progress, const RunContext& context = {});
 
 report::Report to_report(const QuantizeResult& result);
 

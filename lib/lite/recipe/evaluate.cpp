@@ -93,12 +93,12 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
   return stats::bootstrap_median_ratio(a.ms, b.ms);
 }
 
-void write_final_artifact(const RunResult& r, const fs::path& artifact) {
+void write_final_artifact(const RunResult& r, const fs::path& artifact, const RunContext& context) {
   const StepRecord& last = r.steps.at(size_t(r.recipe.last_model_step()));
   model::LoadedModel source = model::load_model(last.artifact);
   model::ArtifactInfo info;
   info.transform = "run";
-  info.command_line = last.options.value("command_line", std::string());
+  info.command_line = context.command_line;
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : r.steps)
     steps.push_back({{"step", s.key_path}, {"artifact", s.artifact}, {"gates", s.gates}, {"seconds", s.seconds}});

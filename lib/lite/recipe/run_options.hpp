@@ -17,7 +17,6 @@ struct RunOptions {
   // Accept speed gates (min_speedup, max_p99_ms, a quantize step's speed gate) timed on an oversubscribed machine
   // or showing an implausible speedup; without it they fail (lite/profile/machine_load.hpp, speed_claim.hpp).
   bool allow_noisy = false;
-  std::string command_line;  // not an option: the caller's command line, recorded in the artifacts
 };
 
 void to_json(nlohmann::json& j, const RunOptions& o);

@@ -134,7 +134,6 @@ void check(const Recipe& recipe, const RunOptions& options) {
     StepContext c;
     c.prefix = step.key_path() + ".";
     c.artifact_path = step_file(out_folder, step, ".pt");
-    c.command_line = options.command_line;
     c.check_only = true;
     const nlohmann::json opts = substitute(step, [&](const StepReference& ref) {
       return ref.report ? step_reference(ref.step, true) : recipe.model.string();
@@ -149,7 +148,8 @@ namespace {
 
 // The steps in order, then the evaluation and the gates. Returns the final model's path in the work folder ("" when
 // no step writes a model).
-std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress& progress, RunResult& result) {
+std::string run_steps(const Recipe& recipe, const RunOptions& options, const RunContext& context, Progress& progress,
+                      RunResult& result) {
   Measured measured;
   measured.allow_noisy = options.allow_noisy;
   for (const auto& step : recipe.steps) {
@@ -158,7 +158,7 @@ std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress&
     StepContext c;
     c.prefix = step.key_path() + ".";
     c.artifact_path = step_file(result.work_dir, step, ".pt");
-    c.command_line = options.command_line;
+    c.run_context = context;
     c.allow_noisy = options.allow_noisy;
     c.progress = &progress;
     const nlohmann::json opts = substitute(step, [&](const StepReference& ref) {
@@ -190,7 +190,7 @@ std::string run_steps(const Recipe& recipe, const RunOptions& options, Progress&
     std::error_code ec;
     const auto bytes = fs::file_size(final_model, ec);
     measured.final_bytes = ec ? 0 : uint64_t(bytes);
-    const fs::path baseline = frozen_original(recipe, result.work_dir, options.command_line, result.notes);
+    const fs::path baseline = frozen_original(recipe, result.work_dir, context.command_line, result.notes);
     const nlohmann::json eval_options = evaluation_options(recipe, baseline.string(), final_model);
     measured.evaluation = evaluate(eval_options, false, progress);
     result.evaluation = nlohmann::json(*measured.evaluation);
@@ -230,7 +230,7 @@ class WorkFolder {
 
 }  // namespace
 
-RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progress) {
+RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progress, const RunContext& context) {
   const auto start = std::chrono::steady_clock::now();
   check(recipe, options);
   RunResult result;
@@ -240,7 +240,7 @@ RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progres
   WorkFolder work_folder(result.work_dir);
   std::string final_model;
   try {
-    final_model = run_steps(recipe, options, progress, result);
+    final_model = run_steps(recipe, options, context, progress, result);
   } catch (const Interrupted&) {
     work_folder.keep();
     throw;
@@ -251,7 +251,7 @@ RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progres
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   throw_if_interrupted();  // the last point where Ctrl-C leaves no final artifact
   if (!final_model.empty()) {
-    write_final_artifact(result, result.output);
+    write_final_artifact(result, result.output, context);
     result.wrote_artifact = true;
   } else {
     result.notes.push_back("no step writes a model, so there is no final artifact");

@@ -14,6 +14,7 @@
 #include "lite/core/environment.hpp"
 #include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/core/report.hpp"
 #include "lite/recipe/recipe.hpp"
 #include "lite/recipe/run_options.hpp"
@@ -68,7 +69,8 @@ void check(const Recipe& recipe, const RunOptions& options);
 
 // Runs the steps and the gates; writes intermediates to the work folder and the final artifact atomically.
 // Interrupted (Ctrl-C) leaves no final artifact.
-RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progress = no_progress());
+RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progress = no_progress(),
+              const RunContext& context = {});
 
 report::Report to_report(const RunResult& result);
 // A markdown summary for a CI job summary or a pull-request comment.

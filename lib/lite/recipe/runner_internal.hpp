@@ -15,6 +15,7 @@
 #include "lite/core/stats.hpp"
 #include "lite/cache/cache_sim.hpp"
 #include "lite/profile/options.hpp"
+#include "lite/profile/result.hpp"
 #include "lite/recipe/runner.hpp"
 
 namespace lite::recipe::detail {
@@ -22,7 +23,7 @@ namespace lite::recipe::detail {
 struct StepContext {
   std::string prefix;                  // "steps[2].quantize."
   std::filesystem::path artifact_path; // where a model-writing step writes
-  std::string command_line;
+  RunContext run_context;              // lite run's own: every step's artifact records it
   bool check_only = false;             // read and validate the options, run nothing
   bool allow_noisy = false;            // lite run --allow-noisy: passed to the steps whose verb has the option
   Progress* progress = nullptr;
@@ -86,6 +87,7 @@ struct Measured {
 void check_gates(RunResult& result, const Measured& measured);
 
 // Writes the final artifact: the last step's model with the recipe, steps and gates in its lite.json.
-void write_final_artifact(const RunResult& result, const std::filesystem::path& artifact);
+void write_final_artifact(const RunResult& result, const std::filesystem::path& artifact,
+                          const RunContext& context);
 
 }  // namespace lite::recipe::detail

@@ -52,20 +52,19 @@ struct HasAllowNoisy : std::false_type {};
 template <class Options>
 struct HasAllowNoisy<Options, std::void_t<decltype(std::declval<Options&>().allow_noisy)>> : std::true_type {};
 
-// The verbs that write a model artifact (quantize, prune, distill) share one shape: options whose output and
-// command line the runner sets, the verb's validate() under the step's key path, run(), to_report(), gates.
+// The verbs that write a model artifact (quantize, prune, distill) share one shape: options whose output the
+// runner sets, lite run's context (its command line) passed on, the verb's validate() under the step's key path, run(), to_report(), gates.
 // validate/run/to_report are found by argument-dependent lookup in the verb's namespace.
 template <class Options>
 StepOutcome run_model_step(const nlohmann::json& j, const StepContext& c) {
   auto o = read_options<Options>(j, c.prefix);
   o.output = decltype(o.output)(c.artifact_path.string());
-  o.command_line = c.command_line;
   if constexpr (HasAllowNoisy<Options>::value) o.allow_noisy = o.allow_noisy || c.allow_noisy;
   under_prefix(c.prefix, [&] { validate(o); });
   StepOutcome out;
   out.options = o;
   if (c.check_only) return out;
-  const auto r = run(o, *c.progress);
+  const auto r = run(o, *c.progress, c.run_context);
   out.report = to_report(r);
   out.gates = r.gates;
   out.artifact = r.output;

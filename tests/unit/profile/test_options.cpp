@@ -25,7 +25,7 @@ TEST_CASE("profile options round-trip through JSON") {
   o.models = {"a.pt", "b.pt"};
   o.inputs = {model::parse_input_spec("1x3x8x8"), model::parse_input_spec("4x16:int64")};
   o.batch = 4;
-  o.iterations = 50;
+  o.timing.iterations = 50;
   o.ops = true;
   o.trace = "t.json";
   o.qps = {100, 200};
@@ -54,9 +54,9 @@ TEST_CASE("profile options: unknown keys, wrong types and rules are reported by 
     return rejected_key([&] { profile::validate(c); });
   };
   CHECK(with([](auto& c) { c.batch = 0; }) == "batch");
-  CHECK(with([](auto& c) { c.iterations = 0; }) == "iterations");
-  CHECK(with([](auto& c) { c.duration_s = std::numeric_limits<double>::infinity(); }) == "duration_s");
-  CHECK(with([](auto& c) { c.threads = 1 << 20; }) == "threads");
+  CHECK(with([](auto& c) { c.timing.iterations = 0; }) == "iterations");
+  CHECK(with([](auto& c) { c.timing.duration_s = std::numeric_limits<double>::infinity(); }) == "duration_s");
+  CHECK(with([](auto& c) { c.timing.threads = 1 << 20; }) == "threads");
   CHECK(with([](auto& c) { c.trace = "t.json"; }) == "trace");
   CHECK(with([](auto& c) { c.qps = {10}; }) == "qps");
   CHECK(with([](auto& c) { c.labels = "l.idx"; }) == "labels");
@@ -91,7 +91,7 @@ TEST_CASE("quantize options round-trip and validate by key") {
   CHECK(with([](auto& c) { c.calib_method = "entropi"; }) == "calib_method");
   CHECK(with([](auto& c) { c.tolerance = std::nan(""); }) == "tolerance");
   CHECK(with([](auto& c) { c.batches = {1, 0}; }) == "batches");
-  CHECK(with([](auto& c) { c.iterations = 0; }) == "iterations");
+  CHECK(with([](auto& c) { c.timing.iterations = 0; }) == "iterations");
   CHECK(with([](auto& c) { c.output = "c.pt"; }) == "output");
   CHECK(with([](auto& c) { c.output = "m.pt"; }) == "output");
   CHECK(with([](auto& c) { c.labels = "l.idx"; }) == "labels");

@@ -12,9 +12,9 @@ namespace {
 profile::ProfileOptions quick(std::vector<std::string> models) {
   profile::ProfileOptions o;
   o.models = std::move(models);
-  o.warmup = 2;
-  o.iterations = 10;
-  o.threads = 1;
+  o.timing.warmup = 2;
+  o.timing.iterations = 10;
+  o.timing.threads = 1;
   return o;
 }
 }  // namespace
@@ -51,7 +51,7 @@ TEST_CASE("profile report carries every documented field") {
 
 TEST_CASE("comparing a model with itself: speedup near 1 and perfect agreement") {
   auto o = quick({test::bundled_model().string(), test::bundled_model().string()});
-  o.iterations = 30;
+  o.timing.iterations = 30;
   auto r = profile::run(o);
   REQUIRE(r.comparison.has_value());
   CHECK(r.comparison->agreement.max_abs_error == 0);
