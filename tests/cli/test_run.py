@@ -90,6 +90,8 @@ class ShippedRecipes(LiteTestCase):
         self.assertEqual(details["status"], "passed" if result["passed"] else "failed")
         self.assertEqual(details["recipe"], result["recipe"])
         self.assertEqual([g["gate"] for g in details["gates"]], [g["gate"] for g in result["gates"]])
+        # the run's own command line, as every verb's artifact records its own (RunContext, not an option)
+        self.assertTrue(lite_json["command_line"].startswith("lite run "), lite_json["command_line"])
         x = torch.load(str(DATA / "fmnist_eval.pt"))["x"][:4]
         self.assertEqual(tuple(module(x).shape), (4, 10))
         return lite_json
