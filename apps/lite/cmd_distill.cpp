@@ -93,10 +93,10 @@ bool mentions(const std::string& text, const std::string& rank) {
 // What a rank lost during training leaves to resume from, for its error line.
 std::string kept_after_rank_lost(const distill::DistillOptions& o) {
   if (o.checkpoint_dir.empty()) return "no checkpoint was kept (--checkpoint-dir keeps one per epoch)";
-  const std::string ck = o.checkpoint_dir + "/last.ckpt";
+  const std::string ck = (o.checkpoint_dir / "last.ckpt").string();
   std::error_code ec;
   if (std::filesystem::is_regular_file(ck, ec)) return "the last checkpoint is kept: continue with --resume " + ck;
-  return "no epoch had finished, so " + o.checkpoint_dir + " holds no checkpoint yet";
+  return "no epoch had finished, so " + o.checkpoint_dir.string() + " holds no checkpoint yet";
 }
 
 std::unique_ptr<Progress> make_distill_progress(const OutputOptions& output) {

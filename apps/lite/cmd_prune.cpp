@@ -10,6 +10,7 @@
 #include "timing_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
+#include "lite/model/input_spec.hpp"
 #include "lite/prune/prune.hpp"
 
 namespace lite::cli {
@@ -20,6 +21,7 @@ struct PruneState {
   prune::PruneOptions options;
   OutputOptions output;
   std::vector<std::string> ratios;  // "R" or "GLOB=R": parsed into ratio / layer_ratios
+  std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
   bool structured = false;
   ConfigFlags config;
 };
@@ -60,7 +62,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_flag("--structured", s->structured, "Remove whole channels (the default)");
   app.add_flag("--unstructured", o.unstructured, "Zero single weights instead (needs --sparsity)");
   app.add_option("--sparsity", o.sparsity, "Unstructured: fraction of each conv/linear weight set to zero");
-  app.add_option("--input", o.inputs, "Input shape when the model declares none, e.g. 1x3x224x224");
+  app.add_option("--input", s->input_specs, "Input shape when the model declares none, e.g. 1x3x224x224");
   app.add_option("--eval", o.eval, "Evaluation data: top-1 accuracy with labels, else agreement");
   app.add_option("--labels", o.labels, "Labels of an idx --eval file");
   app.add_option("--tolerance", o.tolerance, "Top-1 points (accuracy or agreement) the result may lose; exit 1 beyond");
@@ -79,6 +81,7 @@ Runner setup_prune(CLI::App& app) {
   return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);
+    for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
     for (const auto& text : s->ratios) {
       auto r = prune::parse_ratio(text);
       if (r.glob.empty())

@@ -61,15 +61,16 @@ fs::path output_path(const DistillOptions& o) {
 void check_file_roles(const DistillOptions& o, const fs::path& out) {
   FileRoles roles;
   roles.reads("{teacher}", o.teacher).reads("{student}", o.student).reads("{data}", o.data);
-  roles.reads("{labels}", o.labels).reads("{eval}", o.eval).reads("{eval_labels}", o.eval_labels);
+  for (const auto& [role, path] : {std::pair{"{labels}", &o.labels}, {"{eval}", &o.eval}, {"{eval_labels}", &o.eval_labels}})
+    if (*path) roles.reads(role, **path);
   roles.writes("output", out);
   std::error_code ec;
   if (fs::is_directory(o.checkpoint_dir, ec)) {  // a folder distill creates holds no input yet
-    const fs::path checkpoint = fs::path(o.checkpoint_dir) / "last.ckpt";
-    if (!o.resume.empty() && !same_file(o.resume, checkpoint)) roles.reads("{resume}", o.resume);
+    const fs::path checkpoint = o.checkpoint_dir / "last.ckpt";
+    if (o.resume && !same_file(*o.resume, checkpoint)) roles.reads("{resume}", *o.resume);
     roles.writes("checkpoint_dir", checkpoint, "the checkpoint");
-  } else {
-    roles.reads("{resume}", o.resume);
+  } else if (o.resume) {
+    roles.reads("{resume}", *o.resume);
   }
   roles.check();
 }
@@ -87,14 +88,12 @@ void check_paths(const DistillOptions& o) {
       throw OptionError("checkpoint_dir", "the folder above " + dir.string() + " does not exist",
                         "create " + above.string() + " first");
   }
-  if (!o.resume.empty() && !fs::is_regular_file(o.resume, ec))
-    throw InputError(o.resume, "no such checkpoint file", "pass CHECKPOINT_DIR/last.ckpt of an earlier run");
+  if (o.resume && !fs::is_regular_file(*o.resume, ec))
+    throw InputError(o.resume->string(), "no such checkpoint file", "pass CHECKPOINT_DIR/last.ckpt of an earlier run");
 }
 
-model::Dataset load_data(const std::string& path, const std::string& labels, int64_t samples) {
-  std::optional<fs::path> label_path;
-  if (!labels.empty()) label_path = labels;
-  return model::take_first(model::load_dataset(path, label_path), samples);
+model::Dataset load_data(const fs::path& path, const std::optional<fs::path>& labels, int64_t samples) {
+  return model::take_first(model::load_dataset(path, labels), samples);
 }
 
 uint64_t memory_budget(const DistillOptions& o) {
@@ -121,9 +120,7 @@ void load_training(Session& s, DistillResult& r) {
     if (uint64_t(n) * per_sample > budget) {
       const uint64_t chunk_bytes = std::min<uint64_t>(budget / 4, uint64_t(64) << 20);
       const int64_t chunk = std::max<int64_t>(o.batch, int64_t(chunk_bytes / per_sample));
-      std::optional<fs::path> labels;
-      if (!o.labels.empty()) labels = o.labels;
-      s.stream.emplace(*layout, labels, o.samples, chunk);
+      s.stream.emplace(*layout, o.labels, o.samples, chunk);
       s.train_checksum = s.stream->scan(s.progress);
       s.train = s.stream->chunk(0);
       r.data_chunk_samples = s.stream->chunk_samples();
@@ -166,9 +163,9 @@ torch::Tensor probe(model::LoadedModel& m, const model::Dataset& data, const cha
   return model::primary_output(out, m.path).to(torch::kFloat32);
 }
 
-void check_labels(const model::Dataset& d, int64_t classes, const std::string& labels_file) {
+void check_labels(const model::Dataset& d, int64_t classes, const std::optional<fs::path>& labels_file) {
   if (!d.y) return;
-  const std::string file = labels_file.empty() ? d.source.string() : labels_file;
+  const std::string file = (labels_file ? *labels_file : d.source).string();
   if (d.y->dim() != 1)
     throw InputError(file, "labels must be one class index per sample, got shape " + c10::str(d.y->sizes()),
                      "store a 1-D tensor of class indices");
@@ -194,7 +191,7 @@ void check_models(Session& s) {
   model::Dataset all_labels = s.train;
   if (s.stream) all_labels.y = s.stream->labels();
   check_labels(all_labels, t.size(1), s.o.labels);
-  if (!s.o.eval.empty()) {
+  if (s.o.eval) {
     probe(s.teacher, s.validation, "teacher");
     check_labels(s.validation, t.size(1), s.o.eval_labels);
   }
@@ -338,9 +335,9 @@ void train_student(Session& s, DistillResult& r) {
   const int64_t steps = steps_per_epoch(train_size(s), o.batch, 2 * s.sync->world_size());
   const auto schedule = make_schedule(o.lr, steps * o.epochs, o.warmup_fraction);
   TrainState state;
-  if (!o.resume.empty()) {
-    load_checkpoint(o.resume, s.student.module, *optimizer, state, s.fingerprint);
-    r.resumed_from = o.resume;
+  if (o.resume) {
+    load_checkpoint(*o.resume, s.student.module, *optimizer, state, s.fingerprint);
+    r.resumed_from = o.resume->string();
     r.start_epoch = state.next_epoch + 1;
   } else {
     torch::manual_seed(o.seed);
@@ -371,8 +368,8 @@ void load_models_and_data(Session& s, DistillResult& r) {
   } else {
     s.student = model::load_model(o.student);
   }
-  s.validation = o.eval.empty() ? s.train : load_data(o.eval, o.eval_labels, o.eval_samples);
-  if (o.eval.empty())
+  s.validation = o.eval ? load_data(*o.eval, o.eval_labels, o.eval_samples) : s.train;
+  if (!o.eval)
     r.notes.push_back(s.stream ? fmt::format("validated on the first {} training samples (the training data is "
                                              "streamed): pass eval data for a held-out estimate", s.train.size())
                                : "validated on the training data: pass eval data for a held-out estimate");

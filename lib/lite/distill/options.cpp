@@ -70,9 +70,10 @@ void positive(const std::string& key, double value, const std::string& fix) {
 // Exactly one student: a model file, or the teacher pruned at a ratio in (0, 1) by a known criterion.
 void check_student(const DistillOptions& o) {
   if (!o.student_from_prune) {
-    option_rules::not_empty("student", o.student,
-                            "pass the TorchScript student model (its architecture and weights), or "
-                            "{student_from_prune} R to prune the teacher into one");
+    if (o.student.empty())
+      throw OptionError("student", "is required",
+                        "pass the TorchScript student model (its architecture and weights), or "
+                        "{student_from_prune} R to prune the teacher into one");
     return;
   }
   if (!o.student.empty())
@@ -109,10 +110,10 @@ void validate_data_parallel(const DistillOptions& o) {
 }  // namespace
 
 void validate(const DistillOptions& o) {
-  option_rules::not_empty("teacher", o.teacher, "pass the TorchScript teacher model");
+  if (o.teacher.empty()) throw OptionError("teacher", "is required", "pass the TorchScript teacher model");
   check_student(o);
-  option_rules::not_empty("data", o.data, "pass the training data (torch.save file, .npy or idx)");
-  if (!o.eval_labels.empty() && o.eval.empty())
+  if (o.data.empty()) throw OptionError("data", "is required", "pass the training data (torch.save file, .npy or idx)");
+  if (o.eval_labels && !o.eval)
     throw OptionError("eval_labels", "gives the labels of eval, which is not set", "pass eval too");
   option_rules::at_least("samples", double(o.samples), 0, "0 trains on every sample");
   option_rules::at_least("eval_samples", double(o.eval_samples), 0, "0 validates on every sample");

@@ -6,6 +6,7 @@
 // Defaults are member initializers; from_json reads keys through OptionReader (unknown keys and wrong types
 // name the key); validate() checks values and throws OptionError keyed by the option (never a CLI flag).
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -14,12 +15,12 @@
 namespace lite::distill {
 
 struct DistillOptions {
-  std::string teacher;         // TorchScript teacher (frozen: eval mode, no gradients)
-  std::string student;         // TorchScript student, trained from its current weights
-  std::string data;            // training data: torch.save tensor or {"x","y"} dict, .npy, idx
-  std::string labels;          // labels of an idx --data file (a dict's "y" is read from the file itself)
-  std::string eval;            // validation data; empty: validate on the training data
-  std::string eval_labels;     // labels of an idx eval file
+  std::filesystem::path teacher;  // TorchScript teacher (frozen: eval mode, no gradients)
+  std::filesystem::path student;  // TorchScript student, trained from its current weights
+  std::filesystem::path data;     // training data: torch.save tensor or {"x","y"} dict, .npy, idx
+  std::optional<std::filesystem::path> labels;       // labels of an idx --data file (a dict's "y" is read from it)
+  std::optional<std::filesystem::path> eval;         // validation data; unset: validate on the training data
+  std::optional<std::filesystem::path> eval_labels;  // labels of an idx eval file
   int64_t samples = 0;         // train on the first N samples of data (0: all)
   int64_t eval_samples = 0;    // validate on the first N samples of eval (0: all)
   int epochs = 3;
@@ -35,9 +36,9 @@ struct DistillOptions {
   uint64_t seed = 1;               // shuffling, dropout, everything random
   int threads = 0;                 // intra-op threads; 0 = libtorch's default
   int64_t teacher_cache_mb = 1024; // cache the teacher's logits of the whole data set up to this size
-  std::string checkpoint_dir;      // a checkpoint per epoch (and on Ctrl-C) when set
-  std::string resume;              // checkpoint to continue from
-  std::string output;              // empty: STUDENT.distilled.pt beside the student
+  std::filesystem::path checkpoint_dir;         // a checkpoint per epoch (and on Ctrl-C) when set
+  std::optional<std::filesystem::path> resume;  // checkpoint to continue from
+  std::filesystem::path output;                 // empty: STUDENT.distilled.pt beside the student
   int latency_iterations = 50;     // timed forwards per model at batch 1 (0: latency not measured)
 
   // Prune, then recover: instead of `student`, the teacher structurally pruned at this ratio (lite prune's

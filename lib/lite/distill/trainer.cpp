@@ -62,7 +62,7 @@ double train_step(StepLoop& l, const torch::Tensor& order, int64_t begin, int64_
   return value;
 }
 
-fs::path checkpoint_path(const Session& s) { return fs::path(s.o.checkpoint_dir) / "last.ckpt"; }
+fs::path checkpoint_path(const Session& s) { return s.o.checkpoint_dir / "last.ckpt"; }
 
 void write_checkpoint(StepLoop& l) {
   if (!l.s.sync->writes_files()) return;  // rank 0 writes; every rank can resume from it

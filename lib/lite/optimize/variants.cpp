@@ -32,12 +32,6 @@ constexpr int kVerbIterations = 3;
 // Training samples distill's best epoch is chosen on.
 constexpr int64_t kRecoverySelectionSamples = 1024;
 
-std::vector<std::string> shape_texts(const std::vector<model::InputSpec>& inputs) {
-  std::vector<std::string> texts;
-  for (const auto& spec : inputs) texts.push_back(model::to_string(spec));
-  return texts;
-}
-
 }  // namespace
 
 PrunedBase build_pruned(const VariantSpec& family, const BuildSettings& s, const WorkFolder& folder,
@@ -51,16 +45,16 @@ PrunedBase build_pruned(const VariantSpec& family, const BuildSettings& s, const
   }
   const OptimizeOptions& o = *s.options;
   prune::PruneOptions p;
-  p.model = o.model.string();
-  p.output = artifact.string();
+  p.model = o.model;
+  p.output = artifact;
   if (family.by_sensitivity) {
     p.tolerance = accuracy_budget(o);  // each group's largest ratio within the budget, judged alone on eval
-    p.eval = o.eval ? o.eval->string() : std::string();
-    p.labels = o.labels ? o.labels->string() : std::string();
+    p.eval = o.eval;
+    p.labels = o.labels;
   } else {
     p.ratio = family.prune_ratio;
   }
-  p.inputs = shape_texts(s.inputs);
+  p.inputs = s.inputs;
   p.batches = {s.options->batch};
   p.timing = {kVerbWarmup, kVerbIterations, /*duration_s=*/1.0, s.options->threads};
   p.agreement_floor = 100;  // the search judges accuracy itself, on the evaluation data
@@ -85,10 +79,10 @@ fs::path build_recovered(const VariantSpec& family, const fs::path& pruned, cons
   }
   const OptimizeOptions& o = *s.options;
   distill::DistillOptions d;
-  d.teacher = o.model.string();
-  d.student = pruned.string();
-  d.data = o.data->string();
-  d.labels = o.data_labels ? o.data_labels->string() : std::string();
+  d.teacher = o.model;
+  d.student = pruned;
+  d.data = *o.data;
+  d.labels = o.data_labels;
   // The best epoch is picked on training samples: the evaluation data judges the search, it must not also pick.
   d.eval = d.data;
   d.eval_labels = d.labels;
@@ -97,7 +91,7 @@ fs::path build_recovered(const VariantSpec& family, const fs::path& pruned, cons
   d.epochs = o.recover_epochs;
   d.threads = o.threads;
   d.latency_iterations = 0;
-  d.output = artifact.string();
+  d.output = artifact;
   distill::validate(d);
   const auto start = std::chrono::steady_clock::now();
   const distill::DistillResult r = distill::run(d, progress, *s.context);

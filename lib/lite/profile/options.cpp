@@ -72,7 +72,8 @@ void validate(const ProfileOptions& o) {
   if (!o.trace.empty()) {
     std::vector<std::filesystem::path> inputs(o.models.begin(), o.models.end());
     inputs.insert(inputs.end(), o.input_files.begin(), o.input_files.end());
-    for (const auto& f : {o.eval, o.labels}) inputs.push_back(f);
+    for (const auto& f : {o.eval, o.labels})
+      if (f) inputs.push_back(*f);
     check_output(o.trace, inputs, "trace");
   }
   if (!o.qps.empty() && o.requests <= 0)
@@ -95,7 +96,7 @@ void validate(const ProfileOptions& o) {
                                                 arrival_s, kMaxLoadSeconds),
                         "give fewer {requests} or higher rates");
   }
-  if (!o.labels.empty() && o.eval.empty()) throw OptionError("labels", "needs evaluation data", "add {eval} FILE");
+  if (o.labels && !o.eval) throw OptionError("labels", "needs evaluation data", "add {eval} FILE");
   at_least("eval_batch", double(o.eval_batch), 1);
 }
 

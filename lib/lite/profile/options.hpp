@@ -2,6 +2,7 @@
 // lite profile's options (the options pattern of lite/core/options.hpp). Torch-free: the CLI fills
 // ProfileOptions from flags without seeing a torch header; the result records are in profile/result.hpp.
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,17 +17,17 @@ namespace lite::profile {
 
 // lite profile's options (see lite/core/options.hpp for the pattern). Keys are the field names.
 struct ProfileOptions {
-  std::vector<std::string> models;        // one model, or two for an A/B comparison (A = baseline)
+  std::vector<std::filesystem::path> models;  // one model, or two for an A/B comparison (A = baseline)
   std::vector<model::InputSpec> inputs;   // JSON: ["1x3x224x224", "8x128:int64"]
-  std::vector<std::string> input_files;   // a tensor file per input
+  std::vector<std::filesystem::path> input_files;  // a tensor file per input
   std::optional<int64_t> batch;           // replaces the leading dimension of every input; unset keeps the shapes
   TimingKnobs timing;                     // warmup 20 (the profiling executor specializes in the first 2), 2 s
   std::string qengine = "onednn";         // quantized engine for quantized models
   bool ops = false;                       // per-operator breakdown
   int top = 15;                           // rows in the per-op tables
   int op_iterations = 20;                 // iterations profiled with operator callbacks
-  std::string trace;                      // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
-  std::string eval, labels;               // accuracy with labels
+  std::filesystem::path trace;            // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
+  std::optional<std::filesystem::path> eval, labels;  // accuracy with labels
   int64_t eval_batch = 64;
   std::vector<double> qps;                // load mode: offered rates (requests/s), one run each
   int64_t requests = 0;                   // requests per load run

@@ -37,12 +37,12 @@ struct Loaded {
   ModelProfile profile;
 };
 
-Loaded load_one(const std::string& path, Progress& progress) {
-  ProgressPhase phase(progress, "loading " + path, 0);
+Loaded load_one(const std::filesystem::path& path, Progress& progress) {
+  ProgressPhase phase(progress, "loading " + path.string(), 0);
   Loaded l;
   l.profile.rss_before_load_bytes = current_rss_bytes();
   l.model = model::load_model(path);
-  l.profile.path = path;
+  l.profile.path = path.string();
   l.profile.sha256 = l.model.sha256;
   l.profile.load_ms = l.model.load_ms;
   l.profile.frozen = graph_is_frozen(l.model.module);
@@ -173,7 +173,7 @@ void judge_outputs(std::vector<Loaded>& loaded, const std::vector<torch::Tensor>
   c.implausible = implausible_speedup(c.speedup.estimate);
   if (c.implausible) r.findings.push_back(implausible_speedup_finding(c.speedup.estimate, "B against A"));
   c.agreement = compare_outputs(outputs[0], outputs[1]);
-  c.agreement_data = eval                 ? o.eval + " (" + std::to_string(eval->size()) + " samples)"
+  c.agreement_data = eval                 ? o.eval->string() + " (" + std::to_string(eval->size()) + " samples)"
                      : on_profiled_inputs ? "the profiled inputs (" + std::to_string(r.batch) + " samples)"
                                           : "256 seeded random samples shaped like the input";
   r.comparison = c;
@@ -214,9 +214,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   LoadWatch load_watch(r.threads, r.environment.logical_cores);
 
   std::optional<model::Dataset> eval;
-  if (!o.eval.empty())
-    eval = model::load_dataset(o.eval, o.labels.empty() ? std::nullopt
-                                                                   : std::optional<std::filesystem::path>(o.labels));
+  if (o.eval) eval = model::load_dataset(*o.eval, o.labels);
 
   std::vector<Loaded> loaded;
   reset_peak_rss();

@@ -102,7 +102,9 @@ namespace {
 // ratio), the artifact unless it only analyses; nothing in a dry run.
 void check_files(const PruneOptions& o) {
   FileRoles roles;
-  roles.reads("{model}", o.model).reads("{data}", o.data).reads("{eval}", o.eval).reads("{labels}", o.labels);
+  roles.reads("{model}", o.model);
+  for (const auto& [role, path] : {std::pair{"{data}", &o.data}, {"{eval}", &o.eval}, {"{labels}", &o.labels}})
+    if (*path) roles.reads(role, **path);
   const bool analyses = o.sensitivity || (o.tolerance && !o.ratio && o.layer_ratios.empty());
   if (!o.dry_run && analyses) {
     roles.writes("output", sensitivity_path(o, ".sensitivity.csv"), "the sensitivity CSV");
@@ -114,7 +116,7 @@ void check_files(const PruneOptions& o) {
 }  // namespace
 
 void validate(const PruneOptions& o) {
-  option_rules::not_empty("model", o.model, "pass the TorchScript model file");
+  if (o.model.empty()) throw OptionError("model", "is required", "pass the TorchScript model file");
   if (o.ratio) check_fraction("ratio", *o.ratio);
   for (const auto& r : o.layer_ratios) {
     if (r.glob.empty()) throw OptionError("layer_ratios", "an entry has an empty glob", "write GLOB=R");
@@ -136,12 +138,14 @@ void validate(const PruneOptions& o) {
   if (!unstructured) {
     std::string c = to_lower(o.criterion);
     c.erase(std::remove(c.begin(), c.end(), '-'), c.end());
-    if (c == "taylor" && o.data.empty())
+    if (c == "taylor" && !o.data)
       throw OptionError("data", "is required by the taylor criterion (it ranks channels by gradient x weight)",
                         "pass {data} FILE with samples shaped like the model input, or use {criterion} l1");
   }
+  for (auto b : o.batches)
+    for (const auto& spec : o.inputs) model::check_input_size(spec, b);
   if (o.data_samples < 1) throw OptionError("data_samples", "must be at least 1", "give 1 or more");
-  if (!o.labels.empty() && o.eval.empty())
+  if (o.labels && !o.eval)
     throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
   if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
     throw OptionError("tolerance", "must be >= 0 points", "give 0 or more points");

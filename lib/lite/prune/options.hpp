@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/model/input_spec.hpp"
 #include "lite/profile/timing_options.hpp"
 
 namespace lite::prune {
@@ -23,22 +24,22 @@ struct LayerRatio {
 };
 
 struct PruneOptions {
-  std::string model;
-  std::string output;                  // empty: MODEL.pruned.pt beside the model
+  std::filesystem::path model;
+  std::filesystem::path output;        // empty: MODEL.pruned.pt beside the model
   std::optional<double> ratio;         // fraction of each group's channels to remove, in [0, 1)
   std::vector<LayerRatio> layer_ratios;
   bool global = false;                 // rank channels across groups instead of per group
   double global_floor = 0.1;           // with global: every group keeps at least this fraction
   std::string criterion = "l1";        // see criteria(): l1, l2, bn-scale, taylor
-  std::string data;                    // samples for taylor (gradients); labels used when present
+  std::optional<std::filesystem::path> data;  // samples for taylor (gradients); labels used when present
   int64_t data_samples = 256;
   std::vector<std::string> exclude;    // globs over layer names whose channels are kept
   int64_t round_to = 1;                // kept channel counts are multiples of this (where possible)
   bool unstructured = false;           // zero single weights instead of removing channels
   std::optional<double> sparsity;      // unstructured: fraction of each layer's weights set to zero
-  std::vector<std::string> inputs;     // "1x3x224x224" when the model declares no input shape
-  std::string eval;                    // evaluation data: accuracy with labels, else agreement
-  std::string labels;                  // labels for an idx --eval file
+  std::vector<model::InputSpec> inputs;         // when the model declares no input shape
+  std::optional<std::filesystem::path> eval;    // evaluation data: accuracy with labels, else agreement
+  std::optional<std::filesystem::path> labels;  // labels for an idx --eval file
   std::optional<double> tolerance;     // points of accuracy (or agreement) the result may lose
   double agreement_floor = 5.0;        // without a tolerance: points of top-1 agreement the result may lose
   bool sensitivity = false;            // prune each group alone at each ratio; CSV + SVG, no model

@@ -109,7 +109,7 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
   torch::Tensor ref, out;
   bool labels = false;
   if (c.eval) {
-    q.data = c.o.eval;
+    q.data = c.o.eval->string();
     ref = profile::predict(original, *c.eval, c.o.eval_batch, c.source.path, c.progress);
     out = profile::predict(pruned, *c.eval, c.o.eval_batch, c.source.path, c.progress);
     labels = c.eval->has_labels();
@@ -229,7 +229,7 @@ void run_sensitivity(Context& c, PruneResult& r, const DependencyGraph& graph, c
 Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
   const auto& o = c.o;
   const auto gradients = [&] {
-    return taylor_gradients(c.source.module, model::take_first(model::load_dataset(o.data), o.data_samples),
+    return taylor_gradients(c.source.module, model::take_first(model::load_dataset(*o.data), o.data_samples),
                             o.eval_batch, "pass {data} samples shaped like the model input, or use {criterion} l1");
   };
   ScoredGroups scored = score_groups(c.source.module, c.source.path.string(), o, criterion, gradients, r.findings,
@@ -392,9 +392,9 @@ PruneResult run(const PruneOptions& o, Progress& progress, const RunContext& con
   model::LoadedModel source = model::load_model(o.model);
   r.model = source.path.string();
   Context c{o, progress, context, source, {}, {}, {}, {}, out, {}};
-  for (const auto& spec : o.inputs) c.specs.push_back(model::parse_input_spec(spec));
-  if (!o.eval.empty()) c.eval = model::load_dataset(o.eval, o.labels.empty() ? std::optional<fs::path>() : fs::path(o.labels));
-  if (!o.data.empty() && criterion && !criterion->needs_data)
+  c.specs = o.inputs;
+  if (o.eval) c.eval = model::load_dataset(*o.eval, o.labels);
+  if (o.data && criterion && !criterion->needs_data)
     r.notes.push_back("{data} is only used by the taylor criterion; " + r.criterion + " ignores it");
 
   Built built = unstructured ? build_unstructured(c, r) : build_structured(c, r, *criterion);

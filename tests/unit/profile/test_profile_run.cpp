@@ -11,7 +11,7 @@ using namespace lite;
 namespace {
 profile::ProfileOptions quick(std::vector<std::string> models) {
   profile::ProfileOptions o;
-  o.models = std::move(models);
+  o.models.assign(models.begin(), models.end());
   o.timing.warmup = 2;
   o.timing.iterations = 10;
   o.timing.threads = 1;
