@@ -137,7 +137,12 @@ Latency measure_latency(torch::jit::Module& variant, const fs::path& path, Refer
                         const SettleRule* settle, Progress& progress) {
   auto [mine, original] = profile::time_interleaved(variant, path, r.fastest_original, r.original_path,
                                                     r.timing_inputs, timing(duration_s, warmup, settle), progress);
-  return summarise(mine.ms, original.ms, mine.note);
+  Latency l = summarise(mine.ms, original.ms, mine.note);
+  if (r.baseline_p50_ms > 0 && l.original_p50_ms > 0) {
+    l.window_scale = r.baseline_p50_ms / l.original_p50_ms;
+    for (double* figure : {&l.mean_ms, &l.p50_ms, &l.p99_ms, &l.p99_low_ms, &l.p99_high_ms}) *figure *= l.window_scale;
+  }
+  return l;
 }
 
 Latency measure_original(Reference& r, double duration_s, int warmup, Progress& progress) {
@@ -145,6 +150,7 @@ Latency measure_original(Reference& r, double duration_s, int warmup, Progress& 
       profile::time_forward(r.fastest_original, r.timing_inputs, timing(duration_s, warmup), r.original_path, progress);
   Latency l = summarise(s.ms, {}, s.note);
   l.original_p50_ms = l.p50_ms;
+  r.baseline_p50_ms = l.p50_ms;
   l.speedup = l.speedup_low = l.speedup_high = 1.0;
   return l;
 }

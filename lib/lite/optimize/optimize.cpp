@@ -296,7 +296,7 @@ void Search::measure(Variant& v) {
       // are settled (a variant over the accuracy budget only needs the screen's precision).
       const SettleRule settle = v.quality->drop > objective_.accuracy_budget
                                     ? screen_settle_rule()
-                                    : measure_settle_rule(objective_.target, fastest_within_budget());
+                                    : measure_settle_rule(objective_.target, fastest_within_budget(), baseline_p50());
       v.latency = detail::measure_latency(m.module, m.path, reference_, o_.duration_s, o_.warmup,
                                           o_.exhaustive ? nullptr : &settle, no_progress());
     }

@@ -51,6 +51,10 @@ struct Latency {
                                            // bounds it from above when there are too few calls to say more)
   double original_p50_ms = 0;
   double speedup = 0, speedup_low = 0, speedup_high = 0;  // median(original) / median(variant), 95% bootstrap
+  // The machine drifts between timings minutes apart (a 2-core VM ran 60% slower for one variant's second): the
+  // figures above (mean, p50, p99 and its interval) are scaled to the machine's speed at the original's first
+  // timing by this factor, the original's median then / its median timed beside this variant. 1: not scaled.
+  double window_scale = 1;
   std::string note;
 };
 

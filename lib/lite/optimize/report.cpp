@@ -48,6 +48,7 @@ void to_json(nlohmann::json& j, const Latency& l) {
        {"p99_low_ms", l.p99_low_ms},
        {"p99_high_ms", l.p99_high_ms},
        {"original_p50_ms", l.original_p50_ms},
+       {"window_scale", l.window_scale},
        {"speedup", l.speedup},
        {"speedup_low", l.speedup_low},
        {"speedup_high", l.speedup_high},
@@ -62,6 +63,7 @@ void from_json(const nlohmann::json& j, Latency& l) {
   l.p99_low_ms = j.value("p99_low_ms", l.p99_ms);
   l.p99_high_ms = j.value("p99_high_ms", l.p99_ms);
   l.original_p50_ms = j.at("original_p50_ms").get<double>();
+  l.window_scale = j.value("window_scale", 1.0);
   l.speedup = j.at("speedup").get<double>();
   l.speedup_low = j.at("speedup_low").get<double>();
   l.speedup_high = j.at("speedup_high").get<double>();

@@ -59,6 +59,7 @@ struct Reference {
   std::vector<torch::Tensor> timing_inputs;
   torch::jit::Module fastest_original;
   std::filesystem::path original_path;
+  double baseline_p50_ms = 0;      // the fastest original's median at its first timing (0: not yet timed)
   double percent_on(int64_t samples) const;  // the original's accuracy (100 for agreement) on the first samples
   std::vector<double> correct;     // per sample, 1 when the original is right (labels)
 };

@@ -26,8 +26,9 @@ SettleRule screen_settle_rule() {
   return r;
 }
 
-SettleRule measure_settle_rule(const Target& target, double beaten_below) {
+SettleRule measure_settle_rule(const Target& target, double beaten_below, double baseline_p50_ms) {
   SettleRule r;
+  r.baseline_p50_ms = baseline_p50_ms;
   r.beaten_below = beaten_below;
   r.ratio_width = 0.04;
   r.target = target;
@@ -45,7 +46,9 @@ bool settled(const SettleRule& rule, const std::vector<double>& variant_ms, cons
   if (t.key == "target_speedup") return speedup.low >= t.value;
   if (!t.is_latency()) return true;  // throughput: the mean, as precise as the speedup
   const double q = t.key == "target_p50_ms" ? 0.5 : 0.99;
-  return variant_ms.size() >= calls_to_bound(q) && stats::quantile_interval(variant_ms, q).high <= t.value;
+  if (variant_ms.size() < calls_to_bound(q)) return false;
+  const double scale = rule.baseline_p50_ms > 0 ? rule.baseline_p50_ms / stats::median(original_ms) : 1.0;
+  return stats::quantile_interval(variant_ms, q).high * scale <= t.value;
 }
 
 std::function<bool(const std::vector<double>&, const std::vector<double>&)> paced(const SettleRule& rule) {

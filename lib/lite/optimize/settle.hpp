@@ -17,6 +17,9 @@ struct SettleRule {
   // The target's figure (p99, p50, speedup) must meet it at the whole of its 95% interval. A variant that seems to
   // miss is timed on: a burst of the machine inflates a p99 measured briefly, the figure a cache is then sized on.
   std::optional<Target> target;
+  // The original's median at its first timing: the variant's figure is scaled by it over the original's median in
+  // this window, as the measurement's figures are (Latency::window_scale). 0: not scaled.
+  double baseline_p50_ms = 0;
   int64_t min_calls = 0;          // never settled on fewer timed calls
   // The lowest speedup (95% interval's low end) of a variant already measured within the accuracy budget: once this
   // variant's speedup lies wholly below it, it cannot be the cheaper of the two and is settled. 0: none.
@@ -27,7 +30,7 @@ struct SettleRule {
 SettleRule screen_settle_rule();
 // A full measurement's rule: the speedup within 4% (the objective ranks feasible variants on their latency) and
 // the target clearly met; or, with `beaten_below`, clearly slower than a variant measured before it.
-SettleRule measure_settle_rule(const Target& target, double beaten_below = 0);
+SettleRule measure_settle_rule(const Target& target, double beaten_below = 0, double baseline_p50_ms = 0);
 
 bool settled(const SettleRule& rule, const std::vector<double>& variant_ms, const std::vector<double>& original_ms);
 

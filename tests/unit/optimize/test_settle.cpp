@@ -79,3 +79,11 @@ TEST_CASE("a full measurement settles once the variant is clearly slower than on
   CHECK(settled(measure_settle_rule(straddled, 1.5), mine, original));
   CHECK_FALSE(settled(measure_settle_rule(straddled, 1.2), mine, original));  // not beaten: 1.25x > 1.2x
 }
+
+TEST_CASE("the target is judged at the original's first speed: a slow window of the machine is scaled out") {
+  // The original ran at 2 ms beside this variant but at 1 ms in its first timing: the machine was twice as slow,
+  // so the variant's 1 ms calls are 0.5 ms at the first timing's speed, under a 0.6 ms target.
+  const std::vector<double> mine = calls(400, 1.0, 0.01), original = calls(400, 2.0, 0.01, 8);
+  CHECK_FALSE(settled(measure_settle_rule(p99_target(0.6)), mine, original));
+  CHECK(settled(measure_settle_rule(p99_target(0.6), 0, /*baseline_p50_ms=*/1.0), mine, original));
+}
