@@ -49,7 +49,7 @@ inline constexpr int kMinTimed = 3;
 inline constexpr double kMeasurementBudget = 10.0;
 // lite profile's per-measurement budget when {budget_s} is not given.
 inline constexpr double kDefaultProfileBudget = 60.0;
-// The timing loop's value rules, keyed "warmup", "iterations", "duration_s" (profile and quantize share them).
+// The loop settings' value rules, keyed "warmup", "iterations", "duration_s", "budget_s", "settle_width".
 void validate(const TimingOptions& o);
 void to_json(nlohmann::json& j, const TimingOptions& o);
 
@@ -58,7 +58,7 @@ void to_json(nlohmann::json& j, const TimingOptions& o);
 struct TimingKnobs {
   int warmup = 20;                 // untimed calls before each measurement
   std::optional<int> iterations;   // timed calls per measurement; unset: run for duration_s
-  double duration_s = 2.0;         // seconds per measurement when iterations is unset (at least 20 calls)
+  double duration_s = 2.0;         // seconds per measurement when iterations is unset
   int threads = 0;                 // intra-op threads; 0: libtorch's default
 };
 
