@@ -14,9 +14,9 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/gates.hpp"
-#include "lite/core/run_context.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/distill/options.hpp"
 
 namespace lite::distill {

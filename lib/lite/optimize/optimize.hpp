@@ -14,8 +14,8 @@
 
 #include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
-#include "lite/core/run_context.hpp"
 #include "lite/core/report.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/optimize/options.hpp"
 #include "lite/profile/machine_load.hpp"
 

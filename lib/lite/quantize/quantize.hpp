@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/core/progress.hpp"
-#include "lite/core/run_context.hpp"
 #include "lite/core/report.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/agreement.hpp"
 #include "lite/profile/machine_load.hpp"

@@ -14,8 +14,8 @@
 #include "lite/core/environment.hpp"
 #include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
-#include "lite/core/run_context.hpp"
 #include "lite/core/report.hpp"
+#include "lite/core/run_context.hpp"
 #include "lite/recipe/recipe.hpp"
 #include "lite/recipe/run_options.hpp"
 
