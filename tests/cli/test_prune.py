@@ -281,6 +281,11 @@ class PruneBadInput(LiteTestCase):
         self.assert_rejected("prune", self.model, "--ratio", "half", needles=["--ratio", "not a number"])
         self.assert_rejected("prune", self.model, needles=["--ratio", "required"])
         self.assert_rejected("prune", self.model, "--sparsity", "1", needles=["--sparsity"])
+        # the timing flags are profile's and quantize's, with their rules
+        self.assert_rejected("prune", self.model, "--ratio", "0.3", "--iterations", "5", "--duration", "1",
+                             needles=["--iterations: cannot be combined with --duration"])
+        self.assert_rejected("prune", self.model, "--ratio", "0.3", "--duration", "nan",
+                             needles=["--duration", "finite"])
 
     def test_agreement_floor_outside_0_100(self):
         for floor in ("-1", "100.5", "nan"):

@@ -442,6 +442,7 @@ class QuantizeBadInput(LiteTestCase):
             (["--iterations", "0"], "--iterations", "between 1 and"),
             (["--duration", "0"], "--duration", "more than 0"),
             (["--duration", "inf"], "--duration", "more than 0"),
+            (["--iterations", "5", "--duration", "1"], "--iterations: cannot be combined with --duration"),
             (["--threads", "-1"], "--threads", "between 0 (the default) and"),
             (["--threads", "100000"], "--threads", "between 0 (the default) and"),
         ]
