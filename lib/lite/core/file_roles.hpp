@@ -15,6 +15,7 @@
 // Errors are OptionErrors under the output's key naming the other role ("{calib}"), so the CLI words both as
 // flags and a recipe as key paths. Torch-free.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ class FileRoles {
   // `role` names the file in messages beside its path: an option reference ("{eval}"), words ("the recipe"),
   // or "" for the path alone. Empty paths and "-" (standard input) are skipped.
   FileRoles& reads(const std::string& role, const std::filesystem::path& path);
+  // An optional input: read as above when given, nothing when unset.
+  FileRoles& reads_optional(const std::string& role, const std::optional<std::filesystem::path>& path) {
+    return path ? reads(role, *path) : *this;
+  }
   // `key` is the option key errors are reported under; `role` defaults to "{key}".
   FileRoles& writes(const std::string& key, const std::filesystem::path& path, const std::string& role = {});
   // An output folder (see above); `key` and `role` as for writes().

@@ -61,8 +61,7 @@ fs::path output_path(const DistillOptions& o) {
 void check_file_roles(const DistillOptions& o, const fs::path& out) {
   FileRoles roles;
   roles.reads("{teacher}", o.teacher).reads("{student}", o.student).reads("{data}", o.data);
-  for (const auto& [role, path] : {std::pair{"{labels}", &o.labels}, {"{eval}", &o.eval}, {"{eval_labels}", &o.eval_labels}})
-    if (*path) roles.reads(role, **path);
+  roles.reads_optional("{labels}", o.labels).reads_optional("{eval}", o.eval).reads_optional("{eval_labels}", o.eval_labels);
   roles.writes("output", out);
   std::error_code ec;
   if (fs::is_directory(o.checkpoint_dir, ec)) {  // a folder distill creates holds no input yet

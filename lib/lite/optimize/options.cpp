@@ -160,12 +160,13 @@ void check_cache(const OptimizeOptions& o, const Target& target) {
 
 void check_files(const OptimizeOptions& o) {
   FileRoles roles;
-  roles.reads("{model}", o.model);
-  const std::pair<const char*, const std::optional<std::filesystem::path>*> inputs[] = {
-      {"{eval}", &o.eval}, {"{labels}", &o.labels}, {"{calib}", &o.calib}, {"{trace}", &o.trace},
-      {"{data}", &o.data}, {"{data_labels}", &o.data_labels}};
-  for (const auto& [role, path] : inputs)
-    if (*path) roles.reads(role, **path);
+  roles.reads("{model}", o.model)
+      .reads_optional("{eval}", o.eval)
+      .reads_optional("{labels}", o.labels)
+      .reads_optional("{calib}", o.calib)
+      .reads_optional("{trace}", o.trace)
+      .reads_optional("{data}", o.data)
+      .reads_optional("{data_labels}", o.data_labels);
   roles.writes("output", output_path(o));
   if (!o.emit_recipe.empty()) roles.writes("emit_recipe", o.emit_recipe);
   if (!o.plot.empty()) roles.writes("plot", o.plot);

@@ -102,9 +102,10 @@ namespace {
 // ratio), the artifact unless it only analyses; nothing in a dry run.
 void check_files(const PruneOptions& o) {
   FileRoles roles;
-  roles.reads("{model}", o.model);
-  for (const auto& [role, path] : {std::pair{"{data}", &o.data}, {"{eval}", &o.eval}, {"{labels}", &o.labels}})
-    if (*path) roles.reads(role, **path);
+  roles.reads("{model}", o.model)
+      .reads_optional("{data}", o.data)
+      .reads_optional("{eval}", o.eval)
+      .reads_optional("{labels}", o.labels);
   const bool analyses = o.sensitivity || (o.tolerance && !o.ratio && o.layer_ratios.empty());
   if (!o.dry_run && analyses) {
     roles.writes("output", sensitivity_path(o, ".sensitivity.csv"), "the sensitivity CSV");

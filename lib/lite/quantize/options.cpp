@@ -19,11 +19,11 @@ namespace {
 // The artifact and, when written, its calibration JSON: neither may be an input, nor each other.
 void check_outputs(const QuantizeOptions& o, const std::filesystem::path& out) {
   FileRoles roles;
-  roles.reads("{model}", o.model);
-  const std::pair<const char*, const std::optional<std::filesystem::path>*> data_files[] = {
-      {"{calib}", &o.calib}, {"{calib_stats}", &o.calib_stats}, {"{eval}", &o.eval}, {"{labels}", &o.labels}};
-  for (const auto& [role, path] : data_files)
-    if (*path) roles.reads(role, **path);
+  roles.reads("{model}", o.model)
+      .reads_optional("{calib}", o.calib)
+      .reads_optional("{calib_stats}", o.calib_stats)
+      .reads_optional("{eval}", o.eval)
+      .reads_optional("{labels}", o.labels);
   roles.writes("output", out);
   if (o.write_calib_json) {
     auto sidecar = out;
