@@ -10,7 +10,11 @@
 //   - batchnorm, activations, pooling, dropout pass the space through (batchnorm adds its four tensors);
 //   - depthwise convolution passes it through and marks `groups` to follow the channel count;
 //   - element-wise add/mul of two tracked tensors unites their spaces (residuals, squeeze-excitation);
-//   - cat along channels concatenates the spaces, so consumers see each one at an offset.
+//   - cat along channels concatenates the spaces, so consumers see each one at an offset; a list built
+//     by ListConstruct and grown by append (densenet's dense blocks) is followed item by item, so each
+//     cat reads the list as it stands at that point of the walk;
+//   - an `if` with no outputs that only checks a tensor's rank or device before raising (batchnorm's
+//     _check_input_dim) reads nothing pruning changes and is skipped.
 // Anything else (view to another shape, permute, layer_norm, chunk, grouped conv, an if that survived
 // folding, the model's inputs and outputs) blocks every space it touches, with the op as the reason:
 // a group is pruned only when every op on its channels is one of the rules above.
@@ -23,6 +27,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <set>
 #include <unordered_map>
 
@@ -63,6 +68,11 @@ enum class Layout { channels_first, channels_last, flat };  // dim 1; the last d
 struct ValueInfo {
   std::vector<int> segments;  // channel spaces in order along the channel dimension
   Layout layout = Layout::channels_first;
+};
+
+struct TensorList {
+  std::vector<Value*> items;
+  std::string escaped;  // why the list is blocked ("" while only cat and append read it)
 };
 
 struct Space {
@@ -233,6 +243,11 @@ class Analyzer {
   }
   void block_value(Value* v, const std::string& why) {
     if (auto* vi = info(v)) block_info(*vi, why);
+    if (auto it = lists_.find(v); it != lists_.end()) {
+      auto list = it->second;  // block_value may grow lists_
+      if (list->escaped.empty()) list->escaped = why;
+      for (Value* item : list->items) block_value(item, why);
+    }
   }
   void add_slices(const ValueInfo& vi, const Attr& a, int64_t dim, const std::string& role, int64_t factor = 1) {
     int64_t offset = 0;
@@ -263,7 +278,8 @@ class Analyzer {
     if (kind == "aten::view" || kind == "aten::reshape") return reshape(n, kind);
     if (kind == "aten::cat") return cat(n, kind);
     if (kind == "aten::mean" || kind == "aten::sum" || kind == "aten::amax") return reduce(n, kind);
-    if (kind == "prim::ListConstruct") return list(n, kind);
+    if (kind == "prim::ListConstruct") return list(n);
+    if (kind == "aten::append") return append(n, kind);
     if (elementwise_unary().count(kind)) return pass_through(n, false, kind);
     if (spatial_ops().count(kind)) return pass_through(n, true, kind);
     if (elementwise_binary().count(kind)) return binary(n, kind);
@@ -273,7 +289,30 @@ class Analyzer {
     unknown(n, kind);
   }
 
+  // An `if` without outputs whose branches only read ranks, devices or grad flags (a guard that raises).
+  static bool is_metadata_guard(Node* n) {
+    static const std::set<std::string> metadata = {"aten::dim", "prim::device", "prim::is_cuda",
+                                                   "prim::requires_grad", "aten::len"};
+    if (!n->outputs().empty()) return false;
+    std::function<bool(torch::jit::Block*)> reads_metadata_only = [&](torch::jit::Block* b) {
+      for (Node* inner : b->nodes()) {
+        for (auto* bb : inner->blocks())
+          if (!reads_metadata_only(bb)) return false;
+        bool metadata_read = metadata.count(inner->kind().toQualString()) > 0;
+        for (Value* v : inner->inputs())
+          if (carries_tensor(v->type()) && !metadata_read) return false;
+        for (Value* v : inner->outputs())
+          if (carries_tensor(v->type())) return false;
+      }
+      return true;
+    };
+    for (auto* b : n->blocks())
+      if (!reads_metadata_only(b)) return false;
+    return true;
+  }
+
   void control(Node* n, const std::string& kind) {
+    if (kind == "prim::If" && is_metadata_guard(n)) return;
     std::function<void(torch::jit::Block*)> scan = [&](torch::jit::Block* b) {
       for (Node* inner : b->nodes()) {
         for (Value* v : inner->inputs()) block_value(v, kind + " left after folding");
@@ -386,29 +425,34 @@ class Analyzer {
     info_[n->output()] = {x->segments, keep->toBool() ? Layout::channels_first : Layout::flat};
   }
 
-  void list(Node* n, const std::string& kind) {
+  // Lists of tracked tensors: their items in order, as appended so far. A list any other op reads has
+  // escaped: its items, and any appended later, are blocked.
+  void list(Node* n) {
     bool tensors = false;
     for (Value* v : n->inputs()) tensors = tensors || info(v);
-    if (!tensors) return;
-    for (const auto& use : n->output()->uses())
-      if (use.user->kind().toQualString() != std::string("aten::cat")) return unknown(n, kind + " of tensors");
+    if (tensors)
+      lists_[n->output()] = std::make_shared<TensorList>(
+          TensorList{std::vector<Value*>(n->inputs().begin(), n->inputs().end()), {}});
+  }
+  void append(Node* n, const std::string& kind) {
+    auto it = lists_.find(n->input(0));
+    if (it == lists_.end()) return unknown(n, kind + " to a list lite cannot follow");
+    if (!it->second->escaped.empty()) block_value(n->input(1), it->second->escaped);
+    it->second->items.push_back(n->input(1));
+    if (n->outputs().size() == 1 && carries_tensor(n->output()->type())) lists_[n->output()] = it->second;
   }
 
   void cat(Node* n, const std::string& kind) {
-    Node* items = n->input(0)->node();
+    auto items = lists_.find(n->input(0));
     auto dim = torch::jit::toIValue(n->input(1));
     ValueInfo y;
-    bool ok = items->kind() == c10::prim::ListConstruct && dim && dim->isInt() && dim->toInt() == 1;
-    for (Value* v : ok ? items->inputs() : at::ArrayRef<Value*>{}) {
+    bool ok = items != lists_.end() && dim && dim->isInt() && dim->toInt() == 1;
+    for (Value* v : ok ? items->second->items : std::vector<Value*>{}) {
       ValueInfo* x = info(v);
       ok = ok && x && x->layout == Layout::channels_first;
       if (ok) y.segments.insert(y.segments.end(), x->segments.begin(), x->segments.end());
     }
-    if (!ok) {
-      if (items->kind() == c10::prim::ListConstruct)
-        for (Value* v : items->inputs()) block_value(v, kind + " along a dimension other than channels");
-      return unknown(n, kind + " along a dimension other than channels");
-    }
+    if (!ok) return unknown(n, kind + " along a dimension other than channels");
     info_[n->output()] = y;
   }
 
@@ -484,6 +528,7 @@ class Analyzer {
   const torch::jit::Module& module_;
   std::vector<Space> spaces_;
   std::unordered_map<Value*, ValueInfo> info_;
+  std::unordered_map<Value*, std::shared_ptr<TensorList>> lists_;  // aliases share one list
   std::unordered_map<Value*, Attr> attrs_;
   std::map<const c10::ClassType*, bool> depthwise_type_;
   std::map<const c10::ClassType*, std::set<int64_t>> type_sizes_;

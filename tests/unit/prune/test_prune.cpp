@@ -243,12 +243,12 @@ void check_zeroed_channels_removed(const std::filesystem::path& file, const torc
 
 }  // namespace
 
-TEST_CASE("surgery on residual and depthwise and squeeze-excitation and concatenation graphs keeps outputs") {
+TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation and dense-block graphs keeps outputs") {
   test::ScratchDir dir("prune");
   const std::string script =
       "import sys, torch, torchvision\n"
       "torch.manual_seed(0)\n"
-      "for name in ('resnet18', 'mobilenet_v2', 'efficientnet_b0', 'squeezenet1_0'):\n"
+      "for name in ('resnet18', 'mobilenet_v2', 'efficientnet_b0', 'squeezenet1_0', 'densenet121'):\n"
       "    net = getattr(torchvision.models, name)(num_classes=10)\n"
       "    net.train()\n"
       "    with torch.no_grad():\n"
@@ -261,8 +261,20 @@ TEST_CASE("surgery on residual and depthwise and squeeze-excitation and concaten
     return;
   }
   auto x = torch::rand({2, 3, 64, 64});
-  for (const char* name : {"resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_0"}) {
+  for (const char* name : {"resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_0", "densenet121"}) {
     CAPTURE(name);
     check_zeroed_channels_removed(dir.path / (std::string(name) + ".pt"), x);
   }
+  // densenet's dense blocks grow a list by append and concatenate it before every layer: a layer's new
+  // channels are read by every later layer of its block and the transition, each at its own offset.
+  auto dense = torch::jit::load((dir.path / "densenet121.pt").string());
+  auto g = build_dependency_graph(dense);
+  const ChannelGroup* first = group_named(g, "features.denseblock1.denselayer1.conv2");
+  REQUIRE(first != nullptr);
+  CHECK(first->blocked.empty());
+  bool read_by_last_layer = false;
+  for (const auto& sl : first->slices)
+    read_by_last_layer = read_by_last_layer || (sl.module == "features.denseblock1.denselayer6.conv1" &&
+                                                sl.role == "consumer" && sl.offset == 64);
+  CHECK(read_by_last_layer);
 }
