@@ -27,6 +27,12 @@ prune::PruneOptions prune_options(const DistillOptions& o) {
   return po;
 }
 
+// The teacher's branches that depend on the input are decided on one training sample.
+std::vector<c10::IValue> one_sample(const model::Dataset& samples) {
+  if (!samples.x.defined() || samples.x.size(0) == 0) return {};
+  return {samples.x.narrow(0, 0, 1)};
+}
+
 }  // namespace
 
 model::LoadedModel prune_teacher(const model::LoadedModel& teacher, const DistillOptions& o,
@@ -39,7 +45,7 @@ model::LoadedModel prune_teacher(const model::LoadedModel& teacher, const Distil
   };
   std::vector<report::Finding> findings;
   prune::ScoredGroups scored =
-      prune::score_groups(teacher.module, teacher.path.string(), po, criterion, gradients, findings,
+      prune::score_groups(teacher.module, one_sample(samples), teacher.path.string(), po, criterion, gradients, findings,
                           "pass a {student} model of your own instead of {student_from_prune}");
   std::vector<prune::GroupPlan>& plans = scored.plans;
   const prune::Removal removal = prune::choose_channels(scored.scores, plans, po);

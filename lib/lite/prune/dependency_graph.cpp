@@ -1,10 +1,11 @@
 // Channel dependency groups over a TorchScript graph, the way Torch-Pruning's DepGraph builds them over
 // Python modules, but read from the file itself so any scripted CNN works without its source.
 //
-// Algorithm: copy forward's graph, inline every submodule call, replace bool/int/float attribute reads
-// (training, use_res_connect) by their values and fold constants, so only the branches that run remain.
-// Then walk the nodes once, in order, tracking for each tensor value the "channel spaces" along its
-// channel dimension (several after a concatenation) in a union-find:
+// Algorithm: copy forward's graph, inline every submodule call but attention's, replace bool/int/float
+// attribute reads (training, use_res_connect) by their values and fold constants, and decide the `if`s that
+// depend on the input by running it once (graph_prep.cpp), so only the branches that run remain. Then walk
+// the nodes once, in order, tracking for each tensor value the "channel spaces" along its channel dimension
+// (dim 1, or the last for linear outputs; several after a concatenation) in a union-find:
 //   - conv/linear outputs open a new space (weight rows + bias); their inputs add consumer slices
 //     (weight columns; times the spatial size after a flatten);
 //   - batchnorm, activations, pooling, dropout pass the space through (batchnorm adds its four tensors);
@@ -14,7 +15,14 @@
 //     by ListConstruct and grown by append (densenet's dense blocks) is followed item by item, so each
 //     cat reads the list as it stands at that point of the walk;
 //   - an `if` with no outputs that only checks a tensor's rank or device before raising (batchnorm's
-//     _check_input_dim) reads nothing pruning changes and is skipped.
+//     _check_input_dim) reads nothing pruning changes and is skipped;
+//   - transformers: layer_norm over the channels passes the space through (weight and bias follow, its
+//     normalized_shape is rewritten); embedding opens a space (weight columns); nn.MultiheadAttention is one
+//     rule (TP's: in_proj's columns and q/k/v rows, out_proj's rows and columns, embed_dim and head_dim
+//     follow, kept stays a multiple of num_heads); a tensor attribute added or concatenated to a value
+//     (position embedding, class token) joins its space along its last dimension; permute, expand,
+//     select and slice of other dimensions, and a reshape to [n, C, h*w] with C an int attribute
+//     (ViT's hidden_dim, then updated) keep track of where the channels are.
 // Anything else (view to another shape, permute, layer_norm, chunk, grouped conv, an if that survived
 // folding, the model's inputs and outputs) blocks every space it touches, with the op as the reason:
 // a group is pruned only when every op on its channels is one of the rules above.
@@ -27,7 +35,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -68,6 +78,7 @@ enum class Layout { channels_first, channels_last, flat };  // dim 1; the last d
 struct ValueInfo {
   std::vector<int> segments;  // channel spaces in order along the channel dimension
   Layout layout = Layout::channels_first;
+  int64_t rank = 0;           // 0 when unknown
 };
 
 struct TensorList {
@@ -81,6 +92,9 @@ struct Space {
   std::string blocked;
   std::vector<TensorSlice> slices;
   std::vector<std::string> depthwise;
+  std::vector<std::string> layer_norms;
+  std::vector<CountAttribute> counts;
+  int64_t multiple_of = 1;
 };
 
 struct Attr {
@@ -122,19 +136,27 @@ const std::set<std::string>& elementwise_binary() {
 
 class Analyzer {
  public:
-  explicit Analyzer(const torch::jit::Module& module) : module_(module) { index_depthwise_types(); }
+  Analyzer(const torch::jit::Module& module, const std::vector<c10::IValue>& example)
+      : module_(module), example_(example) {
+    index_depthwise_types();
+  }
 
   DependencyGraph run() {
     auto graph = module_.get_method("forward").graph()->copy();
-    torch::jit::Inline(*graph);
+    inline_calls_except_attention(*graph);
     fold_scalar_attributes(*graph);
     torch::jit::PeepholeOptimize(graph);  // `tensor is None` on a non-optional tensor -> false
     torch::jit::ConstantPropagation(graph);
     torch::jit::EliminateDeadCode(graph);
+    decide_branches(graph, module_, example_);
     attrs_.clear();
     resolve_attributes(graph->block(), graph->inputs()[0]);
-    for (size_t i = 1; i < graph->inputs().size(); ++i)
-      if (carries_tensor(graph->inputs()[i]->type())) info_[graph->inputs()[i]] = {{new_space(0, "model input")}};
+    for (size_t i = 1; i < graph->inputs().size(); ++i) {
+      Value* input = graph->inputs()[i];
+      if (!carries_tensor(input->type())) continue;
+      const bool known = i - 1 < example_.size() && example_[i - 1].isTensor();
+      info_[input] = {{new_space(0, "model input")}, Layout::channels_first, known ? example_[i - 1].toTensor().dim() : 0};
+    }
     for (Node* n : graph->nodes()) visit(n);
     for (Value* v : graph->return_node()->inputs()) block_value(v, "model output");
     unite_shared_slices();
@@ -164,13 +186,17 @@ class Analyzer {
     }
   }
 
+  // Int attributes keep their origin (folded_ints_): a reshape to one of them (ViT's hidden_dim) is a count
+  // that surgery updates.
   void fold_scalar_attributes(torch::jit::Graph& graph) {
     resolve_attributes(graph.block(), graph.inputs()[0]);
     for (auto& [value, attr] : attrs_) {
       const auto& v = attr.value;
       if (!(v.isBool() || v.isInt() || v.isDouble())) continue;
       torch::jit::WithInsertPoint guard(value->node());
-      value->replaceAllUsesWith(graph.insertConstant(v));
+      Value* constant = graph.insertConstant(v);
+      value->replaceAllUsesWith(constant);
+      if (v.isInt()) folded_ints_[constant] = {attr.module, attr.name, 1};
     }
   }
 
@@ -196,7 +222,7 @@ class Analyzer {
   // ---- union-find over channel spaces ----------------------------------------------------------
 
   int new_space(int64_t size, const std::string& blocked = {}) {
-    spaces_.push_back({int(spaces_.size()), size, blocked, {}, {}});
+    spaces_.push_back({int(spaces_.size()), size, blocked, {}, {}, {}, {}, 1});
     return int(spaces_.size()) - 1;
   }
   int find(int s) {
@@ -223,6 +249,9 @@ class Analyzer {
     if (ra.blocked.empty()) ra.blocked = rb.blocked;
     ra.slices.insert(ra.slices.end(), rb.slices.begin(), rb.slices.end());
     ra.depthwise.insert(ra.depthwise.end(), rb.depthwise.begin(), rb.depthwise.end());
+    ra.layer_norms.insert(ra.layer_norms.end(), rb.layer_norms.begin(), rb.layer_norms.end());
+    ra.counts.insert(ra.counts.end(), rb.counts.begin(), rb.counts.end());
+    ra.multiple_of = std::lcm(ra.multiple_of, rb.multiple_of);
   }
 
   ValueInfo* info(Value* v) {
@@ -248,6 +277,9 @@ class Analyzer {
       if (list->escaped.empty()) list->escaped = why;
       for (Value* item : list->items) block_value(item, why);
     }
+    if (auto it = tuples_.find(v); it != tuples_.end())
+      for (const auto& item : it->second)
+        if (item) block_info(*item, why);
   }
   void add_slices(const ValueInfo& vi, const Attr& a, int64_t dim, const std::string& role, int64_t factor = 1) {
     int64_t offset = 0;
@@ -274,6 +306,13 @@ class Analyzer {
     if (kind == "aten::conv1d" || kind == "aten::conv2d" || kind == "aten::conv3d") return conv(n, kind);
     if (kind == "aten::linear") return linear(n, kind);
     if (kind == "aten::batch_norm") return batch_norm(n, kind);
+    if (kind == "aten::layer_norm") return layer_norm(n, kind);
+    if (kind == "aten::embedding") return embedding(n, kind);
+    if (kind == "prim::CallMethod") return call(n, kind);
+    if (kind == "prim::TupleUnpack" || kind == "prim::TupleIndex") return tuple_item(n, kind);
+    if (kind == "aten::permute") return permute(n, kind);
+    if (kind == "aten::expand") return expand(n, kind);
+    if (kind == "aten::select" || kind == "aten::slice") return index_other_dim(n, kind);
     if (kind == "aten::flatten") return flatten(n, kind);
     if (kind == "aten::view" || kind == "aten::reshape") return reshape(n, kind);
     if (kind == "aten::cat") return cat(n, kind);
@@ -331,7 +370,6 @@ class Analyzer {
     const Attr* b = tensor_attr(n->input(2));
     torch::Tensor weight = w->value.toTensor();
     int64_t g = groups->toInt(), out = weight.size(0);
-    weights_.insert({w->module, w->name});
     weight_order_.push_back({w->module, w->name});
     ValueInfo* x = info(n->input(0));
     if (g == 1) {
@@ -339,7 +377,7 @@ class Analyzer {
         block_info(*x, kind + " over a tensor whose channels are not in dimension 1");
       else if (x)
         add_slices(*x, *w, 1, "consumer");
-      ValueInfo y{{new_space(out)}};
+      ValueInfo y{{new_space(out)}, Layout::channels_first, x ? x->rank : 0};
       add_slices(y, *w, 0, "producer");
       if (b) add_slices(y, *b, 0, "producer");
       info_[n->output()] = y;
@@ -362,10 +400,9 @@ class Analyzer {
     if (!w) return unknown(n, kind + " with a computed weight");
     const Attr* b = tensor_attr(n->input(2));
     torch::Tensor weight = w->value.toTensor();
-    weights_.insert({w->module, w->name});
     weight_order_.push_back({w->module, w->name});
     if (ValueInfo* x = info(n->input(0))) {
-      int64_t channels = total(*x);
+      const int64_t channels = total(*x);
       if (x->layout == Layout::channels_first) {
         block_info(*x, kind + " over a tensor whose channels are in dimension 1 (" + w->module + ")");
       } else if (x->layout == Layout::flat && (!channels || weight.size(1) % channels)) {
@@ -375,7 +412,9 @@ class Analyzer {
         add_slices(*x, *w, 1, "consumer", x->layout == Layout::flat ? weight.size(1) / channels : 1);
       }
     }
-    ValueInfo y{{new_space(weight.size(0))}, Layout::channels_last};
+    ValueInfo* x = info(n->input(0));
+    const int64_t rank = x ? (x->layout == Layout::flat ? 2 : x->rank) : 0;
+    ValueInfo y{{new_space(weight.size(0))}, Layout::channels_last, rank};
     add_slices(y, *w, 0, "producer");
     if (b) add_slices(y, *b, 0, "producer");
     info_[n->output()] = y;
@@ -395,22 +434,192 @@ class Analyzer {
     info_[n->output()] = *x;
   }
 
+  // Over the last dimension of a channels-last value: its weight and bias follow the channels, and its
+  // normalized_shape (a class constant) is rewritten by surgery to read the weight's size.
+  void layer_norm(Node* n, const std::string& kind) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return;
+    auto shape = torch::jit::toIValue(n->input(1));
+    const Attr* w = tensor_attr(n->input(2));
+    const Attr* b = tensor_attr(n->input(3));
+    const bool last_dim = x->layout == Layout::channels_last && shape && shape->isIntList() &&
+                          shape->toIntVector().size() == 1 && shape->toIntVector()[0] == total(*x);
+    if (!last_dim) return unknown(n, kind + " over more than the channel dimension");
+    if (!w) return unknown(n, kind + " without an affine weight");
+    add_slices(*x, *w, 0, "norm");
+    if (b) add_slices(*x, *b, 0, "norm");
+    for (int s : x->segments) spaces_[find(s)].layer_norms.push_back(w->module);
+    info_[n->output()] = *x;
+  }
+
+  // embedding(weight, indices): each index reads a row; the channels are the weight's columns.
+  void embedding(Node* n, const std::string& kind) {
+    const Attr* w = tensor_attr(n->input(0));
+    if (!w) return unknown(n, kind + " with a computed weight");
+    ValueInfo* indices = info(n->input(1));
+    ValueInfo y{{new_space(w->value.toTensor().size(1))}, Layout::channels_last, indices && indices->rank ? indices->rank + 1 : 0};
+    add_slices(y, *w, 1, "producer");
+    info_[n->output()] = y;
+  }
+
+  void call(Node* n, const std::string& kind) {
+    if (is_attention_type(n->input(0)->type())) return attention(n);
+    unknown(n, kind + " lite did not inline");
+  }
+
+  // nn.MultiheadAttention as a whole, self-attention over channels-last values (what Torch-Pruning's
+  // MultiheadAttentionPruner does): its embed_dim is both the width it reads and writes and the width of
+  // q, k and v, so one set of channel indices goes from the input columns of in_proj, from each of q's,
+  // k's and v's rows, and from out_proj's rows and columns. embed_dim, head_dim, kdim and vdim follow, and
+  // the kept count stays a multiple of num_heads (every head keeps embed_dim / num_heads).
+  void attention(Node* n) {
+    const std::string why = "nn.MultiheadAttention";
+    auto self = attrs_.find(n->input(0));
+    ValueInfo* q = info(n->input(1));
+    if (self == attrs_.end() || !q) return unknown(n, why + " lite cannot follow");
+    const std::string path = self->second.module.empty() ? self->second.name : self->second.module + "." + self->second.name;
+    torch::jit::Module mha = submodule_at(module_, path);
+    const bool packed = mha.hasattr("in_proj_weight") && mha.attr("in_proj_weight").isTensor();
+    const bool plain = !mha.hasattr("bias_k") || mha.attr("bias_k").isNone();
+    if (!packed || !plain) return unknown(n, why + " with separate q/k/v weights or bias_k/bias_v (" + path + ")");
+    for (size_t i = 2; i <= 3; ++i) {
+      ValueInfo* other = info(n->input(i));
+      if (!other || !unite_alike(*q, *other, why)) return unknown(n, why + " over different query/key/value tensors");
+    }
+    for (size_t i = 4; i < n->inputs().size(); ++i) block_value(n->input(i), why + " mask");
+    const int64_t embed = mha.attr("in_proj_weight").toTensor().size(1);
+    if (q->layout != Layout::channels_last || q->segments.size() != 1 || total(*q) != embed)
+      return unknown(n, why + " over a tensor whose channels are not its last dimension");
+    auto& root = spaces_[find(q->segments[0])];
+    const std::string out = path.empty() ? "out_proj" : path + ".out_proj";
+    root.slices.push_back({path, "in_proj_weight", 1, 0, 1, "consumer"});
+    for (int64_t k = 0; k < 3; ++k) {
+      root.slices.push_back({path, "in_proj_weight", 0, k * embed, 1, "producer"});
+      if (mha.attr("in_proj_bias").isTensor()) root.slices.push_back({path, "in_proj_bias", 0, k * embed, 1, "producer"});
+    }
+    root.slices.push_back({out, "weight", 0, 0, 1, "producer"});
+    root.slices.push_back({out, "weight", 1, 0, 1, "consumer"});
+    if (submodule_at(module_, out).attr("bias").isTensor()) root.slices.push_back({out, "bias", 0, 0, 1, "producer"});
+    const int64_t heads = mha.attr("num_heads").toInt();
+    for (const char* name : {"embed_dim", "kdim", "vdim"}) root.counts.push_back({path, name, 1});
+    root.counts.push_back({path, "head_dim", heads});
+    root.multiple_of = std::lcm(root.multiple_of, heads);
+    weight_order_.push_back({path, "in_proj_weight"});  // unstructured pruning zeroes attention's matmuls too
+    weight_order_.push_back({out, "weight"});
+    tuples_[n->output()] = {*q, std::nullopt};
+  }
+
+  void tuple_item(Node* n, const std::string& kind) {
+    auto it = tuples_.find(n->input(0));
+    if (it == tuples_.end()) return unknown(n, kind);
+    const auto items = it->second;
+    if (kind == "prim::TupleIndex") {
+      auto index = torch::jit::toIValue(n->input(1));
+      if (!index || !index->isInt() || size_t(index->toInt()) >= items.size()) return unknown(n, kind);
+      if (items[size_t(index->toInt())]) info_[n->output()] = *items[size_t(index->toInt())];
+      return;
+    }
+    for (size_t i = 0; i < n->outputs().size() && i < items.size(); ++i)
+      if (items[i]) info_[n->output(i)] = *items[i];
+  }
+
   void flatten_like(Node* n, const std::string& kind, bool from_dim1) {
     ValueInfo* x = info(n->input(0));
     if (!x) return;
     if (!from_dim1 || x->layout == Layout::channels_last) return unknown(n, kind + " to another layout");
-    info_[n->output()] = {x->segments, Layout::flat};
+    info_[n->output()] = {x->segments, Layout::flat, 2};
   }
   void flatten(Node* n, const std::string& kind) {
     auto start = torch::jit::toIValue(n->input(1)), end = torch::jit::toIValue(n->input(2));
     flatten_like(n, kind, start && end && start->isInt() && end->isInt() && start->toInt() == 1 && end->toInt() == -1);
   }
-  // x.view(x.size(0), -1) / x.reshape(n, -1): a flatten from dimension 1.
+  // x.view(x.size(0), -1) / x.reshape(n, -1): a flatten from dimension 1. x.reshape(n, C, h * w) with C the
+  // channel count read from an int attribute (ViT's hidden_dim): the spatial dimensions merged, the
+  // attribute a count surgery updates.
   void reshape(Node* n, const std::string& kind) {
     Node* shape = n->input(1)->node();
-    bool two_d = shape->kind() == c10::prim::ListConstruct && shape->inputs().size() == 2;
-    auto last = two_d ? torch::jit::toIValue(shape->input(1)) : c10::nullopt;
+    const bool listed = shape->kind() == c10::prim::ListConstruct;
+    if (listed && shape->inputs().size() == 3) return merge_spatial(n, kind, shape->input(1));
+    auto last = listed && shape->inputs().size() == 2 ? torch::jit::toIValue(shape->input(1)) : c10::nullopt;
     flatten_like(n, kind, last && last->isInt() && last->toInt() == -1);
+  }
+  void merge_spatial(Node* n, const std::string& kind, Value* channel_entry) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return;
+    auto count = folded_ints_.find(channel_entry);
+    if (x->layout != Layout::channels_first || count == folded_ints_.end() || x->segments.size() != 1)
+      return unknown(n, kind + " to another layout");
+    auto c = torch::jit::toIValue(channel_entry);
+    auto& root = spaces_[find(x->segments[0])];
+    if (!c || c->toInt() != root.size) return unknown(n, kind + " to another layout");
+    root.counts.push_back(count->second);
+    info_[n->output()] = {x->segments, Layout::channels_first, 3};
+  }
+
+  // The index of the channel dimension, -1 for the last when the rank is unknown.
+  static int64_t channel_dim(const ValueInfo& x) {
+    if (x.layout == Layout::channels_first) return 1;
+    return x.rank ? x.rank - 1 : -1;
+  }
+  // Whether dimension `d` (negative counts from the end) is the channel dimension; nullopt when unknown.
+  static std::optional<bool> is_channel_dim(const ValueInfo& x, int64_t d) {
+    if (x.layout == Layout::flat) return std::nullopt;
+    if (d < 0 && x.rank) d += x.rank;
+    const int64_t c = channel_dim(x);
+    if ((d < 0) != (c < 0)) return std::nullopt;  // one counted from the end, the rank unknown
+    return d == c;
+  }
+
+  // x.permute(0, 2, 1): the channel dimension moves; it must land first after the batch or last.
+  void permute(Node* n, const std::string& kind) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return;
+    auto order = torch::jit::toIValue(n->input(1));
+    if (!order || !order->isIntList() || x->layout == Layout::flat) return unknown(n, kind + " to another layout");
+    const auto dims = order->toIntVector();
+    const int64_t rank = int64_t(dims.size()), from = x->layout == Layout::channels_first ? 1 : rank - 1;
+    const auto at = std::find(dims.begin(), dims.end(), from) - dims.begin();
+    if (at == 1 && rank > 2) return void(info_[n->output()] = {x->segments, Layout::channels_first, rank});
+    if (at == rank - 1) return void(info_[n->output()] = {x->segments, Layout::channels_last, rank});
+    unknown(n, kind + " to another layout");
+  }
+
+  // x.expand(n, -1, -1) keeps the last dimension; a tensor attribute expanded (ViT's class token) becomes a
+  // tracked value whose channels are its last dimension.
+  void expand(Node* n, const std::string& kind) {
+    Node* sizes = n->input(1)->node();  // [n, -1, -1]: a list with a computed batch
+    auto last = sizes->kind() == c10::prim::ListConstruct && sizes->inputs().size() > 0
+                    ? torch::jit::toIValue(sizes->inputs().back())
+                    : c10::nullopt;
+    ValueInfo* x = info(n->input(0));
+    if (!x) x = parameter_value(n->input(0));
+    if (!x) return;
+    if (!last || !last->isInt() || last->toInt() != -1 || x->layout != Layout::channels_last)
+      return unknown(n, kind + " of the channel dimension");
+    info_[n->output()] = {x->segments, Layout::channels_last, int64_t(sizes->inputs().size())};
+  }
+
+  // A tensor attribute read as a value (a class token, a position embedding): channels along its last
+  // dimension, its elements a "parameter" slice of the group it joins.
+  ValueInfo* parameter_value(Value* v) {
+    const Attr* a = tensor_attr(v);
+    if (!a || a->value.toTensor().dim() < 2) return nullptr;
+    const auto t = a->value.toTensor();
+    ValueInfo p{{new_space(t.size(-1))}, Layout::channels_last, t.dim()};
+    add_slices(p, *a, t.dim() - 1, "parameter");
+    return &(info_[v] = p);
+  }
+
+  // x[:, 0] and x[:, 1:]: indexing a dimension other than the channels'.
+  void index_other_dim(Node* n, const std::string& kind) {
+    ValueInfo* x = info(n->input(0));
+    if (!x) return;
+    auto dim = torch::jit::toIValue(n->input(1));
+    auto channel = dim && dim->isInt() ? is_channel_dim(*x, dim->toInt()) : std::nullopt;
+    if (!channel || *channel) return unknown(n, kind + " of the channel dimension");
+    const bool drops = kind == "aten::select";
+    if (drops && x->layout == Layout::channels_first && dim->toInt() == 0) return unknown(n, kind + " of the batch");
+    info_[n->output()] = {x->segments, x->layout, x->rank ? x->rank - (drops ? 1 : 0) : 0};
   }
 
   void reduce(Node* n, const std::string& kind) {
@@ -418,11 +627,16 @@ class Analyzer {
     if (!x) return;
     auto dims = torch::jit::toIValue(n->input(1));
     auto keep = n->inputs().size() > 2 ? torch::jit::toIValue(n->input(2)) : c10::nullopt;
-    bool spatial = x->layout == Layout::channels_first && dims && dims->isIntList() && keep && keep->isBool();
-    if (spatial)
-      for (int64_t d : dims->toIntVector()) spatial = spatial && d >= 2;
-    if (!spatial) return unknown(n, kind + " over the channel dimension");
-    info_[n->output()] = {x->segments, keep->toBool() ? Layout::channels_first : Layout::flat};
+    bool other = x->layout != Layout::flat && dims && dims->isIntList() && keep && keep->isBool();
+    for (int64_t d : other ? dims->toIntVector() : std::vector<int64_t>{}) {
+      auto channel = is_channel_dim(*x, d);
+      other = other && channel && !*channel && (x->layout == Layout::channels_last || d >= 2);
+    }
+    if (!other) return unknown(n, kind + " over the channel dimension");
+    const bool keep_dims = keep->toBool();
+    const int64_t rank = x->rank ? (keep_dims ? x->rank : x->rank - int64_t(dims->toIntVector().size())) : 0;
+    if (x->layout == Layout::channels_last) return void(info_[n->output()] = {x->segments, Layout::channels_last, rank});
+    info_[n->output()] = {x->segments, keep_dims ? Layout::channels_first : Layout::flat, keep_dims ? rank : 2};
   }
 
   // Lists of tracked tensors: their items in order, as appended so far. A list any other op reads has
@@ -442,18 +656,43 @@ class Analyzer {
     if (n->outputs().size() == 1 && carries_tensor(n->output()->type())) lists_[n->output()] = it->second;
   }
 
+  // Along the channels, the spaces are concatenated; along another dimension (ViT's class token before
+  // the patches), every item carries the same channels and their spaces are united.
   void cat(Node* n, const std::string& kind) {
     auto items = lists_.find(n->input(0));
     auto dim = torch::jit::toIValue(n->input(1));
-    ValueInfo y;
-    bool ok = items != lists_.end() && dim && dim->isInt() && dim->toInt() == 1;
-    for (Value* v : ok ? items->second->items : std::vector<Value*>{}) {
+    const std::string why = kind + " of tensors lite cannot follow";
+    if (items == lists_.end() || !dim || !dim->isInt() || items->second->items.empty()) return unknown(n, why);
+    std::vector<ValueInfo> parts;
+    for (Value* v : items->second->items) {
       ValueInfo* x = info(v);
-      ok = ok && x && x->layout == Layout::channels_first;
-      if (ok) y.segments.insert(y.segments.end(), x->segments.begin(), x->segments.end());
+      if (!x) return unknown(n, why);
+      parts.push_back(*x);
     }
-    if (!ok) return unknown(n, kind + " along a dimension other than channels");
+    auto channel = is_channel_dim(parts[0], dim->toInt());
+    if (!channel) return unknown(n, why);
+    ValueInfo y = parts[0];
+    if (*channel) {
+      y.segments.clear();
+      for (const auto& x : parts) {
+        if (x.layout != parts[0].layout) return unknown(n, why);
+        y.segments.insert(y.segments.end(), x.segments.begin(), x.segments.end());
+      }
+    } else {
+      for (const auto& x : parts)
+        if (!unite_alike(parts[0], x, kind)) return unknown(n, kind + " of tensors with different channel layouts");
+    }
     info_[n->output()] = y;
+  }
+
+  // Unites the spaces of two values that carry the same channels; false when their layouts differ.
+  bool unite_alike(const ValueInfo& a, const ValueInfo& b, const std::string& kind) {
+    bool same_shape = a.layout == b.layout && a.segments.size() == b.segments.size();
+    for (size_t i = 0; same_shape && i < a.segments.size(); ++i)
+      same_shape = spaces_[find(a.segments[i])].size == spaces_[find(b.segments[i])].size;
+    if (!same_shape) return false;
+    for (size_t i = 0; i < a.segments.size(); ++i) unite(a.segments[i], b.segments[i], kind);
+    return true;
   }
 
   void pass_through(Node* n, bool spatial, const std::string& kind) {
@@ -466,16 +705,13 @@ class Analyzer {
   void binary(Node* n, const std::string& kind) {
     ValueInfo* a = info(n->input(0));
     ValueInfo* b = info(n->input(1));
-    bool b_tensor = carries_tensor(n->input(1)->type());
     if (!a && !b) return;
+    // x + self.pos_embedding: a tensor attribute whose last dimension matches a channels-last value.
+    if (a && !b && a->layout == Layout::channels_last && tensor_attr(n->input(1))) b = parameter_value(n->input(1));
+    if (b && !a && b->layout == Layout::channels_last && tensor_attr(n->input(0))) a = parameter_value(n->input(0));
+    const bool b_tensor = carries_tensor(n->input(1)->type());
     if (!a || (!b && b_tensor)) return unknown(n, kind + " with a tensor lite cannot trace");
-    if (b) {
-      bool same_shape = a->layout == b->layout && a->segments.size() == b->segments.size();
-      for (size_t i = 0; same_shape && i < a->segments.size(); ++i)
-        same_shape = spaces_[find(a->segments[i])].size == spaces_[find(b->segments[i])].size;
-      if (!same_shape) return unknown(n, kind + " of tensors with different channel layouts");
-      for (size_t i = 0; i < a->segments.size(); ++i) unite(a->segments[i], b->segments[i], kind);
-    }
+    if (b && !unite_alike(*a, *b, kind)) return unknown(n, kind + " of tensors with different channel layouts");
     info_[n->output()] = *a;
   }
 
@@ -520,6 +756,14 @@ class Analyzer {
       if (group.name.empty()) continue;  // no layer produces these channels (model input)
       std::set<std::string> dw(sp.depthwise.begin(), sp.depthwise.end());
       group.depthwise.assign(dw.begin(), dw.end());
+      std::set<std::string> norms(sp.layer_norms.begin(), sp.layer_norms.end());
+      group.layer_norms.assign(norms.begin(), norms.end());
+      std::set<std::pair<std::string, std::string>> seen_counts;
+      for (const auto& c : sp.counts)
+        if (seen_counts.insert({c.module, c.name}).second) group.counts.push_back(c);
+      group.multiple_of = sp.multiple_of;
+      if (group.blocked.empty() && sp.size % sp.multiple_of)
+        group.blocked = std::to_string(sp.size) + " channels are not a multiple of " + std::to_string(sp.multiple_of);
       g.groups.push_back(std::move(group));
     }
     return g;
@@ -528,16 +772,20 @@ class Analyzer {
   const torch::jit::Module& module_;
   std::vector<Space> spaces_;
   std::unordered_map<Value*, ValueInfo> info_;
+  std::unordered_map<Value*, std::vector<std::optional<ValueInfo>>> tuples_;  // attention's (output, weights)
+  std::unordered_map<Value*, CountAttribute> folded_ints_;
+  const std::vector<c10::IValue>& example_;
   std::unordered_map<Value*, std::shared_ptr<TensorList>> lists_;  // aliases share one list
   std::unordered_map<Value*, Attr> attrs_;
   std::map<const c10::ClassType*, bool> depthwise_type_;
   std::map<const c10::ClassType*, std::set<int64_t>> type_sizes_;
-  std::set<std::pair<std::string, std::string>> weights_;
   std::vector<WeightRef> weight_order_;
 };
 
 }  // namespace
 
-DependencyGraph build_dependency_graph(const torch::jit::Module& module) { return Analyzer(module).run(); }
+DependencyGraph build_dependency_graph(const torch::jit::Module& module, const std::vector<c10::IValue>& example) {
+  return Analyzer(module, example).run();
+}
 
 }  // namespace lite::prune

@@ -3,9 +3,11 @@
 // --global, every channel of every prunable group is ranked together on its score divided by its group's
 // mean score (so groups with large weights do not win by scale alone), and the lowest go until the ratio
 // of all channels is reached, each group keeping at least global_floor of its channels. --round-to then
-// rounds each kept count up to a multiple. Within a group the lowest-scoring channels go.
+// rounds each kept count up to a multiple (and to one of num_heads where the group passes through attention).
+// Within a group the lowest-scoring channels go.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -39,6 +41,7 @@ std::vector<GroupPlan> describe_groups(const DependencyGraph& graph, const Prune
     p.channels = g.channels;
     p.kept = g.channels;
     p.tensors = int64_t(g.slices.size());
+    p.multiple_of = g.multiple_of;
     p.ratio = o.ratio.value_or(0);
     for (const auto& lr : o.layer_ratios)
       if (any_layer_matches(g.layers, lr.glob)) p.ratio = lr.ratio;
@@ -96,7 +99,7 @@ Removal choose_channels(const std::vector<torch::Tensor>& scores, std::vector<Gr
   for (size_t i = 0; i < plans.size(); ++i) {
     auto& p = plans[i];
     if (!p.prunable) continue;
-    p.kept = round_kept(p.channels - remove[i], p.channels, o.round_to);
+    p.kept = round_kept(p.channels - remove[i], p.channels, std::lcm(o.round_to, p.multiple_of));
     if (o.global) p.ratio = 1.0 - double(p.kept) / double(p.channels);
     int64_t n = p.channels - p.kept;
     if (n == 0) continue;

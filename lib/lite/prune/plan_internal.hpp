@@ -51,11 +51,13 @@ struct ScoredGroups {
   std::vector<GroupPlan> plans;       // one per dependency group (prunable or why not)
   std::vector<torch::Tensor> scores;  // per group; undefined for groups left alone
 };
-// Groups of `module` described per `o` and scored by `criterion` (gradients_for_taylor is called only when the
+// Groups of `module` (its branches decided on `example`, see build_dependency_graph) described per `o` and
+// scored by `criterion` (gradients_for_taylor is called only when the
 // criterion needs data, after the model proved prunable). Throws
 // InputError(source_name, "has nothing prunable: <each group: why>", fix_if_nothing_prunable).
 using GradientSource = std::function<std::map<std::string, torch::Tensor>()>;
-ScoredGroups score_groups(const torch::jit::Module& module, const std::string& source_name, const PruneOptions& o,
+ScoredGroups score_groups(const torch::jit::Module& module, const std::vector<c10::IValue>& example,
+                          const std::string& source_name, const PruneOptions& o,
                           const Criterion& criterion, const GradientSource& gradients_for_taylor,
                           std::vector<report::Finding>& findings, const std::string& fix_if_nothing_prunable);
 // Parameter gradients on `data` (on a copy of the module) for the taylor criterion; InputError naming the data

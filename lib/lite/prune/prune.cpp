@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include <chrono>
+#include <exception>
 #include <fstream>
 #include <sstream>
 
@@ -202,6 +203,8 @@ void judge_speed_claims(PruneResult& r) {
   }
 }
 
+std::vector<c10::IValue> example_of(const Context& c) { return {c.one.begin(), c.one.end()}; }
+
 struct Built {
   std::string bytes;
   nlohmann::json details;
@@ -232,7 +235,7 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
     return taylor_gradients(c.source.module, model::take_first(model::load_dataset(*o.data), o.data_samples),
                             o.eval_batch, "pass {data} samples shaped like the model input, or use {criterion} l1");
   };
-  ScoredGroups scored = score_groups(c.source.module, c.source.path.string(), o, criterion, gradients, r.findings,
+  ScoredGroups scored = score_groups(c.source.module, example_of(c), c.source.path.string(), o, criterion, gradients, r.findings,
                                      "lite prune removes channels between conv/linear layers; try {unstructured} {sparsity} S");
   const DependencyGraph& graph = scored.graph;
   const std::vector<torch::Tensor>& scores = scored.scores;
@@ -263,7 +266,7 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
 
 Built build_unstructured(Context& c, PruneResult& r) {
   const auto& o = c.o;
-  DependencyGraph graph = build_dependency_graph(c.source.module);
+  DependencyGraph graph = build_dependency_graph(c.source.module, example_of(c));
   if (graph.weights.empty())
     throw InputError(c.source.path.string(), "has nothing prunable: no convolution or linear weight in forward",
                      "lite prune works on models with conv or linear layers");
@@ -397,12 +400,21 @@ PruneResult run(const PruneOptions& o, Progress& progress, const RunContext& con
   if (o.data && criterion && !criterion->needs_data)
     r.notes.push_back("{data} is only used by the taylor criterion; " + r.criterion + " ignores it");
 
+  // The analysis decides the branches that depend on the input on the batch-1 input. A model it finds nothing
+  // prunable in is told so first, and a dry run whose input cannot be resolved still prints the plan (those
+  // branches undecided): an input error waits until the build is done.
+  std::exception_ptr input_error;
+  try {
+    prepare_inputs(c);
+  } catch (const InputError&) {
+    input_error = std::current_exception();
+  }
   Built built = unstructured ? build_unstructured(c, r) : build_structured(c, r, *criterion);
   if (o.dry_run || o.sensitivity) {
     r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
     return r;
   }
-  prepare_inputs(c);
+  if (input_error) std::rethrow_exception(input_error);
   if (!c.inputs_note.empty()) {
     r.notes.push_back(c.inputs_note);
     std::vector<std::string> shapes;

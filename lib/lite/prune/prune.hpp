@@ -27,6 +27,7 @@ struct GroupPlan {
   int64_t kept = 0;                 // after (== channels when skipped)
   double ratio = 0;                 // requested fraction removed
   int64_t tensors = 0;              // tensor slices that change together
+  int64_t multiple_of = 1;          // kept stays a multiple of this (attention: num_heads)
   bool prunable = true;
   std::string skipped;              // why it was left alone: the op or rule that stopped it
 };

@@ -25,12 +25,22 @@ struct TensorSlice {
   std::string path() const { return module.empty() ? attr : module + "." + attr; }
 };
 
+// An int attribute that holds a group's channel count divided by `divisor` (ViT's hidden_dim, attention's
+// embed_dim and head_dim): surgery sets it to the kept count / divisor.
+struct CountAttribute {
+  std::string module, name;
+  int64_t divisor = 1;
+};
+
 struct ChannelGroup {
   std::string name;                 // first producing layer
   std::vector<std::string> layers;  // modules with a producer/norm/depthwise slice, in graph order
   int64_t channels = 0;
   std::vector<TensorSlice> slices;
   std::vector<std::string> depthwise;  // conv modules whose `groups` must follow the channel count
+  std::vector<std::string> layer_norms;     // LayerNorm modules whose normalized_shape must follow it
+  std::vector<CountAttribute> counts;       // int attributes that hold the channel count
+  int64_t multiple_of = 1;                  // kept channels stay a multiple (attention's heads)
   std::string blocked;                 // why the group is unsafe to prune ("" when it is safe)
 };
 
@@ -45,10 +55,19 @@ struct DependencyGraph {
   std::vector<WeightRef> weights;
 };
 
-// Builds the channel dependency groups of `module`'s forward: a copy of the graph, inlined, with bool,
-// int and float attributes (training, use_res_connect) replaced by their values and folded, then walked
+// Builds the channel dependency groups of `module`'s forward: a copy of the graph, inlined (attention
+// excepted), with bool, int and float attributes (training, use_res_connect) replaced by their values and
+// folded, the `if`s that depend on the input decided by running `example` once (when given), then walked
 // once in order with a union-find over channel spaces (see dependency_graph.cpp).
-DependencyGraph build_dependency_graph(const torch::jit::Module& module);
+DependencyGraph build_dependency_graph(const torch::jit::Module& module, const std::vector<c10::IValue>& example = {});
+
+// graph_prep.cpp: every call inlined except nn.MultiheadAttention's (the analysis states its contract).
+void inline_calls_except_attention(torch::jit::Graph& graph);
+bool is_attention_type(const c10::TypePtr& type);
+// Replaces the condition of every `if` that went one way when the graph ran on `example` by that constant
+// (a fused fast path flipped to the unfused layers), then folds; returns how many were decided.
+int decide_branches(std::shared_ptr<torch::jit::Graph>& graph, const torch::jit::Module& module,
+                    const std::vector<c10::IValue>& example);
 
 // The tensor attribute at a dotted module path.
 torch::Tensor tensor_at(const torch::jit::Module& module, const std::string& module_path, const std::string& attr);

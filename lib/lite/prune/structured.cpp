@@ -10,10 +10,11 @@
 
 namespace lite::prune {
 
-ScoredGroups score_groups(const torch::jit::Module& module, const std::string& source_name, const PruneOptions& o,
+ScoredGroups score_groups(const torch::jit::Module& module, const std::vector<c10::IValue>& example,
+                          const std::string& source_name, const PruneOptions& o,
                           const Criterion& criterion, const GradientSource& gradients_for_taylor,
                           std::vector<report::Finding>& findings, const std::string& fix_if_nothing_prunable) {
-  ScoredGroups s{build_dependency_graph(module), {}, {}};
+  ScoredGroups s{build_dependency_graph(module, example), {}, {}};
   s.plans = describe_groups(s.graph, o, findings);
   if (std::none_of(s.plans.begin(), s.plans.end(), [](const GroupPlan& g) { return g.prunable; })) {
     std::vector<std::string> why;

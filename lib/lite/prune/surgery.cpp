@@ -5,7 +5,9 @@
 // concatenation by each branch at its offset). Depthwise convolutions get `groups` rewritten to
 // `weight.size(0)` in their type's code (a class constant cannot be set; see libtorch-notes.md): valid for
 // every instance of the type because dependency_graph.cpp only accepts types whose instances are all
-// depthwise.
+// depthwise. LayerNorm's normalized_shape is a class constant too: its forward reads [weight.size(0)]
+// instead. Int attributes that hold a channel count (ViT's hidden_dim, attention's embed_dim, head_dim,
+// kdim, vdim) are set to the kept count.
 #include <functional>
 #include <map>
 #include <set>
@@ -69,6 +71,23 @@ void rewrite_depthwise_groups(torch::jit::Module& module, const std::string& pat
   visit(graph->block());
 }
 
+// LayerNorm.forward calls F.layer_norm(input, [C], weight, bias, eps): [C] becomes [weight.size(0)].
+void rewrite_layer_norm_shape(torch::jit::Module& module, const std::string& path, std::set<const void*>& done) {
+  torch::jit::Module norm = submodule_at(module, path);
+  if (!done.insert(norm.type().get()).second) return;
+  auto graph = norm.get_method("forward").graph();
+  for (torch::jit::Node* n : graph->nodes()) {
+    const std::string kind = n->kind().toQualString();
+    const size_t first = kind == "prim::CallFunction" ? 1 : kind == "aten::layer_norm" ? 0 : SIZE_MAX;
+    if (first == SIZE_MAX || n->inputs().size() < first + 3) continue;
+    torch::jit::Value* shape = n->input(first + 1);
+    if (shape->node()->kind() != c10::prim::ListConstruct || shape->node()->inputs().size() != 1) continue;
+    torch::jit::WithInsertPoint guard(n);
+    torch::jit::Value* size = graph->insert(c10::aten::size, {n->input(first + 2), int64_t(0)});
+    n->replaceInput(first + 1, graph->insertNode(graph->createList(c10::IntType::get(), {size}))->output());
+  }
+}
+
 }  // namespace
 
 std::map<std::string, std::vector<int64_t>> planned_shapes(const torch::jit::Module& module,
@@ -104,10 +123,16 @@ void remove_channels(torch::jit::Module& module, const DependencyGraph& graph, c
     bool requires_grad = owner.attr(r.attr).toTensor().requires_grad();
     owner._ivalue()->setAttr(r.attr, t.contiguous().detach().requires_grad_(requires_grad));
   }
-  std::set<const void*> done;
-  for (const auto& [index, channels] : removal)
-    if (!channels.empty())
-      for (const auto& path : graph.groups.at(index).depthwise) rewrite_depthwise_groups(module, path, done);
+  std::set<const void*> done, norms_done;
+  for (const auto& [index, channels] : removal) {
+    if (channels.empty()) continue;
+    const ChannelGroup& g = graph.groups.at(index);
+    for (const auto& path : g.depthwise) rewrite_depthwise_groups(module, path, done);
+    for (const auto& path : g.layer_norms) rewrite_layer_norm_shape(module, path, norms_done);
+    const int64_t kept = g.channels - int64_t(channels.size());
+    for (const auto& count : g.counts)
+      submodule_at(module, count.module)._ivalue()->setAttr(count.name, c10::IValue(kept / count.divisor));
+  }
 }
 
 uint64_t count_parameters(const torch::jit::Module& module) {

@@ -278,3 +278,92 @@ TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation and
                                                 sl.role == "consumer" && sl.offset == 64);
   CHECK(read_by_last_layer);
 }
+
+namespace {
+
+// Every prunable group halved by l1, cut from a copy of `m`: the copy must hold the planned parameters and run.
+torch::jit::Module halved(const torch::jit::Module& m, const DependencyGraph& g) {
+  PruneOptions o;
+  o.ratio = 0.5;
+  std::vector<report::Finding> findings;
+  auto plans = describe_groups(g, o, findings);
+  std::vector<torch::Tensor> scores(g.groups.size());
+  for (size_t i = 0; i < g.groups.size(); ++i)
+    if (plans[i].prunable) scores[i] = score_l1(CriterionContext{m, g.groups[i], nullptr});
+  auto removal = choose_channels(scores, plans, o);
+  auto pruned = deserialize(serialize(m));
+  remove_channels(pruned, g, removal);
+  CHECK(count_parameters(pruned) == planned_parameter_count(m, g, removal));
+  return pruned;
+}
+
+}  // namespace
+
+TEST_CASE("transformers: residual width through layer norms and attention, feed-forward pairs, the fused path kept") {
+  test::ScratchDir dir("prune_transformers");
+  const std::string script =
+      "import sys, torch, torch.nn as nn, torchvision\n"
+      "torch.manual_seed(0)\n"
+      "class Encoder(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.embed = nn.Embedding(50, 32)\n"
+      "        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2)\n"
+      "        self.head = nn.Linear(32, 3)\n"
+      "    def forward(self, ids): return self.head(self.encoder(self.embed(ids)).mean(1))\n"
+      "vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,\n"
+      "                                          hidden_dim=32, mlp_dim=64, num_classes=5)\n"
+      "torch.jit.save(torch.jit.script(Encoder().eval()), sys.argv[1] + '/encoder.pt')\n"
+      "torch.jit.save(torch.jit.script(vit.eval()), sys.argv[1] + '/vit.pt')\n";
+  auto py = dir.file("make.py", script);
+  std::string command = "/usr/bin/python3 " + py.string() + " " + dir.path.string() + " > /dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    MESSAGE("skipped: /usr/bin/python3 with torchvision is not available");
+    return;
+  }
+  SUBCASE("encoder") {
+    auto m = torch::jit::load((dir.path / "encoder.pt").string());
+    m.eval();
+    auto ids = torch::randint(0, 50, {2, 7});
+    // Without the example the fast-path `if`s stay undecided and block every group.
+    CHECK(group_named(build_dependency_graph(m), "encoder.layers.0.linear1") == nullptr);
+    auto g = build_dependency_graph(m, {ids});
+    const ChannelGroup* width = group_named(g, "embed");
+    const ChannelGroup* ffn = group_named(g, "encoder.layers.0.linear1");
+    REQUIRE(width != nullptr);
+    REQUIRE(ffn != nullptr);
+    CHECK(width->blocked.empty());
+    CHECK(ffn->blocked.empty());
+    CHECK(width->multiple_of == 4);
+    CHECK(width->layer_norms.size() == 4);
+    CHECK(width->counts.size() == 8);  // embed_dim, head_dim, kdim, vdim of two attentions
+    auto pruned = halved(m, g);
+    auto layer = submodule_at(pruned, "encoder.layers.0");
+    CHECK(layer.attr("self_attn").toModule().attr("embed_dim").toInt() == 16);
+    CHECK(tensor_at(pruned, "encoder.layers.0.self_attn", "in_proj_weight").sizes() == torch::IntArrayRef{48, 16});
+    // Under no_grad the encoder layer takes its fused fast path, with grad the unfused layers: both read the cut weights.
+    auto unfused = pruned.forward({ids}).toTensor();
+    torch::NoGradGuard no_grad;
+    auto fused = pruned.forward({ids}).toTensor();
+    CHECK(fused.sizes() == torch::IntArrayRef{2, 3});
+    CHECK(torch::allclose(fused, unfused, 1e-4, 1e-5));
+  }
+  SUBCASE("vit") {
+    auto m = torch::jit::load((dir.path / "vit.pt").string());
+    m.eval();
+    auto x = torch::rand({2, 3, 32, 32});
+    auto g = build_dependency_graph(m, {x});
+    const ChannelGroup* width = group_named(g, "conv_proj");
+    REQUIRE(width != nullptr);
+    CHECK(width->blocked.empty());
+    bool hidden_dim = false, class_token = false;
+    for (const auto& c : width->counts) hidden_dim = hidden_dim || (c.module.empty() && c.name == "hidden_dim");
+    for (const auto& sl : width->slices) class_token = class_token || sl.path() == "class_token";
+    CHECK(hidden_dim);
+    CHECK(class_token);
+    auto pruned = halved(m, g);
+    CHECK(pruned.attr("hidden_dim").toInt() == 16);
+    torch::NoGradGuard no_grad;
+    CHECK(pruned.forward({x}).toTensor().sizes() == torch::IntArrayRef{2, 5});
+  }
+}
