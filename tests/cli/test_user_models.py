@@ -59,6 +59,13 @@ class ExactHead(nn.Module):  # most bytes in an Embedding; a head whose integer 
             self.head.weight.copy_(w)
             self.head.bias.zero_()
     def forward(self, ids): return self.head(self.emb(ids).mean(1))
+class Encoder(nn.Module):  # BERT-style: embedding, two nn.TransformerEncoderLayers, mean over tokens
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2)
+        self.head = nn.Linear(32, 4)
+    def forward(self, ids): return self.head(self.encoder(self.embed(ids)).mean(1))
 class UNetBlock(nn.Module):
     def __init__(self):
         super().__init__()
@@ -70,7 +77,8 @@ for name, model, x in (("lstm", LSTMClassifier(), torch.randint(0, 100, (2, 12))
                        ("small28", Small28(), torch.randn(2, 1, 28, 28)),
                        ("spotter", Spotter(), torch.randn(2, 40, 101)),
                        ("nosize", NoSizeFits(), None), ("exact", ExactHead(), None),
-                       ("unet", UNetBlock(), torch.randn(2, 3, 32, 32))):
+                       ("unet", UNetBlock(), torch.randn(2, 3, 32, 32)),
+                       ("encoder", Encoder(), torch.randint(0, 100, (2, 12)))):
     model.eval()
     torch.jit.script(model).save(name + "_script.pt")
     if x is not None:
@@ -155,6 +163,34 @@ class UserModels(LiteTestCase):
                 self.assertEqual(doc["result"]["gates"]["failed"], [] if doc["exit_code"] == 0 else ["agreement"])
                 self.assertEqual(self.reloads_in_python(out, self.dir / f"{name}_calib.pt"),
                                  "(2, 10)" if name == "small28" else "(2, 12)")
+
+    def test_prune_reaches_a_transformer_encoder(self):
+        # Scripted: the residual width (embedding, layer norms, attention) and both feed-forward pairs; traced:
+        # the feed-forward pairs, the width left alone with the reason (a trace bakes attention's head sizes).
+        for form, width_pruned in (("script", True), ("trace", False)):
+            with self.subTest(form):
+                out = self.tmp / f"encoder_{form}.pruned.pt"
+                doc = self.json_run("prune", self.dir / f"encoder_{form}.pt", "--ratio", "0.3", "--input", "1x12:int64",
+                                    "--agreement-floor", "100", "-o", out, *FAST, codes=(0,))
+                groups = {g["name"]: g for g in doc["result"]["groups"]}
+                for layer in ("encoder.layers.0.linear1", "encoder.layers.1.linear1"):
+                    self.assertEqual((groups[layer]["channels"], groups[layer]["kept"]), (64, 45))
+                width = groups["embed"]
+                if width_pruned:
+                    self.assertEqual((width["kept"], width["multiple_of"]), (24, 4))  # 23 rounded up to whole heads
+                else:
+                    self.assertEqual(width["kept"], 32)
+                    self.assertIn("traced", width["skipped"])
+                # In Python: the fused fast path (no_grad) and the unfused layers (grad) agree on the cut weights.
+                check = ("import torch\n"
+                         f"m = torch.jit.load({str(out)!r})\n"
+                         f"x = torch.load({str(self.dir / 'encoder_calib.pt')!r})['x'][:2]\n"
+                         "with torch.no_grad():\n"
+                         "    fused = m(x)\n"
+                         "print(tuple(fused.shape), bool(torch.allclose(fused, m(x), atol=1e-5)))\n")
+                r = subprocess.run([PYTHON, "-c", check], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout.strip(), "(2, 4) True")
 
     def test_a_failing_mode_is_dropped_with_its_reason_not_blamed_on_the_input(self):
         # bf16 breaks recurrent layers (float32 hidden state against bfloat16 weights): auto keeps going.

@@ -482,7 +482,10 @@ class Analyzer {
     const bool packed = mha.hasattr("in_proj_weight") && mha.attr("in_proj_weight").isTensor();
     const bool plain = !mha.hasattr("bias_k") || mha.attr("bias_k").isNone();
     if (!packed || !plain) return unknown(n, why + " with separate q/k/v weights or bias_k/bias_v (" + path + ")");
-    for (size_t i = 2; i <= 3; ++i) {
+    if (!mha.hasattr("num_heads") || !mha.hasattr("embed_dim"))  // a trace keeps only tensors: sizes are constants
+      return unknown(n, why + " traced (its head sizes are constants of the trace; script it to prune its width)");
+    // A traced call passes only the tensors it received, once each: (self, x) for self-attention.
+    for (size_t i = 2; i <= 3 && i < n->inputs().size(); ++i) {
       ValueInfo* other = info(n->input(i));
       if (!other || !unite_alike(*q, *other, why)) return unknown(n, why + " over different query/key/value tensors");
     }
