@@ -192,6 +192,28 @@ class UserModels(LiteTestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertEqual(r.stdout.strip(), "(2, 4) True")
 
+    def test_dynamic_int8_runs_in_a_transformer_encoders_feed_forward(self):
+        # nn.TransformerEncoderLayer's fused fast path read linear1/linear2's float weights, so dynamic int8 wrote
+        # a file whose outputs were float's, bit for bit; the artifact now takes the unfused layers.
+        out = self.tmp / "encoder.dynamic.pt"
+        doc = self.json_run("quantize", self.dir / "encoder_script.pt", "--mode", "dynamic", "--input", "1x12:int64",
+                            "--allow-slower", "-o", out, *FAST, codes=(0,))
+        r = doc["result"]
+        layers = {l["layer"]["name"]: l for l in r["candidates"][0]["plan"]["layers"]}
+        self.assertTrue(layers["encoder.layers.0.linear1"]["quantized"])
+        self.assertTrue(layers["encoder.layers.1.linear2"]["quantized"])
+        self.assertLess(r["output_bytes"], 0.95 * r["model_bytes"])
+        check = ("import torch\n"
+                 f"q = torch.jit.load({str(out)!r})\n"
+                 f"f = torch.jit.load({str(self.dir / 'encoder_script.pt')!r}).eval()\n"
+                 f"x = torch.load({str(self.dir / 'encoder_calib.pt')!r})['x']\n"
+                 "with torch.no_grad():\n"
+                 "    d = (q(x) - f(x)).abs().max().item()\n"
+                 "print(0 < d < 0.1)\n")
+        r = subprocess.run([PYTHON, "-c", check], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), "True")
+
     def test_a_failing_mode_is_dropped_with_its_reason_not_blamed_on_the_input(self):
         # bf16 breaks recurrent layers (float32 hidden state against bfloat16 weights): auto keeps going.
         for name, classes in (("lstm", 4), ("gru", 3)):

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite {

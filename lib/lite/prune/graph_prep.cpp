@@ -19,6 +19,7 @@
 #include <functional>
 #include <set>
 
+#include "lite/model/fused_paths.hpp"
 #include "lite/prune/prune_internal.hpp"
 
 namespace lite::prune {
@@ -66,14 +67,6 @@ void collect_ifs(Block* block, std::vector<Node*>& ifs) {
     if (n->kind() == c10::prim::If) ifs.push_back(n);
     for (Block* b : n->blocks()) collect_ifs(b, ifs);
   }
-}
-
-bool holds_fused_op(Block* block) {
-  static const std::set<std::string> fused = {"aten::_transformer_encoder_layer_fwd",
-                                              "aten::_native_multi_head_attention"};
-  for (Node* n : block->nodes())
-    if (fused.count(n->kind().toQualString())) return true;
-  return false;
 }
 
 // Runs a copy of `graph` on `example` with each `if` logging (its index, its condition); returns, per
@@ -144,24 +137,14 @@ int decide_branches(std::shared_ptr<torch::jit::Graph>& graph, const torch::jit:
   if (example.empty()) return 0;
   // Fused fast paths first: what the run then logs follows from the unfused branch (an early return
   // through the fused op would otherwise decide the later `if did_return` the wrong way).
-  std::vector<Node*> ifs;
-  collect_ifs(graph->block(), ifs);
-  int decided = 0;
-  for (Node* n : ifs) {
-    const bool fused_then = holds_fused_op(n->blocks()[0]), fused_else = holds_fused_op(n->blocks()[1]);
-    if (fused_then == fused_else || torch::jit::toIValue(n->input(0))) continue;
-    set_condition(*graph, n->input(0), fused_else);
-    ++decided;
-  }
-  torch::jit::ConstantPropagation(graph);
-  torch::jit::EliminateDeadCode(graph);
+  int decided = model::take_unfused_branches(graph, model::transformer_fused_ops());
   std::vector<int> decisions;
   try {
     decisions = observed_decisions(graph, module, example);
   } catch (const std::exception&) {
     return decided;  // the graph as the analysis sees it does not run on this input: the rest stay undecided
   }
-  ifs.clear();
+  std::vector<Node*> ifs;
   collect_ifs(graph->block(), ifs);
   for (size_t i = 0; i < ifs.size(); ++i) {
     if (decisions[i] < 0 || torch::jit::toIValue(ifs[i]->input(0))) continue;

@@ -25,6 +25,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
+#include "lite/model/fused_paths.hpp"
 #include "lite/quantize/quantize_internal.hpp"
 
 namespace lite::quantize {
@@ -132,6 +133,11 @@ torch::jit::Module observed_module(BuildContext& ctx, torch::jit::QuantType type
     return timed_step(ctx, "clone", [&] {
       torch::jit::Module clone = ctx.source.module.clone();
       clone.eval();
+      // nn.TransformerEncoderLayer's fused fast path reads linear1/linear2's float weights whatever the
+      // passes do to the layers: the clone takes the unfused layers, which int8 reaches (its attention keeps
+      // its own fast path).
+      if (int n = model::prefer_unfused_paths(clone, {"aten::_transformer_encoder_layer_fwd"}))
+        ctx.details["unfused_encoder_layers"] = n;
       return clone;
     });
   };

@@ -1,0 +1,61 @@
+#include "lite/model/fused_paths.hpp"
+
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+
+#include <vector>
+
+namespace lite::model {
+
+namespace {
+
+void collect_ifs(torch::jit::Block* block, std::vector<torch::jit::Node*>& ifs) {
+  for (torch::jit::Node* n : block->nodes()) {
+    if (n->kind() == c10::prim::If) ifs.push_back(n);
+    for (torch::jit::Block* b : n->blocks()) collect_ifs(b, ifs);
+  }
+}
+
+bool holds_any(torch::jit::Block* block, const std::set<std::string>& ops) {
+  for (torch::jit::Node* n : block->nodes())
+    if (ops.count(n->kind().toQualString())) return true;
+  return false;
+}
+
+}  // namespace
+
+const std::set<std::string>& transformer_fused_ops() {
+  static const std::set<std::string> ops = {"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"};
+  return ops;
+}
+
+int take_unfused_branches(std::shared_ptr<torch::jit::Graph>& graph, const std::set<std::string>& fused_ops) {
+  std::vector<torch::jit::Node*> ifs;
+  collect_ifs(graph->block(), ifs);
+  int decided = 0;
+  for (torch::jit::Node* n : ifs) {
+    const bool fused_then = holds_any(n->blocks()[0], fused_ops), fused_else = holds_any(n->blocks()[1], fused_ops);
+    if (fused_then == fused_else || torch::jit::toIValue(n->input(0))) continue;
+    torch::jit::WithInsertPoint top(graph->block()->nodes().front());
+    n->input(0)->replaceAllUsesWith(graph->insertConstant(fused_else));
+    ++decided;
+  }
+  if (decided) {
+    torch::jit::ConstantPropagation(graph);
+    torch::jit::EliminateDeadCode(graph);
+  }
+  return decided;
+}
+
+int prefer_unfused_paths(torch::jit::Module& module, const std::set<std::string>& fused_ops) {
+  int decided = 0;
+  std::set<const torch::jit::Graph*> done;
+  for (const auto& named : module.named_modules())
+    for (const auto& method : named.value.get_methods()) {
+      auto graph = method.graph();
+      if (done.insert(graph.get()).second) decided += take_unfused_branches(graph, fused_ops);
+    }
+  return decided;
+}
+
+}  // namespace lite::model
