@@ -33,6 +33,10 @@ std::vector<CriterionInfo> criterion_infos() {
 }
 
 torch::Tensor slice_rows(const torch::Tensor& tensor, const TensorSlice& slice, int64_t channels) {
+  if (slice.fold) {  // a grouped convolution's columns: channel j * fold + l is column l of block j's rows
+    const int64_t blocks = channels / slice.fold;
+    return tensor.reshape({blocks, tensor.size(0) / blocks, slice.fold, -1}).permute({0, 2, 1, 3}).reshape({channels, -1});
+  }
   return tensor.narrow(slice.dim, slice.offset * slice.factor, channels * slice.factor)
       .movedim(slice.dim, 0)
       .reshape({channels, -1});

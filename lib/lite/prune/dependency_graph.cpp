@@ -1,5 +1,5 @@
 // Channel dependency groups over a TorchScript graph, the way Torch-Pruning's DepGraph builds them over
-// Python modules, but read from the file itself so any scripted CNN works without its source.
+// Python modules, but read from the file itself so any scripted model works without its source.
 //
 // Algorithm: copy forward's graph, inline every submodule call but attention's, replace bool/int/float
 // attribute reads (training, use_res_connect) by their values and fold constants, and decide the `if`s that
@@ -9,7 +9,8 @@
 //   - conv/linear outputs open a new space (weight rows + bias); their inputs add consumer slices
 //     (weight columns; times the spatial size after a flatten);
 //   - batchnorm, activations, pooling, dropout pass the space through (batchnorm adds its four tensors);
-//   - depthwise convolution passes it through and marks `groups` to follow the channel count;
+//   - depthwise convolution passes it through and marks `groups` to follow the channel count; a grouped
+//     convolution splits its input and output spaces into `groups` blocks that lose the same local indices;
 //   - element-wise add/mul of two tracked tensors unites their spaces (residuals, squeeze-excitation);
 //   - cat along channels concatenates the spaces, so consumers see each one at an offset; a list built
 //     by ListConstruct and grown by append (densenet's dense blocks) is followed item by item, so each
@@ -23,8 +24,8 @@
 //     (position embedding, class token) joins its space along its last dimension; permute, expand,
 //     select and slice of other dimensions, and a reshape to [n, C, h*w] with C an int attribute
 //     (ViT's hidden_dim, then updated) keep track of where the channels are.
-// Anything else (view to another shape, permute, layer_norm, chunk, grouped conv, an if that survived
-// folding, the model's inputs and outputs) blocks every space it touches, with the op as the reason:
+// Anything else (a view to another shape, a permute that buries the channels, chunk, an if
+// that survived, the model's inputs and outputs) blocks every space it touches, with the op as the reason:
 // a group is pruned only when every op on its channels is one of the rules above.
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
@@ -35,8 +36,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -95,6 +96,7 @@ struct Space {
   std::vector<std::string> layer_norms;
   std::vector<CountAttribute> counts;
   int64_t multiple_of = 1;
+  int64_t blocks = 1;
 };
 
 struct Attr {
@@ -222,7 +224,7 @@ class Analyzer {
   // ---- union-find over channel spaces ----------------------------------------------------------
 
   int new_space(int64_t size, const std::string& blocked = {}) {
-    spaces_.push_back({int(spaces_.size()), size, blocked, {}, {}, {}, {}, 1});
+    spaces_.push_back({int(spaces_.size()), size, blocked, {}, {}, {}, {}, 1, 1});
     return int(spaces_.size()) - 1;
   }
   int find(int s) {
@@ -244,7 +246,14 @@ class Analyzer {
       block(a, why), block(b, why);
       return;
     }
+    if (ra.blocks > 1 && rb.blocks > 1 && ra.blocks != rb.blocks) {
+      const std::string why = where + " joins channels of grouped convolutions with " + std::to_string(ra.blocks) +
+                              " and " + std::to_string(rb.blocks) + " groups";
+      block(a, why), block(b, why);
+      return;
+    }
     rb.parent = a;
+    ra.blocks = std::max(ra.blocks, rb.blocks);
     if (!ra.size) ra.size = rb.size;
     if (ra.blocked.empty()) ra.blocked = rb.blocked;
     ra.slices.insert(ra.slices.end(), rb.slices.begin(), rb.slices.end());
@@ -285,7 +294,7 @@ class Analyzer {
     int64_t offset = 0;
     for (int s : vi.segments) {
       auto& root = spaces_[find(s)];
-      root.slices.push_back({a.module, a.name, dim, offset, factor, role});
+      root.slices.push_back({a.module, a.name, dim, offset, factor, 0, role});
       offset += root.size;
     }
   }
@@ -386,6 +395,7 @@ class Analyzer {
     auto type = submodule_at(module_, w->module).type().get();
     bool depthwise = weight.size(1) == 1 && out == g && x && x->layout == Layout::channels_first &&
                      total(*x) == g && depthwise_type_[type] && type_sizes_[type] == std::set<int64_t>{g};
+    if (!depthwise && weight.size(1) > 1) return grouped_conv(n, kind, *w, b, g);
     if (!depthwise)
       return unknown(n, kind + " with groups=" + std::to_string(g) + " (" + w->module + ")" +
                             (weight.size(1) == 1 && out == g ? ", its type shared with other convolutions" : ""));
@@ -393,6 +403,27 @@ class Analyzer {
     if (b) add_slices(*x, *b, 0, "depthwise");
     for (int s : x->segments) spaces_[find(s)].depthwise.push_back(w->module);
     info_[n->output()] = *x;
+  }
+
+  // A grouped convolution (regnet's, resnext's): output channel o reads input block o / (out / g) through the
+  // weight's columns, which every block shares. Its input and output channels become g equal blocks that
+  // lose the same local indices (the columns stay one set; `groups` stays g).
+  void grouped_conv(Node* n, const std::string& kind, const Attr& w, const Attr* b, int64_t g) {
+    ValueInfo* x = info(n->input(0));
+    const torch::Tensor weight = w.value.toTensor();
+    const int64_t out = weight.size(0), block = weight.size(1);
+    const std::string where = kind + " with groups=" + std::to_string(g) + " (" + w.module + ")";
+    if (!x || x->layout != Layout::channels_first || x->segments.size() != 1 || total(*x) != block * g || out % g)
+      return unknown(n, where + " over channels lite cannot split into its groups");
+    auto& root = spaces_[find(x->segments[0])];
+    if (root.blocks > 1 && root.blocks != g) return unknown(n, where + " after one with " + std::to_string(root.blocks));
+    root.blocks = g;
+    root.slices.push_back({w.module, w.name, 1, 0, 1, block, "consumer"});
+    ValueInfo y{{new_space(out)}, Layout::channels_first, x->rank};
+    spaces_[y.segments[0]].blocks = g;
+    add_slices(y, w, 0, "producer");
+    if (b) add_slices(y, *b, 0, "producer");
+    info_[n->output()] = y;
   }
 
   void linear(Node* n, const std::string& kind) {
@@ -495,14 +526,14 @@ class Analyzer {
       return unknown(n, why + " over a tensor whose channels are not its last dimension");
     auto& root = spaces_[find(q->segments[0])];
     const std::string out = path.empty() ? "out_proj" : path + ".out_proj";
-    root.slices.push_back({path, "in_proj_weight", 1, 0, 1, "consumer"});
+    root.slices.push_back({path, "in_proj_weight", 1, 0, 1, 0, "consumer"});
     for (int64_t k = 0; k < 3; ++k) {
-      root.slices.push_back({path, "in_proj_weight", 0, k * embed, 1, "producer"});
-      if (mha.attr("in_proj_bias").isTensor()) root.slices.push_back({path, "in_proj_bias", 0, k * embed, 1, "producer"});
+      root.slices.push_back({path, "in_proj_weight", 0, k * embed, 1, 0, "producer"});
+      if (mha.attr("in_proj_bias").isTensor()) root.slices.push_back({path, "in_proj_bias", 0, k * embed, 1, 0, "producer"});
     }
-    root.slices.push_back({out, "weight", 0, 0, 1, "producer"});
-    root.slices.push_back({out, "weight", 1, 0, 1, "consumer"});
-    if (submodule_at(module_, out).attr("bias").isTensor()) root.slices.push_back({out, "bias", 0, 0, 1, "producer"});
+    root.slices.push_back({out, "weight", 0, 0, 1, 0, "producer"});
+    root.slices.push_back({out, "weight", 1, 0, 1, 0, "consumer"});
+    if (submodule_at(module_, out).attr("bias").isTensor()) root.slices.push_back({out, "bias", 0, 0, 1, 0, "producer"});
     const int64_t heads = mha.attr("num_heads").toInt();
     for (const char* name : {"embed_dim", "kdim", "vdim"}) root.counts.push_back({path, name, 1});
     root.counts.push_back({path, "head_dim", heads});
@@ -746,14 +777,14 @@ class Analyzer {
       std::set<std::string> seen_slices;
       for (const auto& sl : sp.slices) {
         std::string key = sl.path() + "/" + std::to_string(sl.dim) + "/" + std::to_string(sl.offset) + "/" +
-                          std::to_string(sl.factor);
+                          std::to_string(sl.factor) + "/" + std::to_string(sl.fold);
         if (!seen_slices.insert(key).second) continue;
         group.slices.push_back(sl);
         if (sl.role != "consumer" && std::find(group.layers.begin(), group.layers.end(), sl.module) == group.layers.end())
           group.layers.push_back(sl.module);
         if (sl.role == "producer" && group.name.empty()) group.name = sl.module;
         auto t = tensor_at(module_, sl.module, sl.attr);
-        if (group.blocked.empty() && (sl.offset + sp.size) * sl.factor > t.size(sl.dim))
+        if (group.blocked.empty() && (sl.fold ? sl.fold : sl.offset + sp.size) * sl.factor > t.size(sl.dim))
           group.blocked = "shape mismatch at " + sl.path();
       }
       if (group.name.empty()) continue;  // no layer produces these channels (model input)
@@ -764,7 +795,8 @@ class Analyzer {
       std::set<std::pair<std::string, std::string>> seen_counts;
       for (const auto& c : sp.counts)
         if (seen_counts.insert({c.module, c.name}).second) group.counts.push_back(c);
-      group.multiple_of = sp.multiple_of;
+      group.multiple_of = std::lcm(sp.multiple_of, sp.blocks);
+      group.blocks = sp.blocks;
       if (group.blocked.empty() && sp.size % sp.multiple_of)
         group.blocked = std::to_string(sp.size) + " channels are not a multiple of " + std::to_string(sp.multiple_of);
       g.groups.push_back(std::move(group));

@@ -16,8 +16,7 @@
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
-#include <functional>
-#include <set>
+#include <vector>
 
 #include "lite/model/fused_paths.hpp"
 #include "lite/prune/prune_internal.hpp"

@@ -3,8 +3,9 @@
 // --global, every channel of every prunable group is ranked together on its score divided by its group's
 // mean score (so groups with large weights do not win by scale alone), and the lowest go until the ratio
 // of all channels is reached, each group keeping at least global_floor of its channels. --round-to then
-// rounds each kept count up to a multiple (and to one of num_heads where the group passes through attention).
-// Within a group the lowest-scoring channels go.
+// rounds each kept count up to a multiple (and to one of num_heads where the group passes through attention, of
+// the groups where it passes a grouped convolution). Within a group the lowest-scoring channels go; through a
+// grouped convolution, the lowest-scoring local indices summed over its blocks, from every block.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -28,6 +29,22 @@ int64_t round_kept(int64_t kept, int64_t channels, int64_t round_to) {
   return std::min(kept, channels);
 }
 
+std::vector<int64_t> least_important(const torch::Tensor& scores, int64_t n) {
+  auto order = scores.argsort();  // ascending: least important first (stable order on ties by index)
+  torch::Tensor gone = std::get<0>(order.narrow(0, 0, n).sort()).contiguous();
+  return std::vector<int64_t>(gone.data_ptr<int64_t>(), gone.data_ptr<int64_t>() + n);
+}
+
+// Through a grouped convolution: the local indices whose scores summed over the blocks are lowest, taken from
+// every block (n is a multiple of blocks: kept is rounded to one).
+std::vector<int64_t> least_important_by_block(const torch::Tensor& scores, int64_t blocks, int64_t n) {
+  const int64_t size = scores.size(0) / blocks;
+  std::vector<int64_t> local = least_important(scores.reshape({blocks, size}).sum(0), n / blocks), gone;
+  for (int64_t j = 0; j < blocks; ++j)
+    for (int64_t l : local) gone.push_back(j * size + l);
+  return gone;
+}
+
 }  // namespace
 
 std::vector<GroupPlan> describe_groups(const DependencyGraph& graph, const PruneOptions& o,
@@ -42,6 +59,7 @@ std::vector<GroupPlan> describe_groups(const DependencyGraph& graph, const Prune
     p.kept = g.channels;
     p.tensors = int64_t(g.slices.size());
     p.multiple_of = g.multiple_of;
+    p.blocks = g.blocks;
     p.ratio = o.ratio.value_or(0);
     for (const auto& lr : o.layer_ratios)
       if (any_layer_matches(g.layers, lr.glob)) p.ratio = lr.ratio;
@@ -103,9 +121,7 @@ Removal choose_channels(const std::vector<torch::Tensor>& scores, std::vector<Gr
     if (o.global) p.ratio = 1.0 - double(p.kept) / double(p.channels);
     int64_t n = p.channels - p.kept;
     if (n == 0) continue;
-    auto order = scores[i].argsort();  // ascending: least important first (stable order on ties by index)
-    torch::Tensor gone = std::get<0>(order.narrow(0, 0, n).sort()).contiguous();
-    removal[i] = std::vector<int64_t>(gone.data_ptr<int64_t>(), gone.data_ptr<int64_t>() + n);
+    removal[i] = p.blocks > 1 ? least_important_by_block(scores[i], p.blocks, n) : least_important(scores[i], n);
   }
   return removal;
 }

@@ -235,8 +235,9 @@ Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
     return taylor_gradients(c.source.module, model::take_first(model::load_dataset(*o.data), o.data_samples),
                             o.eval_batch, "pass {data} samples shaped like the model input, or use {criterion} l1");
   };
-  ScoredGroups scored = score_groups(c.source.module, example_of(c), c.source.path.string(), o, criterion, gradients, r.findings,
-                                     "lite prune removes channels between conv/linear layers; try {unstructured} {sparsity} S");
+  ScoredGroups scored =
+      score_groups(c.source.module, example_of(c), c.source.path.string(), o, criterion, gradients, r.findings,
+                   "lite prune removes channels between conv/linear layers; try {unstructured} {sparsity} S");
   const DependencyGraph& graph = scored.graph;
   const std::vector<torch::Tensor>& scores = scored.scores;
   r.groups = std::move(scored.plans);

@@ -27,7 +27,8 @@ struct GroupPlan {
   int64_t kept = 0;                 // after (== channels when skipped)
   double ratio = 0;                 // requested fraction removed
   int64_t tensors = 0;              // tensor slices that change together
-  int64_t multiple_of = 1;          // kept stays a multiple of this (attention: num_heads)
+  int64_t multiple_of = 1;          // kept stays a multiple of this (attention: num_heads; grouped conv: groups)
+  int64_t blocks = 1;               // > 1 through a grouped conv: every block loses the same local channels
   bool prunable = true;
   std::string skipped;              // why it was left alone: the op or rule that stopped it
 };

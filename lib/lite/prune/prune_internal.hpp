@@ -14,14 +14,18 @@ namespace lite::prune {
 // A range of one tensor attribute that follows a group's channels: along `dim`, channel c of the group
 // occupies indices [(offset + c) * factor, (offset + c + 1) * factor). offset > 0 after a concatenation;
 // factor > 1 where a flatten spreads each channel over its spatial positions before a linear layer.
+// fold > 0 for a grouped convolution's input columns: channel c is column (offset + c) % fold of the rows of
+// group c / fold (a removal takes the same columns from every block, see ChannelGroup::blocks).
 struct TensorSlice {
   std::string module;  // module path, "" for the root
   std::string attr;    // attribute name ("weight", "bias", "running_mean", ...)
   int64_t dim = 0;
   int64_t offset = 0;
   int64_t factor = 1;
-  std::string role;    // "producer" (output channels), "consumer" (input channels), "norm" (batchnorm),
-                       // "norm_scale" (batchnorm weight: what bn-scale ranks), "depthwise"
+  int64_t fold = 0;
+  std::string role;    // "producer" (output channels), "consumer" (input channels), "norm" (batchnorm,
+                       // layer norm), "norm_scale" (batchnorm weight: what bn-scale ranks), "depthwise",
+                       // "parameter" (a tensor attribute read as a value: class token, position embedding)
   std::string path() const { return module.empty() ? attr : module + "." + attr; }
 };
 
@@ -41,6 +45,9 @@ struct ChannelGroup {
   std::vector<std::string> layer_norms;     // LayerNorm modules whose normalized_shape must follow it
   std::vector<CountAttribute> counts;       // int attributes that hold the channel count
   int64_t multiple_of = 1;                  // kept channels stay a multiple (attention's heads)
+  // > 1 where the channels pass a grouped convolution with this many groups: they are that many equal
+  // blocks, and a removal takes the same local indices from every block (the convolution's columns are shared).
+  int64_t blocks = 1;
   std::string blocked;                 // why the group is unsafe to prune ("" when it is safe)
 };
 
@@ -75,7 +82,8 @@ torch::jit::Module submodule_at(const torch::jit::Module& module, const std::str
 
 // ---- criteria ------------------------------------------------------------------------------------
 
-// Per-slice view: the slice's elements as [channels, rest] (the channel's indices along `dim`).
+// Per-slice view: the slice's elements as [channels, rest] (the channel's indices along `dim`; a copy for a
+// grouped convolution's columns, whose rows are regrouped by block).
 torch::Tensor slice_rows(const torch::Tensor& tensor, const TensorSlice& slice, int64_t channels);
 
 struct CriterionContext {

@@ -14,7 +14,7 @@ namespace lite::prune {
 void to_json(nlohmann::json& j, const GroupPlan& g) {
   j = {{"name", g.name},         {"layers", g.layers},   {"channels", g.channels}, {"kept", g.kept},
        {"ratio", g.ratio},       {"tensors", g.tensors}, {"prunable", g.prunable}, {"skipped", g.skipped},
-       {"multiple_of", g.multiple_of}};
+       {"multiple_of", g.multiple_of}, {"blocks", g.blocks}};
 }
 
 void to_json(nlohmann::json& j, const LayerSparsity& l) {

@@ -36,8 +36,10 @@ KeepMap kept_indices(const torch::jit::Module& module, const DependencyGraph& gr
       auto key = std::make_pair(sl.path(), sl.dim);
       refs[sl.path()] = {sl.module, sl.attr};
       sizes[key] = tensor_at(module, sl.module, sl.attr).size(sl.dim);
-      for (int64_t c : channels)
-        for (int64_t j = 0; j < sl.factor; ++j) removed[key].insert((sl.offset + c) * sl.factor + j);
+      for (int64_t c : channels) {
+        const int64_t index = sl.fold ? (sl.offset + c) % sl.fold : sl.offset + c;  // every block loses the same columns
+        for (int64_t j = 0; j < sl.factor; ++j) removed[key].insert(index * sl.factor + j);
+      }
     }
   }
   KeepMap keep;

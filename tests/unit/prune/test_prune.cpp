@@ -209,6 +209,26 @@ TEST_CASE("unstructured: per-layer sparsity equals the request and global reache
 
 namespace {
 
+// Every prunable group halved by l1, cut from a copy of `m`: the copy must hold the planned parameters and run.
+torch::jit::Module halved(const torch::jit::Module& m, const DependencyGraph& g) {
+  PruneOptions o;
+  o.ratio = 0.5;
+  std::vector<report::Finding> findings;
+  auto plans = describe_groups(g, o, findings);
+  std::vector<torch::Tensor> scores(g.groups.size());
+  for (size_t i = 0; i < g.groups.size(); ++i)
+    if (plans[i].prunable) scores[i] = score_l1(CriterionContext{m, g.groups[i], nullptr});
+  auto removal = choose_channels(scores, plans, o);
+  auto pruned = deserialize(serialize(m));
+  remove_channels(pruned, g, removal);
+  CHECK(count_parameters(pruned) == planned_parameter_count(m, g, removal));
+  return pruned;
+}
+
+}  // namespace
+
+namespace {
+
 // Zeroes channels {0, C/2} of every prunable group in every tensor slice (running variances excepted):
 // those channels then contribute nothing anywhere, so removing them must leave the outputs unchanged.
 // A numerical check of the surgery that holds for any architecture.
@@ -220,11 +240,16 @@ void check_zeroed_channels_removed(const std::filesystem::path& file, const torc
   {
     torch::NoGradGuard no_grad;
     for (size_t i = 0; i < g.groups.size(); ++i) {
-      if (!g.groups[i].blocked.empty() || g.groups[i].channels < 4) continue;
-      removal[i] = {0, g.groups[i].channels / 2};
-      for (const auto& sl : g.groups[i].slices)
-        for (int64_t c : removal[i])
-          if (sl.attr != "running_var") slice_rows(tensor_at(m, sl.module, sl.attr), sl, g.groups[i].channels)[c].zero_();
+      const ChannelGroup& group = g.groups[i];
+      if (!group.blocked.empty() || group.channels < 4) continue;
+      removal[i] = {0, group.channels / 2};
+      if (group.blocks > 1) {  // through a grouped convolution: local index 0 of every block
+        removal[i].clear();
+        for (int64_t j = 0; j < group.blocks; ++j) removal[i].push_back(j * (group.channels / group.blocks));
+      }
+      for (const auto& sl : group.slices)
+        for (int64_t c : removal[i])  // a grouped convolution's columns (fold) read zeros once their inputs are
+          if (sl.attr != "running_var" && !sl.fold) slice_rows(tensor_at(m, sl.module, sl.attr), sl, group.channels)[c].zero_();
     }
   }
   REQUIRE(!removal.empty());
@@ -243,12 +268,12 @@ void check_zeroed_channels_removed(const std::filesystem::path& file, const torc
 
 }  // namespace
 
-TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation and dense-block graphs keeps outputs") {
+TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation, dense-block and grouped graphs keeps outputs") {
   test::ScratchDir dir("prune");
   const std::string script =
       "import sys, torch, torchvision\n"
       "torch.manual_seed(0)\n"
-      "for name in ('resnet18', 'mobilenet_v2', 'efficientnet_b0', 'squeezenet1_0', 'densenet121'):\n"
+      "for name in ('resnet18', 'mobilenet_v2', 'efficientnet_b0', 'squeezenet1_0', 'densenet121', 'regnet_x_400mf'):\n"
       "    net = getattr(torchvision.models, name)(num_classes=10)\n"
       "    net.train()\n"
       "    with torch.no_grad():\n"
@@ -261,7 +286,7 @@ TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation and
     return;
   }
   auto x = torch::rand({2, 3, 64, 64});
-  for (const char* name : {"resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_0", "densenet121"}) {
+  for (const char* name : {"resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_0", "densenet121", "regnet_x_400mf"}) {
     CAPTURE(name);
     check_zeroed_channels_removed(dir.path / (std::string(name) + ".pt"), x);
   }
@@ -277,27 +302,20 @@ TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation and
     read_by_last_layer = read_by_last_layer || (sl.module == "features.denseblock1.denselayer6.conv1" &&
                                                 sl.role == "consumer" && sl.offset == 64);
   CHECK(read_by_last_layer);
+  // regnet's bottleneck convolution is grouped: its input and output channels are blocks that lose the same
+  // local indices, and the halved model keeps groups=g with half the columns.
+  auto regnet = torch::jit::load((dir.path / "regnet_x_400mf.pt").string());
+  auto rg = build_dependency_graph(regnet);
+  const ChannelGroup* bottleneck = group_named(rg, "trunk_output.block1.block1-0.f.a.0");
+  REQUIRE(bottleneck != nullptr);
+  CHECK(bottleneck->blocked.empty());
+  CHECK(bottleneck->blocks == 2);
+  auto pruned = halved(regnet, rg);
+  CHECK(tensor_at(pruned, "trunk_output.block1.block1-0.f.b.0", "weight").sizes() == torch::IntArrayRef{16, 8, 3, 3});
+  torch::NoGradGuard no_grad;
+  CHECK(pruned.forward({x}).toTensor().sizes() == torch::IntArrayRef{2, 10});
 }
 
-namespace {
-
-// Every prunable group halved by l1, cut from a copy of `m`: the copy must hold the planned parameters and run.
-torch::jit::Module halved(const torch::jit::Module& m, const DependencyGraph& g) {
-  PruneOptions o;
-  o.ratio = 0.5;
-  std::vector<report::Finding> findings;
-  auto plans = describe_groups(g, o, findings);
-  std::vector<torch::Tensor> scores(g.groups.size());
-  for (size_t i = 0; i < g.groups.size(); ++i)
-    if (plans[i].prunable) scores[i] = score_l1(CriterionContext{m, g.groups[i], nullptr});
-  auto removal = choose_channels(scores, plans, o);
-  auto pruned = deserialize(serialize(m));
-  remove_channels(pruned, g, removal);
-  CHECK(count_parameters(pruned) == planned_parameter_count(m, g, removal));
-  return pruned;
-}
-
-}  // namespace
 
 TEST_CASE("transformers: residual width through layer norms and attention, feed-forward pairs, the fused path kept") {
   test::ScratchDir dir("prune_transformers");
