@@ -209,6 +209,16 @@ TEST_CASE("unstructured: per-layer sparsity equals the request and global reache
 
 namespace {
 
+// Runs `script` (argv[1]: the folder it writes models into) with Debian's python; false, with a message, when
+// python or torchvision is missing (the test is then skipped, as the CLI tests skip without them).
+bool python_wrote_models(test::ScratchDir& dir, const std::string& script) {
+  auto py = dir.file("make.py", script);
+  std::string command = "/usr/bin/python3 " + py.string() + " " + dir.path.string() + " > /dev/null 2>&1";
+  if (std::system(command.c_str()) == 0) return true;
+  MESSAGE("skipped: /usr/bin/python3 with torchvision is not available");
+  return false;
+}
+
 // Every prunable group halved by l1, cut from a copy of `m`: the copy must hold the planned parameters and run.
 torch::jit::Module halved(const torch::jit::Module& m, const DependencyGraph& g) {
   PruneOptions o;
@@ -279,12 +289,7 @@ TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation, de
       "    with torch.no_grad():\n"
       "        net(torch.rand(8, 3, 64, 64))\n"
       "    torch.jit.save(torch.jit.script(net.eval()), sys.argv[1] + '/' + name + '.pt')\n";
-  auto py = dir.file("make.py", script);
-  std::string command = "/usr/bin/python3 " + py.string() + " " + dir.path.string() + " > /dev/null 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    MESSAGE("skipped: /usr/bin/python3 with torchvision is not available");
-    return;
-  }
+  if (!python_wrote_models(dir, script)) return;
   auto x = torch::rand({2, 3, 64, 64});
   for (const char* name : {"resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_0", "densenet121", "regnet_x_400mf"}) {
     CAPTURE(name);
@@ -316,7 +321,6 @@ TEST_CASE("surgery on residual, depthwise, squeeze-excitation, concatenation, de
   CHECK(pruned.forward({x}).toTensor().sizes() == torch::IntArrayRef{2, 10});
 }
 
-
 TEST_CASE("transformers: residual width through layer norms and attention, feed-forward pairs, the fused path kept") {
   test::ScratchDir dir("prune_transformers");
   const std::string script =
@@ -333,12 +337,7 @@ TEST_CASE("transformers: residual width through layer norms and attention, feed-
       "                                          hidden_dim=32, mlp_dim=64, num_classes=5)\n"
       "torch.jit.save(torch.jit.script(Encoder().eval()), sys.argv[1] + '/encoder.pt')\n"
       "torch.jit.save(torch.jit.script(vit.eval()), sys.argv[1] + '/vit.pt')\n";
-  auto py = dir.file("make.py", script);
-  std::string command = "/usr/bin/python3 " + py.string() + " " + dir.path.string() + " > /dev/null 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    MESSAGE("skipped: /usr/bin/python3 with torchvision is not available");
-    return;
-  }
+  if (!python_wrote_models(dir, script)) return;
   SUBCASE("encoder") {
     auto m = torch::jit::load((dir.path / "encoder.pt").string());
     m.eval();
