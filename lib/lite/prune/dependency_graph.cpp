@@ -432,7 +432,8 @@ class Analyzer {
     const Attr* b = tensor_attr(n->input(2));
     torch::Tensor weight = w->value.toTensor();
     weight_order_.push_back({w->module, w->name});
-    if (ValueInfo* x = info(n->input(0))) {
+    ValueInfo* x = info(n->input(0));
+    if (x) {
       const int64_t channels = total(*x);
       if (x->layout == Layout::channels_first) {
         block_info(*x, kind + " over a tensor whose channels are in dimension 1 (" + w->module + ")");
@@ -443,7 +444,6 @@ class Analyzer {
         add_slices(*x, *w, 1, "consumer", x->layout == Layout::flat ? weight.size(1) / channels : 1);
       }
     }
-    ValueInfo* x = info(n->input(0));
     const int64_t rank = x ? (x->layout == Layout::flat ? 2 : x->rank) : 0;
     ValueInfo y{{new_space(weight.size(0))}, Layout::channels_last, rank};
     add_slices(y, *w, 0, "producer");

@@ -61,20 +61,12 @@ bool inline_once(Block* block) {
   return changed;
 }
 
-void collect_ifs(Block* block, std::vector<Node*>& ifs) {
-  for (Node* n : block->nodes()) {
-    if (n->kind() == c10::prim::If) ifs.push_back(n);
-    for (Block* b : n->blocks()) collect_ifs(b, ifs);
-  }
-}
-
 // Runs a copy of `graph` on `example` with each `if` logging (its index, its condition); returns, per
 // index, 1 or 0 when every visit went the same way, -1 when it was not reached or went both ways.
 std::vector<int> observed_decisions(const std::shared_ptr<torch::jit::Graph>& graph, const torch::jit::Module& module,
                                     const std::vector<c10::IValue>& example) {
   auto probe = graph->copy();
-  std::vector<Node*> ifs;
-  collect_ifs(probe->block(), ifs);
+  const std::vector<Node*> ifs = model::ifs_in(probe->block());
   std::vector<int> decisions(ifs.size(), -1);
   if (ifs.empty()) return decisions;
   Value *ids, *conditions;
@@ -117,13 +109,6 @@ std::vector<int> observed_decisions(const std::shared_ptr<torch::jit::Graph>& gr
   return decisions;
 }
 
-// Every use of the condition, not only the `if`'s: constant propagation has often made an early return's
-// flag the condition itself, read again after the `if`.
-void set_condition(torch::jit::Graph& graph, Value* condition, bool value) {
-  torch::jit::WithInsertPoint top(graph.block()->nodes().front());
-  condition->replaceAllUsesWith(graph.insertConstant(value));
-}
-
 }  // namespace
 
 void inline_calls_except_attention(torch::jit::Graph& graph) {
@@ -143,11 +128,10 @@ int decide_branches(std::shared_ptr<torch::jit::Graph>& graph, const torch::jit:
   } catch (const std::exception&) {
     return decided;  // the graph as the analysis sees it does not run on this input: the rest stay undecided
   }
-  std::vector<Node*> ifs;
-  collect_ifs(graph->block(), ifs);
+  const std::vector<Node*> ifs = model::ifs_in(graph->block());
   for (size_t i = 0; i < ifs.size(); ++i) {
     if (decisions[i] < 0 || torch::jit::toIValue(ifs[i]->input(0))) continue;
-    set_condition(*graph, ifs[i]->input(0), decisions[i] == 1);
+    model::set_condition(*graph, ifs[i]->input(0), decisions[i] == 1);
     ++decided;
   }
   torch::jit::ConstantPropagation(graph);
