@@ -205,7 +205,7 @@ class LiteTestCase(unittest.TestCase):
         runs = []
         for attempt in range(2):
             r = run_lite(sub, *args)
-            self.assertIn(r.returncode, codes, f"run {attempt + 1}: {r.stderr}")
+            self.assertIn(r.returncode, codes, f"run {attempt + 1}: {r.stderr}{r.stdout[-2000:]}")  # findings: stdout
             runs.append(pathlib.Path(output).read_bytes())
         if runs[0] != runs[1]:
             import io

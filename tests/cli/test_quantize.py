@@ -20,7 +20,9 @@ from litetest import DATA, LiteTestCase, run_lite, run_lite_on_terminal
 FMNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
-FAST = ["--batch", "1", "--iterations", "3", "--warmup", "1"]
+# Three timed calls: a tiny model's float median can be inflated by a busy CI runner into an "implausible" speedup
+# that fails the speed gate; the tests that use FAST judge other things, so they accept such a timing.
+FAST = ["--batch", "1", "--iterations", "3", "--warmup", "1", "--allow-noisy"]
 
 # Least top-1 agreement with the float CNN on 200 evaluation samples, per mode. A mode added to the
 # table without an entry here fails test_every_mode_on_the_cnn until its tolerance is stated.

@@ -176,8 +176,9 @@ class DataFileForms(LiteTestCase):
 
     def test_a_single_key_dict_calibrates_static_int8(self):
         # issue 13's case: torch.save({"x": tensor}) was rejected with "Unknown opcode for unpickling at 0x73"
+        # --allow-noisy: two timed calls on a busy runner can make the speedup "implausible", a speed gate
         r = run_lite("quantize", CNN, "--mode", "static", "--calib", self.tmp / "dict_x.pt", "--batch", "1", *FAST,
-                     "-o", self.tmp / "cnn.int8.pt", "--json")
+                     "-o", self.tmp / "cnn.int8.pt", "--allow-noisy", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(r.stdout)["result"]["calibration"]["samples"], 16)
 
