@@ -272,9 +272,11 @@ class MultiheadAttention(OutputsCase):
                 # the file would take fp16 and bf16 over 0.7 of the input)
                 self.assertLess(candidate["file_bytes"], 0.65 * (self.tmp / "attention.pt").stat().st_size)
 
-    def test_graph_mode_int8_plans_attention_float_and_quantizes_the_rest(self):
-        # Graph mode quantization cannot reach nn.MultiheadAttention's projections; planning them int8 made static
-        # mode exit 3 (observers on its list-valued branches) and dynamic mode report layers it left float.
+    def test_graph_mode_int8_converts_attention_to_dynamic_int8_and_the_rest_as_usual(self):
+        # Graph mode quantization cannot reach nn.MultiheadAttention's projections (planning them for it made static
+        # mode exit 3: observers on its list-valued branches). They stay out of graph mode and become
+        # quantized::linear_dynamic in the frozen graph: self-attention's packed in_proj as one linear, cross-
+        # attention's three q/k/v slices as three, and each out_proj.
         for mode in ("static", "dynamic"):
             with self.subTest(mode=mode):
                 torch.manual_seed(1)
@@ -282,13 +284,18 @@ class MultiheadAttention(OutputsCase):
                 torch.save(torch.randn(16, 6, 16), str(calib))
                 candidate, notes, rel = self.build(mode, "--calib", str(calib))
                 layers = {l["layer"]["name"]: l for l in candidate["plan"]["layers"]}
-                self.assertEqual([n for n in self.LAYERS if layers[n]["quantized"]], ["proj", "head"])
+                self.assertEqual([n for n in self.LAYERS if layers[n]["quantized"]], self.LAYERS)
                 for name in ("self_att", "self_att.out_proj", "cross_att", "cross_att.out_proj"):
-                    self.assertIn("nn.MultiheadAttention", layers[name]["reason"])
-                artifact = torch.jit.load(str(self.tmp / f"attention.{mode}.pt"))
-                ops = [n.kind() for n in artifact.graph.findAllNodes("quantized::linear" if mode == "static"
-                                                                     else "quantized::linear_dynamic", True)]
-                self.assertEqual(len(ops), 3)  # proj (called twice) and head
+                    self.assertIn("dynamic", layers[name]["scheme"])
+                self.assertNotIn("stayed float", notes)
+                graph = torch.jit.load(str(self.tmp / f"attention.{mode}.pt")).graph
+                count = lambda kind: len(graph.findAllNodes(kind, True))
+                # proj (called twice) and head: static int8 in static mode, dynamic in dynamic mode
+                self.assertEqual(count("quantized::linear"), 3 if mode == "static" else 0)
+                self.assertGreaterEqual(count("quantized::linear_dynamic"), 6 if mode == "static" else 9)
+                # what stays float: cross-attention's `key is value` branch (not taken by this call, undecidable
+                # in the graph) splits in_proj by sizes read at run time
+                self.assertLessEqual(count("aten::linear"), 2)
                 self.assertLess(rel, 0.1)
 
     def test_bf16_keeps_a_skipped_attention_float_through_its_weight_slices(self):

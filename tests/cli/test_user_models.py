@@ -64,6 +64,8 @@ class Encoder(nn.Module):  # BERT-style: embedding, two nn.TransformerEncoderLay
         super().__init__()
         self.embed = nn.Embedding(100, 32)
         self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2)
+        for layer in self.encoder.layers:  # deep copies of one layer; trained layers differ (freezing pools equal ones)
+            layer.self_attn._reset_parameters(); layer.linear1.reset_parameters(); layer.linear2.reset_parameters()
         self.head = nn.Linear(32, 4)
     def forward(self, ids): return self.head(self.encoder(self.embed(ids)).mean(1))
 class UNetBlock(nn.Module):
@@ -196,24 +198,43 @@ class UserModels(LiteTestCase):
                                            "print(tuple(fused.shape), bool(torch.allclose(fused, m(x), atol=1e-5)))\n")
                 self.assertEqual(agree, "(2, 4) True")
 
-    def test_dynamic_int8_runs_in_a_transformer_encoders_feed_forward(self):
-        # nn.TransformerEncoderLayer's fused fast path read linear1/linear2's float weights, so dynamic int8 wrote
-        # a file whose outputs were float's, bit for bit; the artifact now takes the unfused layers.
-        out = self.tmp / "encoder.dynamic.pt"
-        doc = self.json_run("quantize", self.dir / "encoder_script.pt", "--mode", "dynamic", "--input", "1x12:int64",
-                            "--allow-slower", "-o", out, *QUANTIZE_FAST, codes=(0,))
-        r = doc["result"]
-        layers = {l["layer"]["name"]: l for l in r["candidates"][0]["plan"]["layers"]}
-        self.assertTrue(layers["encoder.layers.0.linear1"]["quantized"])
-        self.assertTrue(layers["encoder.layers.1.linear2"]["quantized"])
-        self.assertLess(r["output_bytes"], 0.95 * r["model_bytes"])
-        differs = self.python_prints(f"q = torch.jit.load({str(out)!r})\n"
-                                     f"f = torch.jit.load({str(self.dir / 'encoder_script.pt')!r}).eval()\n"
-                                     f"x = torch.load({str(self.dir / 'encoder_calib.pt')!r})['x']\n"
-                                     "with torch.no_grad():\n"
-                                     "    d = (q(x) - f(x)).abs().max().item()\n"
-                                     "print(0 < d < 0.1)\n")
-        self.assertEqual(differs, "True")  # int8 runs: outputs move, by little
+    def test_int8_runs_in_a_transformer_encoders_attention_and_feed_forward(self):
+        """Issue 24, item 3: the fused fast paths of nn.TransformerEncoderLayer and nn.MultiheadAttention read the
+        float weights (dynamic int8 wrote a file whose outputs were float's, bit for bit), and graph mode cannot
+        reach attention's projections. The artifact takes the unfused paths, and the projections become
+        quantized::linear_dynamic: in dynamic mode and inside a static model alike, no float linear is left.
+        Static also needs nn.TransformerEncoder's masks read as the None its caller passes (eval specialization),
+        or its nested-tensor `if` keeps the whole encoder float."""
+        encoder = self.dir / "encoder_script.pt"
+        calib = self.dir / "encoder_calib.pt"
+        attention = ["encoder.layers.0.self_attn", "encoder.layers.0.self_attn.out_proj",
+                     "encoder.layers.1.self_attn", "encoder.layers.1.self_attn.out_proj"]
+        for mode, extra in (("dynamic", []), ("static", ["--calib", calib])):
+            with self.subTest(mode):
+                out = self.tmp / f"encoder.{mode}.pt"
+                doc = self.json_run("quantize", encoder, "--mode", mode, "--input", "1x12:int64", *extra,
+                                    "--allow-slower", "--agreement-floor", "100", "-o", out, *QUANTIZE_FAST,
+                                    codes=(0,))
+                r = doc["result"]
+                layers = {l["layer"]["name"]: l for l in r["candidates"][0]["plan"]["layers"]}
+                for name in attention + ["encoder.layers.0.linear1", "encoder.layers.1.linear2"]:
+                    self.assertTrue(layers[name]["quantized"], name)
+                self.assertLess(r["output_bytes"], 0.8 * r["model_bytes"])
+                check = self.python_prints(
+                    "import json\n"
+                    "torch.backends.quantized.engine = 'onednn'\n"
+                    f"extra = {{'lite.json': ''}}\n"
+                    f"q = torch.jit.load({str(out)!r}, _extra_files=extra)\n"
+                    f"f = torch.jit.load({str(encoder)!r}).eval()\n"
+                    f"x = torch.load({str(calib)!r})['x']\n"
+                    "with torch.no_grad():\n"
+                    "    d = (q(x) - f(x)).abs().max().item()\n"
+                    "g = str(q.graph)\n"
+                    "print(0 < d < 0.1, g.count('quantized::linear_dynamic'), g.count('aten::linear('),\n"
+                    "      json.loads(extra['lite.json'])['details']['scheme']['attention_projections_int8'])\n")
+                # int8 runs (outputs move, by little); 4 projections dynamic (+ the 4 feed-forward linears and the
+                # head in dynamic mode; static makes those quantized::linear); no float aten::linear is left
+                self.assertEqual(check, f"True {9 if mode == 'dynamic' else 4} 0 {attention}")
 
     def test_a_failing_mode_is_dropped_with_its_reason_not_blamed_on_the_input(self):
         # bf16 breaks recurrent layers (float32 hidden state against bfloat16 weights): auto keeps going.

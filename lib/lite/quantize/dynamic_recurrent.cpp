@@ -23,12 +23,6 @@ c10::IValue call_op(const char* name, const char* overload, std::vector<c10::IVa
   return stack.at(0);
 }
 
-// int8, symmetric, one scale per output channel (row).
-torch::Tensor quantize_rows(const torch::Tensor& w) {
-  torch::Tensor scales = (w.abs().amax(1).clamp_min(1e-8) / 127.5).to(torch::kDouble);
-  return at::quantize_per_channel(w.contiguous(), scales, torch::zeros_like(scales, torch::kLong), 0, torch::kQInt8);
-}
-
 // The weight tensors of a recurrent op's parameter list when they are constants (a frozen graph), else empty.
 std::vector<torch::Tensor> constant_tensors(Value* params) {
   std::vector<torch::Tensor> out;
@@ -112,6 +106,11 @@ void collect_recurrent(torch::jit::Block* block, std::vector<Node*>& out) {
 }
 
 }  // namespace
+
+torch::Tensor quantize_rows(const torch::Tensor& w) {
+  torch::Tensor scales = (w.abs().amax(1).clamp_min(1e-8) / 127.5).to(torch::kDouble);
+  return at::quantize_per_channel(w.contiguous(), scales, torch::zeros_like(scales, torch::kLong), 0, torch::kQInt8);
+}
 
 bool plain_recurrent_weights(const std::vector<torch::Tensor>& tensors) {
   if (tensors.empty() || tensors.size() % 4 != 0) return false;

@@ -362,26 +362,6 @@ int dequantize_tuple_elements(torch::jit::Graph& graph) {
   return static_cast<int>(targets.size());
 }
 
-namespace {
-void collect_layer_nodes(torch::jit::Block* block, std::vector<torch::jit::Node*>& out) {
-  for (auto* n : block->nodes()) {
-    if (layer_ops().count(n->kind().toQualString()) && n->input(1)->node()->kind() == c10::prim::Constant) out.push_back(n);
-    for (auto* b : n->blocks()) collect_layer_nodes(b, out);
-  }
-}
-
-torch::Tensor constant_tensor(torch::jit::Value* v) { return torch::jit::toIValue(v)->toTensor(); }
-
-// How a frozen conv/linear node's weight constant relates to a planned layer's weight tensor. Freezing keeps
-// the module's tensors, so an unfolded layer's constant is its weight itself; nn.MultiheadAttention's
-// functional code splits the packed in_proj weight, which freezing folds into constant views of it.
-struct WeightMatch {
-  size_t layer = 0;
-  bool view = false;      // a slice of rows of the layer's weight, at `row`
-  bool sliceable = true;  // false: a view that is not such a slice
-  int64_t row = 0;
-};
-
 std::optional<WeightMatch> match_weight(const torch::Tensor& w, const std::vector<torch::Tensor>& planned) {
   for (size_t i = 0; i < planned.size(); ++i) {
     const torch::Tensor& p = planned[i];
@@ -394,6 +374,16 @@ std::optional<WeightMatch> match_weight(const torch::Tensor& w, const std::vecto
   }
   return std::nullopt;
 }
+
+namespace {
+void collect_layer_nodes(torch::jit::Block* block, std::vector<torch::jit::Node*>& out) {
+  for (auto* n : block->nodes()) {
+    if (layer_ops().count(n->kind().toQualString()) && n->input(1)->node()->kind() == c10::prim::Constant) out.push_back(n);
+    for (auto* b : n->blocks()) collect_layer_nodes(b, out);
+  }
+}
+
+torch::Tensor constant_tensor(torch::jit::Value* v) { return torch::jit::toIValue(v)->toTensor(); }
 
 // The conv/linear nodes computing with `weight`, directly or through ops that derive a weight from it.
 std::vector<torch::jit::Node*> weight_users(torch::jit::Value* weight) {

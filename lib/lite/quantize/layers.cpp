@@ -226,4 +226,12 @@ std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& mod
   return weights;
 }
 
+std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module, const torch::jit::Module& holder) {
+  std::map<std::string, torch::Tensor> weights;
+  visit_layers(module, [&](const FoundLayer& found) {
+    if (auto weight = tensor_at(holder, found.weight_path)) weights.emplace(found.name, *weight);
+  });
+  return weights;
+}
+
 }  // namespace lite::quantize

@@ -50,7 +50,8 @@ void apply_float_regions(Plan& plan, const std::vector<FloatRegion>& regions) {
     for (auto& lp : plan.layers) {
       const auto& name = lp.layer.name;
       bool inside = region.module.empty() || name == region.module || name.rfind(region.module + ".", 0) == 0;
-      if (!inside || !lp.quantized) continue;
+      // A region is graph mode's: attention's projections, dynamic int8 after it (no observer), still convert.
+      if (!inside || !lp.quantized || lp.layer.in_multihead_attention) continue;
       lp.quantized = false;
       lp.scheme = "float";
       lp.reason = "in " + region.module + ": " + region.construct;

@@ -41,6 +41,9 @@ std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& mod
 // The weight tensor of each layer find_layers lists, by layer name: the module's own tensor, not a copy
 // (freezing keeps it, so a frozen graph's constants can be matched to layers by identity).
 std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module);
+// The same layers, found in `module`'s graphs but read from `holder` at each weight's attribute path: `holder` is a
+// copy of `module` whose graphs passes have rewritten (eval specialization), where the layers may not be found.
+std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module, const torch::jit::Module& holder);
 
 // The submodule at a dotted path ("" is the module itself).
 torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path);
@@ -140,8 +143,6 @@ uint64_t int8_layer_bytes(const LayerInfo& layer);
 // 256->10 classifier at batch 1), the float linear plus a dequantize about 3 us.
 inline constexpr uint64_t kSmallLayerMacs = 16384;
 std::string small_layer_reason(const LayerInfo& layer);
-// Why graph-mode int8 (static, dynamic) cannot convert a layer: one inside nn.MultiheadAttention; "" otherwise.
-std::string graph_mode_unsupported_reason(const LayerInfo& layer);
 
 // Counts quantized::* compute ops (conv/linear, static or dynamic) in a module's forward graph.
 int64_t count_quantized_ops(const torch::jit::Module& module);
@@ -167,6 +168,25 @@ struct FrozenLayer {
   const LayerPlan* plan;
   std::vector<torch::jit::Node*> nodes;
 };
+// How a frozen conv/linear node's weight constant relates to a planned layer's weight tensor. Freezing keeps
+// the module's tensors, so an unfolded layer's constant is its weight itself; nn.MultiheadAttention's
+// functional code splits the packed in_proj weight, which freezing folds into constant views of it.
+struct WeightMatch {
+  size_t layer = 0;
+  bool view = false;      // a slice of rows of the layer's weight, at `row`
+  bool sliceable = true;  // false: a view that is not such a slice
+  int64_t row = 0;
+};
+// Which of `planned` (by index) the constant `w` is, or a view of; nullopt when none.
+std::optional<WeightMatch> match_weight(const torch::Tensor& w, const std::vector<torch::Tensor>& planned);
+// int8, symmetric, one scale per output channel (row) of a 2-D weight: what libtorch's dynamic ops take.
+torch::Tensor quantize_rows(const torch::Tensor& w);
+// Dynamic int8 nn.MultiheadAttention projections (dynamic_attention.cpp): in a frozen forward, each aten::linear
+// whose weight is (a row slice of) one of `planned` (layer name -> the weight tensor the frozen module holds)
+// becomes quantized::linear_dynamic. Returns the names of the layers it converted.
+std::vector<std::string> quantize_attention_dynamic(torch::jit::Module& module,
+                                                    const std::map<std::string, torch::Tensor>& planned);
+
 struct FrozenModel {
   torch::jit::Module module;
   std::shared_ptr<torch::jit::Graph> graph;

@@ -2,7 +2,8 @@
 // with a range measured on that very input (quantized::linear_dynamic), so no calibration is needed.
 // The same torch::jit passes as static mode (graph_mode_int8) with QuantType::DYNAMIC. libtorch's graph
 // mode covers Linear (and embedding bags) only: convolutions stay float; LSTM and GRU layers are rewritten to
-// libtorch's dynamic int8 recurrent ops afterwards (dynamic_recurrent.cpp).
+// libtorch's dynamic int8 recurrent ops afterwards (dynamic_recurrent.cpp), and nn.MultiheadAttention's projections,
+// which graph mode cannot reach, to quantized::linear_dynamic (dynamic_attention.cpp).
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/remove_dropout.h>
@@ -20,7 +21,6 @@ class DynamicScheme final : public Scheme {
     return {};
   }
   std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
-  std::string unsupported_reason(const LayerInfo& l) const override { return graph_mode_unsupported_reason(l); }
   uint64_t layer_bytes(const LayerInfo& l) const override { return int8_layer_bytes(l); }
 
   void build(BuildContext& ctx) const override {

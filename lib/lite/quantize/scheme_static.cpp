@@ -40,9 +40,11 @@ std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(
   dict[""] = qconfig;
   if (per_tensor_qconfig)
     for (const auto& name : per_tensor) dict[name] = *per_tensor_qconfig;
-  if (any_float)
-    for (const auto& l : plan.layers)
-      if (!l.quantized) dict[l.layer.name] = c10::nullopt;
+  // nn.MultiheadAttention's layers stay out of graph mode whatever the plan: its passes cannot reach them, and
+  // observers on the module's list-valued branches fail when its self- and cross-attention paths are both
+  // observed. Planned ones become dynamic int8 after Finalize (dynamic_attention.cpp).
+  for (const auto& l : plan.layers)
+    if ((any_float && !l.quantized) || l.layer.in_multihead_attention) dict[l.layer.name] = c10::nullopt;
   return dict;
 }
 
@@ -133,11 +135,10 @@ torch::jit::Module observed_module(BuildContext& ctx, torch::jit::QuantType type
     return timed_step(ctx, "clone", [&] {
       torch::jit::Module clone = ctx.source.module.clone();
       clone.eval();
-      // nn.TransformerEncoderLayer's fused fast path reads linear1/linear2's float weights whatever the
-      // passes do to the layers: the clone takes the unfused layers, which int8 reaches (its attention keeps
-      // its own fast path).
-      if (int n = model::prefer_unfused_paths(clone, {"aten::_transformer_encoder_layer_fwd"}))
-        ctx.details["unfused_encoder_layers"] = n;
+      // nn.TransformerEncoderLayer's and nn.MultiheadAttention's fused fast paths read the float weights
+      // whatever the passes do to the layers: the clone takes the unfused layers, which int8 reaches.
+      if (int n = model::prefer_unfused_paths(clone, model::transformer_fused_ops()))
+        ctx.details["unfused_transformer_paths"] = n;
       return clone;
     });
   };
@@ -158,6 +159,39 @@ torch::jit::Module observed_module(BuildContext& ctx, torch::jit::QuantType type
 
 }  // namespace
 
+namespace {
+
+// The weights of the planned nn.MultiheadAttention layers, by layer name, as `module` holds them (Finalize
+// freezes the module without copying its tensors, so the frozen graph's constants are these or views of them).
+// The layers are found in the source's graphs: eval specialization may have rewritten `module`'s.
+std::map<std::string, torch::Tensor> planned_attention_weights(const Plan& plan, const torch::jit::Module& source,
+                                                               const torch::jit::Module& module) {
+  std::map<std::string, torch::Tensor> out;
+  bool any = false;
+  for (const auto& l : plan.layers) any = any || (l.quantized && l.layer.in_multihead_attention);
+  if (!any) return out;
+  const auto weights = layer_weights(source, module);
+  for (const auto& l : plan.layers)
+    if (l.quantized && l.layer.in_multihead_attention && weights.count(l.layer.name))
+      out[l.layer.name] = weights.at(l.layer.name);
+  return out;
+}
+
+// Dynamic int8 for the planned attention projections of the finalized model; a planned one the frozen graph
+// does not compute as a linear of its weight (a traced fused attention) stays float, and a note names it.
+void convert_attention(BuildContext& ctx, torch::jit::Module& q, const std::map<std::string, torch::Tensor>& planned) {
+  const auto converted = quantize_attention_dynamic(q, planned);
+  ctx.details["attention_projections_int8"] = converted;
+  std::vector<std::string> left;
+  for (const auto& [name, weight] : planned)
+    if (std::find(converted.begin(), converted.end(), name) == converted.end()) left.push_back(name);
+  if (!left.empty())
+    ctx.notes.push_back("planned attention projections that stayed float (the frozen graph computes them in a "
+                        "fused op, not as linears of their weights): " + join(left, ", "));
+}
+
+}  // namespace
+
 torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type,
                                    const std::function<void(torch::jit::Module& observed)>& calibrate) {
   torch::NoGradGuard no_grad;
@@ -173,7 +207,9 @@ torch::jit::Module graph_mode_int8(BuildContext& ctx, torch::jit::QuantType type
     ctx.notes.push_back("transposed convolutions (" + join(ctx.details["per_tensor_weights"].get<std::vector<std::string>>(), ", ") +
                         ") are int8 with per-tensor weights: libtorch has no per-channel transposed convolution");
   if (!ctx.float_regions.empty()) ctx.details["float_regions"] = ctx.float_regions;
+  const auto attention = planned_attention_weights(ctx.plan, ctx.source.module, observed);
   torch::jit::Module q = timed_step(ctx, "finalize", [&] { return torch::jit::Finalize(observed, type, {}); });
+  if (!attention.empty()) timed_step(ctx, "attention-int8", [&] { convert_attention(ctx, q, attention); });
   // The forward keeps its declared return type (a named tuple stays one when the file is loaded back).
   if (int n = dequantize_tuple_elements(*q.get_method("forward").graph())) ctx.details["tuple_outputs_dequantized"] = n;
   return q;
@@ -187,15 +223,6 @@ uint64_t int8_layer_bytes(const LayerInfo& l) {
 std::string small_layer_reason(const LayerInfo& l) {
   if (l.kind != "Linear" || l.weight_elements() >= kSmallLayerMacs) return {};
   return "small: " + std::to_string(l.weight_elements()) + " MACs per sample, below what an int8 call costs";
-}
-
-std::string graph_mode_unsupported_reason(const LayerInfo& l) {
-  // Graph mode quantization (lite's and quantize_jit's) never quantizes these: a planned int8 layer would
-  // stay float in the artifact (vit_b_16: 25 of 49 linears), and observers on nn.MultiheadAttention's
-  // list-valued branches fail outright when its self- and cross-attention paths are both planned.
-  if (!l.in_multihead_attention) return {};
-  return "inside nn.MultiheadAttention, which hands its projection weights to F.multi_head_attention_forward or "
-         "the fused fast path: graph mode int8 cannot reach them (fp16, bf16 and weight-only modes convert them)";
 }
 
 int64_t count_quantized_ops(const torch::jit::Module& module) {
@@ -218,11 +245,12 @@ namespace {
 class StaticScheme final : public Scheme {
  public:
   std::string layer_scheme(const LayerInfo& l) const override {
+    // No observer sees attention's projections (graph mode cannot reach them): they are dynamic int8 here.
+    if (l.in_multihead_attention) return "int8 dynamic in attention (int8 weights, activations quantized per call)";
     if (l.kind.rfind("Conv", 0) == 0 || l.kind == "Linear") return "int8 static (int8 weights, uint8 activations)";
     return {};
   }
   std::string keep_float_reason(const LayerInfo& l) const override { return small_layer_reason(l); }
-  std::string unsupported_reason(const LayerInfo& l) const override { return graph_mode_unsupported_reason(l); }
   uint64_t layer_bytes(const LayerInfo& l) const override { return int8_layer_bytes(l); }
   bool needs_calibration() const override { return true; }
 

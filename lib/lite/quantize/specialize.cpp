@@ -17,7 +17,11 @@
 //   4. likewise a bool attribute that every instance of the type holds with the same value (inception's
 //      `if self.transform_input` in the root's own forward) reads as that constant: freezing, which
 //      Finalize does anyway, would fold it the same way. A flag instances differ in (mobilenet's
-//      use_res_connect) stays a read, and its `if` a float region (below).
+//      use_res_connect) stays a read, and its `if` a float region (below);
+//   5. an optional argument that every call of a submodule's method passes as None reads as None in that method
+//      (nn.TransformerEncoder's masks, left at their default by its caller: `src_key_padding_mask is not None`
+//      decides whether the layers run on a nested tensor, an `if` that otherwise keeps the whole encoder float).
+//      The quantized artifact is frozen, so only forward's own calls exist in it.
 // Only calls that receive the constant are inlined: quantization recognizes calls like F.relu by name, and
 // the rest of the graph is left exactly as PyTorch's passes expect it.
 //
@@ -187,20 +191,85 @@ bool holds_if_when_inlined(const std::shared_ptr<torch::jit::Graph>& graph, cons
   return holds_if_at(copy->block(), where);
 }
 
+// Every method graph of the module's types, once each (instances of one type share their method graphs).
+std::vector<std::shared_ptr<torch::jit::Graph>> method_graphs(const torch::jit::Module& module) {
+  std::vector<std::shared_ptr<torch::jit::Graph>> out;
+  std::set<const torch::jit::Graph*> seen;
+  for (const auto& named : module.named_modules())
+    for (const auto& method : named.value.get_methods())
+      if (seen.insert(method.graph().get()).second) out.push_back(method.graph());
+  return out;
+}
+
+// The submodule method graph a prim::CallMethod calls, or null.
+std::shared_ptr<torch::jit::Graph> called_graph(const torch::jit::Node* call) {
+  auto type = call->input(0)->type()->cast<c10::ClassType>();
+  if (!type) return nullptr;
+  auto* fn = type->findMethod(call->s(c10::attr::name));
+  auto* graph_fn = fn ? torch::jit::tryToGraphFunction(*fn) : nullptr;
+  return graph_fn ? graph_fn->graph() : nullptr;
+}
+
+// Per called method graph, whether each argument (after self) is None at every call seen: step 5.
+using NoneArguments = std::map<const torch::jit::Graph*, std::vector<bool>>;
+void collect_none_arguments(torch::jit::Block* block, NoneArguments& out) {
+  for (auto* n : block->nodes()) {
+    for (auto* b : n->blocks()) collect_none_arguments(b, out);
+    if (n->kind() != c10::prim::CallMethod) continue;
+    auto callee = called_graph(n);
+    if (!callee || callee->inputs().size() != n->inputs().size()) continue;
+    auto [it, first] = out.emplace(callee.get(), std::vector<bool>(n->inputs().size(), true));
+    for (size_t i = 1; i < n->inputs().size(); ++i)
+      it->second[i] = it->second[i] && n->input(i)->type()->kind() == c10::TypeKind::NoneType;
+  }
+}
+
+// Step 5 on every method graph; returns how many arguments now read as None.
+int specialize_none_arguments(const std::vector<std::shared_ptr<torch::jit::Graph>>& graphs) {
+  NoneArguments none;
+  for (const auto& g : graphs) collect_none_arguments(g->block(), none);
+  int replaced = 0;
+  for (auto g : graphs) {
+    auto it = none.find(g.get());
+    if (it == none.end()) continue;
+    bool changed = false;
+    for (size_t i = 1; i < g->inputs().size(); ++i) {
+      torch::jit::Value* arg = g->inputs()[i];
+      if (!it->second[i] || !arg->hasUses() || arg->type()->kind() == c10::TypeKind::NoneType) continue;
+      torch::jit::WithInsertPoint top(g->block()->nodes().front());
+      arg->replaceAllUsesWith(g->insertConstant(c10::IValue()));
+      changed = true;
+      ++replaced;
+    }
+    if (changed) {
+      torch::jit::ConstantPropagation(g);
+      torch::jit::EliminateDeadCode(g);
+    }
+  }
+  return replaced;
+}
+
 }  // namespace
 
 int specialize_for_inference(torch::jit::Module& module) {
   int changed = 0;
-  std::set<const torch::jit::Graph*> done;  // instances of one type share their method graphs
   const UniformFlags flags = uniform_flags(module);
-  const std::map<std::string, bool> none;
+  const std::map<std::string, bool> no_flags;
+  std::set<const torch::jit::Graph*> done;  // instances of one type share their method graphs
   for (const auto& named : module.named_modules()) {
     auto type_flags = flags.find(named.value.type().get());
     for (const auto& method : named.value.get_methods()) {
       auto graph = method.graph();
       if (!done.insert(graph.get()).second) continue;
-      changed += specialize_graph(graph, type_flags == flags.end() ? none : type_flags->second) ? 1 : 0;
+      changed += specialize_graph(graph, type_flags == flags.end() ? no_flags : type_flags->second) ? 1 : 0;
     }
+  }
+  // A None that reaches a nested call only once its caller is folded takes another round; 8 bounds the depth.
+  const auto graphs = method_graphs(module);
+  for (int round = 0; round < 8; ++round) {
+    const int replaced = specialize_none_arguments(graphs);
+    if (replaced == 0) break;
+    changed += replaced;
   }
   return changed;
 }

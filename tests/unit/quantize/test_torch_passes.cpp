@@ -303,6 +303,45 @@ def forward(self, x: Tensor) -> Tensor:
   CHECK(torch::allclose(m.forward({x}).toTensor(), torch::relu(y)));
 }
 
+TEST_CASE("eval specialization reads an optional argument every call passes as None as None") {
+  // nn.TransformerEncoder's case: its masks default to None and its caller passes none, but its `if mask is not
+  // None` stays an `if` on data (a float region) unless the method is specialized for the calls it gets.
+  auto child = [](const char* type) {
+    torch::jit::Module m{c10::QualifiedName(std::string("__torch__.lite.test.") + type)};
+    m.register_attribute("training", c10::BoolType::get(), false);
+    m.define(R"JIT(
+def forward(self, x: Tensor, mask: Optional[Tensor] = None) -> Tensor:
+    if mask is not None:
+        x = x * mask
+    return torch.relu(x)
+)JIT");
+    return m;
+  };
+  torch::jit::Module m{c10::QualifiedName("__torch__.lite.test.Masks")};
+  m.register_attribute("training", c10::BoolType::get(), false);
+  auto never = child("Never"), sometimes = child("Sometimes");
+  m.register_module("never", never);
+  m.register_module("sometimes", sometimes);
+  m.define(R"JIT(
+def forward(self, x: Tensor, mask: Optional[Tensor] = None) -> Tensor:
+    y = self.never.forward(x, None)
+    y = self.never.forward(y)
+    return self.sometimes.forward(self.sometimes.forward(y, None), mask)
+)JIT");
+  auto ifs = [](torch::jit::Module& module) {
+    int n = 0;
+    for (auto* node : module.get_method("forward").graph()->nodes()) n += node->kind() == c10::prim::If;
+    return n;
+  };
+  REQUIRE(ifs(never) == 1);
+  CHECK(specialize_for_inference(m) == 1);  // Never's mask
+  CHECK(ifs(never) == 0);
+  CHECK(ifs(sometimes) == 1);  // the root passes its own mask on: kept
+  auto x = torch::randn({4}), mask = torch::zeros({4});
+  CHECK(torch::equal(m.forward({x, mask}).toTensor(), torch::zeros({4})));
+  CHECK(torch::equal(m.forward({x}).toTensor(), torch::relu(x)));
+}
+
 TEST_CASE("rejected_if_location reads the `if` InsertObservers printed, and nothing else") {
   const std::string error =
       "branches for `if` should return values that are observed consistently, if node:%x : Tensor = "
