@@ -14,7 +14,13 @@ namespace lite::quantize {
 
 const std::map<std::string, std::string>& layer_ops() {
   static const std::map<std::string, std::string> ops = {
-      {"aten::conv1d", "Conv1d"}, {"aten::conv2d", "Conv2d"}, {"aten::conv3d", "Conv3d"}, {"aten::linear", "Linear"}};
+      {"aten::conv1d", "Conv1d"},
+      {"aten::conv2d", "Conv2d"},
+      {"aten::conv3d", "Conv3d"},
+      {"aten::conv_transpose1d", "ConvTranspose1d"},
+      {"aten::conv_transpose2d", "ConvTranspose2d"},
+      {"aten::conv_transpose3d", "ConvTranspose3d"},
+      {"aten::linear", "Linear"}};
   return ops;
 }
 
@@ -191,7 +197,7 @@ std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& mod
                                     "converts them with the whole graph)"
                  : l.dynamic_int8 ? "recurrent weights stay float in this mode (dynamic int8 quantizes them)"
                                   : "recurrent weights stay float: projections, missing biases or RNN cells have no "
-                                    "int8 rewrite here (bf16 converts them with the whole graph)";
+                                    "int8 rewrite here";
       out.push_back(std::move(l));
     }
   }

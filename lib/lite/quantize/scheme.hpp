@@ -27,7 +27,7 @@ void to_json(nlohmann::json& j, const FloatOnlyLayer& l);
 // A layer lite can quantize: a convolution or linear layer found in the model's forward graph.
 struct LayerInfo {
   std::string name;  // module path, e.g. "features.0" (or "<kind>#<n>" for a call outside any submodule)
-  std::string kind;  // "Conv2d", "Linear", "Conv1d", "Conv3d"
+  std::string kind;  // "Conv2d", "Linear", "Conv1d", "Conv3d", "ConvTranspose2d", ...
   std::string op;    // "aten::conv2d", ...
   std::vector<int64_t> weight_shape;
   int64_t bias = 0;  // bias elements (0 without bias)

@@ -1,6 +1,9 @@
 // bf16: the whole frozen graph runs in bfloat16 (weights, activations, oneDNN's AVX512-BF16 kernels):
 // float inputs are converted on entry, float outputs returned, so callers do not change. Layers the
-// plan keeps in float run in float32 with conversions around them.
+// plan keeps in float run in float32 with conversions around them, and so do two kinds libtorch 1.13 cannot run
+// in bfloat16 here: transposed convolutions (its CPU bfloat16 path checks the weight as a plain convolution's:
+// "weight of size [8, 3, 2, 2], expected input[...] to have 3 channels") and LSTM/GRU/RNN ops (their state,
+// which the module makes, and their weights must share one dtype).
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
 #include "lite/quantize/quantize_internal.hpp"
@@ -34,9 +37,56 @@ void collect_constants(torch::jit::Block* b, std::vector<torch::jit::Node*>& out
   }
 }
 
+bool is_recurrent(const torch::jit::Node* n) {
+  return n->kind() == c10::aten::lstm || n->kind() == c10::aten::gru || n->kind() == c10::aten::rnn_tanh ||
+         n->kind() == c10::aten::rnn_relu;
+}
+
+void collect_recurrent_ops(torch::jit::Block* b, std::vector<torch::jit::Node*>& out) {
+  for (auto* n : b->nodes()) {
+    if (is_recurrent(n)) out.push_back(n);
+    for (auto* sub : n->blocks()) collect_recurrent_ops(sub, out);
+  }
+}
+
+// The list nodes that hand a recurrent op its weight constants: those keep float32 for these uses.
+std::set<torch::jit::Node*> recurrent_weight_lists(const std::vector<torch::jit::Node*>& recurrent) {
+  std::set<torch::jit::Node*> lists;
+  for (auto* n : recurrent)
+    for (auto* in : n->inputs())
+      if (in->node()->kind() == c10::prim::ListConstruct) lists.insert(in->node());
+  return lists;
+}
+
+// A recurrent op runs in float32: its tensor inputs (state lists element by element; weights are constants kept
+// float32) are converted to float32, its tensor outputs back to bfloat16.
+void run_recurrent_in_float(torch::jit::Graph& g, torch::jit::Node* n) {
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    torch::jit::Value* in = n->input(i);
+    if (in->type()->cast<c10::TensorType>()) {
+      n->replaceInput(i, insert_function(g, n, kBf16Source, "lite_to_float", {in}).at(0));
+    } else if (in->node()->kind() == c10::prim::ListConstruct) {
+      torch::jit::Node* list = in->node();
+      for (size_t j = 0; j < list->inputs().size(); ++j)
+        if (list->input(j)->node()->kind() != c10::prim::Constant)
+          list->replaceInput(j, insert_function(g, list, kBf16Source, "lite_to_float", {list->input(j)}).at(0));
+    }
+  }
+  torch::jit::Node* after = n->next();
+  for (auto* out : n->outputs()) {
+    if (!out->type()->cast<c10::TensorType>()) continue;
+    auto bf = insert_function(g, after, kBf16Source, "lite_to_bf16", {out});
+    out->replaceAllUsesAfterNodeWith(bf.at(0)->node(), bf.at(0));
+  }
+}
+
 class Bf16Scheme final : public Scheme {
  public:
   std::string layer_scheme(const LayerInfo&) const override { return "bfloat16 weights and compute"; }
+  std::string unsupported_reason(const LayerInfo& l) const override {
+    if (l.kind.rfind("ConvTranspose", 0) != 0) return {};
+    return "libtorch 1.13's bfloat16 transposed convolution fails on CPU: runs in float32 between conversions";
+  }
   uint64_t layer_bytes(const LayerInfo& l) const override {
     return 2 * (l.weight_elements() + static_cast<uint64_t>(l.bias));
   }
@@ -50,6 +100,9 @@ class Bf16Scheme final : public Scheme {
       float_nodes.insert(fl.nodes.begin(), fl.nodes.end());
       float_weights.insert(fl.weight);
     }
+    std::vector<torch::jit::Node*> recurrent;
+    collect_recurrent_ops(g.block(), recurrent);
+    const auto weight_lists = recurrent_weight_lists(recurrent);
     // Constants: bfloat16 copies for every use outside the float layers.
     std::vector<torch::jit::Node*> constants;
     collect_constants(g.block(), constants);
@@ -59,7 +112,7 @@ class Bf16Scheme final : public Scheme {
       torch::jit::Value* bf = nullptr;
       const auto uses = c->output()->uses();  // a copy: replaceInput edits the list
       for (const auto& use : uses) {
-        if (float_nodes.count(use.user)) continue;
+        if (float_nodes.count(use.user) || weight_lists.count(use.user)) continue;
         if (!bf) {
           torch::jit::WithInsertPoint guard(c);
           bf = g.insertConstant(t.to(torch::kBFloat16));
@@ -88,6 +141,8 @@ class Bf16Scheme final : public Scheme {
       auto out = insert_function(g, n->next(), kBf16Source, "lite_to_bf16", {n->output()});
       n->output()->replaceAllUsesAfterNodeWith(out.at(0)->node(), out.at(0));
     }
+    for (auto* n : recurrent) run_recurrent_in_float(g, n);
+    if (!recurrent.empty()) ctx.details["float32_recurrent_ops"] = recurrent.size();
     torch::jit::EliminateDeadCode(f.graph);
     ctx.notes = f.notes("run in bfloat16 like the rest of the graph");
     ctx.details["compute"] = "bfloat16 (oneDNN), float32 input and output";

@@ -247,6 +247,8 @@ class StaticScheme final : public Scheme {
   std::string layer_scheme(const LayerInfo& l) const override {
     // No observer sees attention's projections (graph mode cannot reach them): they are dynamic int8 here.
     if (l.in_multihead_attention) return "int8 dynamic in attention (int8 weights, activations quantized per call)";
+    // libtorch has no per-channel transposed convolution: those weights take one scale (qconfig_dict)
+    if (l.kind.rfind("ConvTranspose", 0) == 0) return "int8 static (int8 weights per tensor, uint8 activations)";
     if (l.kind.rfind("Conv", 0) == 0 || l.kind == "Linear") return "int8 static (int8 weights, uint8 activations)";
     return {};
   }
