@@ -91,15 +91,23 @@ class TracedModels(LiteTestCase):
                                  "dynamic", needles=["--mode", "nothing to quantize", "down (Conv2d)"])
 
     def test_prune_makes_the_same_plan(self):
-        for name in ("cnn", "kws"):
+        for name in ("cnn", "kws", "unet"):
             with self.subTest(name):
                 scripted, traced = self.pair(name, "prune", "{model}", "--ratio", "0.3", "--input", SHAPES[name],
                                              "-o", "{out}", *FAST)
                 plan = lambda r: [(g["name"], g["channels"], g["kept"]) for g in r["groups"]]
                 self.assertEqual(plan(traced), plan(scripted))
-                self.assertLess(traced["groups"][0 if name == "kws" else 1]["kept"],
-                                traced["groups"][0 if name == "kws" else 1]["channels"])
+                pruned = traced["groups"][1 if name == "cnn" else 0]
+                self.assertLess(pruned["kept"], pruned["channels"])
                 self.assertEqual(traced["after"]["parameters"], scripted["after"]["parameters"])
+        # the U-Net's transposed convolution takes the pruned channels as its weight's rows ([in, out, k, k]); its
+        # own output is added to the input, so it keeps its 3 channels
+        for kind in ("script", "trace"):
+            check = ("import torch\n"
+                     f"m = torch.jit.load({str(self.tmp / f'unet_{kind}.out.pt')!r})\n"
+                     "print(tuple(m.down.weight.shape), tuple(m.up.weight.shape), tuple(m(torch.randn(2, 3, 32, 32)).shape))\n")
+            r = subprocess.run([PYTHON, "-c", check], capture_output=True, text=True)
+            self.assertEqual(r.stdout.strip(), "(6, 3, 3, 3) (6, 3, 2, 2) (2, 3, 32, 32)", r.stderr)
 
     def test_profile_counts_the_same_layers_and_macs(self):
         for name in ("cnn", "kws", "unet"):

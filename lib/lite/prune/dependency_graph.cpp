@@ -314,6 +314,8 @@ class Analyzer {
     if (kind == "prim::Constant" || kind == "prim::GetAttr") return;
     if (kind == "aten::conv1d" || kind == "aten::conv2d" || kind == "aten::conv3d") return conv(n, kind);
     if (kind == "aten::linear") return linear(n, kind);
+    if (kind == "aten::conv_transpose1d" || kind == "aten::conv_transpose2d" || kind == "aten::conv_transpose3d")
+      return conv_transpose(n, kind);
     if (kind == "aten::batch_norm") return batch_norm(n, kind);
     if (kind == "aten::layer_norm") return layer_norm(n, kind);
     if (kind == "aten::embedding") return embedding(n, kind);
@@ -422,6 +424,27 @@ class Analyzer {
     ValueInfo y{{new_space(out)}, Layout::channels_first, x->rank};
     spaces_[y.segments[0]].blocks = g;
     add_slices(y, w, 0, "producer");
+    if (b) add_slices(y, *b, 0, "producer");
+    info_[n->output()] = y;
+  }
+
+  // A transposed convolution (a U-Net's up-sampling): its weight is [in, out / groups, k...], so its input
+  // channels are the weight's rows and its output channels the columns, the other way round from a convolution's.
+  void conv_transpose(Node* n, const std::string& kind) {
+    const Attr* w = tensor_attr(n->input(1));
+    auto groups = n->inputs().size() > 6 ? torch::jit::toIValue(n->input(6)) : c10::nullopt;
+    if (!w || !groups || !groups->isInt()) return unknown(n, kind + " with a computed weight or groups");
+    if (groups->toInt() != 1)
+      return unknown(n, kind + " with groups=" + std::to_string(groups->toInt()) + " (" + w->module + ")");
+    const Attr* b = tensor_attr(n->input(2));
+    weight_order_.push_back({w->module, w->name});
+    ValueInfo* x = info(n->input(0));
+    if (x && x->layout != Layout::channels_first)
+      block_info(*x, kind + " over a tensor whose channels are not in dimension 1");
+    else if (x)
+      add_slices(*x, *w, 0, "consumer");
+    ValueInfo y{{new_space(w->value.toTensor().size(1))}, Layout::channels_first, x ? x->rank : 0};
+    add_slices(y, *w, 1, "producer");
     if (b) add_slices(y, *b, 0, "producer");
     info_[n->output()] = y;
   }
