@@ -237,10 +237,15 @@ class UserModels(LiteTestCase):
                     "    d = (q(x) - f(x)).abs().max().item()\n"
                     "g = str(q.graph)\n"
                     "print(0 < d < 0.1, g.count('quantized::linear_dynamic'), g.count('aten::linear('),\n"
+                    "      g.count('quantized::embedding_byte'),\n"
                     "      json.loads(extra['lite.json'])['details']['scheme']['attention_projections_int8'])\n")
                 # int8 runs (outputs move, by little); 4 projections dynamic (+ the 4 feed-forward linears and the
-                # head in dynamic mode; static makes those quantized::linear); no float aten::linear is left
-                self.assertEqual(check, f"True {9 if mode == 'dynamic' else 4} 0 {attention}")
+                # head in dynamic mode; static makes those quantized::linear); no float aten::linear is left; dynamic
+                # also stores the token table int8 per row
+                self.assertEqual(check, f"True {9 if mode == 'dynamic' else 4} 0 {1 if mode == 'dynamic' else 0} "
+                                        f"{attention}")
+                embed = {l["name"]: l for l in r["float_only_layers"]}["embed"]
+                self.assertTrue(embed["dynamic_int8"])
 
     def test_a_failing_mode_is_dropped_with_its_reason_not_blamed_on_the_input(self):
         # bf16 cannot run an FFT computed inside the model (no bfloat16 FFT on CPU): auto keeps going.

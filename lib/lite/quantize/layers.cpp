@@ -192,10 +192,15 @@ std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& mod
       if (std::any_of(out.begin(), out.end(), [&](const FloatOnlyLayer& o) { return o.name == l.name; })) continue;
       l.weight_shape = weights[0].sizes().vec();
       for (const auto& w : weights) l.bytes += uint64_t(w.numel()) * uint64_t(w.element_size());
-      l.dynamic_int8 = (l.kind == "LSTM" || l.kind == "GRU") && plain_recurrent_weights(weights);
-      l.reason = embedding        ? "embedding tables stay float: lite quantizes convolutions and linears (bf16 "
-                                    "converts them with the whole graph)"
-                 : l.dynamic_int8 ? "recurrent weights stay float in this mode (dynamic int8 quantizes them)"
+      // dynamic mode's rewrites: aten::embedding tables (not embedding_bag) and plain LSTM/GRU layers
+      l.dynamic_int8 = embedding ? n->kind() == c10::aten::embedding && plain_embedding_table(weights[0])
+                                 : (l.kind == "LSTM" || l.kind == "GRU") && plain_recurrent_weights(weights);
+      if (embedding)
+        l.reason = l.dynamic_int8 ? "embedding tables stay float in this mode (dynamic int8 stores them int8 per row; "
+                                    "bf16 converts them with the whole graph)"
+                                  : "embedding bags stay float (bf16 converts them with the whole graph)";
+      else
+        l.reason = l.dynamic_int8 ? "recurrent weights stay float in this mode (dynamic int8 quantizes them)"
                                   : "recurrent weights stay float: projections, missing biases or RNN cells have no "
                                     "int8 rewrite here";
       out.push_back(std::move(l));

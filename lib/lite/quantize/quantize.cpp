@@ -877,9 +877,9 @@ void check_material_effect(const Candidate& chosen, const ModeEntry& requested, 
                    "to the float model's on {}",
                    r.mode, size_ratio, chosen.quality.data),
        "a smaller file or a changed output",
-       "most weights sit where this mode does not reach (the layer table lists what it quantized; Embedding, LSTM "
-       "and GRU weights stay float) or run through a fused path that reads the float weights "
-       "(nn.TransformerEncoderLayer, nn.MultiheadAttention): try another {mode}"});
+       "most weights sit where this mode does not reach (the layer table lists what it quantized; outside dynamic "
+       "mode Embedding, LSTM and GRU weights stay float) or run through a fused op that reads the float weights "
+       "(a traced nn.TransformerEncoderLayer or nn.MultiheadAttention): try another {mode}"});
 }
 
 // The speed comparison cannot be trusted when it ran on an oversubscribed machine or found a speedup beyond belief:

@@ -128,7 +128,9 @@ report::Table layer_table(const Plan& p, const std::vector<FloatOnlyLayer>& floa
     const bool bf16 = p.mode == "bf16" && l.kind == "Embedding", int8 = p.mode == "dynamic" && l.dynamic_int8;
     const uint64_t bytes_after = bf16 ? l.bytes / 2 : int8 ? l.bytes / 4 : l.bytes;
     t.rows.push_back({l.name, l.kind, shape_text(l.weight_shape),
-                      bf16 ? "bfloat16 (whole graph)" : int8 ? "int8 dynamic (per-channel weights)" : "float",
+                      bf16   ? "bfloat16 (whole graph)"
+                      : int8 ? (l.kind == "Embedding" ? "int8 weight-only (per row)" : "int8 dynamic (per-channel weights)")
+                             : "float",
                       bf16 || int8 ? "" : l.reason, format_bytes(double(l.bytes)), format_bytes(double(bytes_after))});
     float_only_bytes += l.bytes;
     after += bytes_after;

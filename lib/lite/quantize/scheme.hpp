@@ -20,7 +20,8 @@ struct FloatOnlyLayer {
   std::vector<int64_t> weight_shape;  // the first weight (Embedding: vocabulary x dimension; recurrent: weight_ih_l0)
   uint64_t bytes = 0;            // every weight and bias of the layer
   std::string reason;
-  bool dynamic_int8 = false;     // LSTM/GRU that dynamic mode rewrites to int8 (dynamic_recurrent.cpp)
+  bool dynamic_int8 = false;     // what dynamic mode makes int8: LSTM/GRU (dynamic_recurrent.cpp), embedding tables
+                                 // (dynamic_embedding.cpp)
 };
 void to_json(nlohmann::json& j, const FloatOnlyLayer& l);
 

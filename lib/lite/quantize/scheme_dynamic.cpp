@@ -3,7 +3,8 @@
 // The same torch::jit passes as static mode (graph_mode_int8) with QuantType::DYNAMIC. libtorch's graph
 // mode covers Linear (and embedding bags) only: convolutions stay float; LSTM and GRU layers are rewritten to
 // libtorch's dynamic int8 recurrent ops afterwards (dynamic_recurrent.cpp), and nn.MultiheadAttention's projections,
-// which graph mode cannot reach, to quantized::linear_dynamic (dynamic_attention.cpp).
+// which graph mode cannot reach, to quantized::linear_dynamic (dynamic_attention.cpp); embedding tables are stored
+// int8 per row (dynamic_embedding.cpp).
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/remove_dropout.h>
@@ -31,6 +32,7 @@ class DynamicScheme final : public Scheme {
     torch::jit::ConstantPropagation(graph);
     torch::jit::EliminateDeadCode(graph);
     if (int recurrent = quantize_recurrent_dynamic(q)) ctx.details["recurrent_layers_int8"] = recurrent;
+    if (int tables = quantize_embeddings_dynamic(q)) ctx.details["embedding_tables_int8"] = tables;
     ctx.details["activations"] = "quantized per call (range of each input)";
     ctx.details["quantized_ops"] = count_quantized_ops(q);
     ctx.result = q;
