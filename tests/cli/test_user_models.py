@@ -240,10 +240,9 @@ class UserModels(LiteTestCase):
                     "      g.count('quantized::embedding_byte'),\n"
                     "      json.loads(extra['lite.json'])['details']['scheme']['attention_projections_int8'])\n")
                 # int8 runs (outputs move, by little); 4 projections dynamic (+ the 4 feed-forward linears and the
-                # head in dynamic mode; static makes those quantized::linear); no float aten::linear is left; dynamic
-                # also stores the token table int8 per row
-                self.assertEqual(check, f"True {9 if mode == 'dynamic' else 4} 0 {1 if mode == 'dynamic' else 0} "
-                                        f"{attention}")
+                # head in dynamic mode; static makes those quantized::linear); no float aten::linear is left; the
+                # token table is stored int8 per row
+                self.assertEqual(check, f"True {9 if mode == 'dynamic' else 4} 0 1 {attention}")
                 embed = {l["name"]: l for l in r["float_only_layers"]}["embed"]
                 self.assertTrue(embed["dynamic_int8"])
 

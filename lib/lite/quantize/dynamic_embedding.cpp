@@ -1,4 +1,4 @@
-// Weight-only int8 for embedding tables in dynamic mode, which graph mode leaves float (it quantizes
+// Weight-only int8 for embedding tables in dynamic and static modes, which graph mode leaves float (it quantizes
 // embedding_bag only, and only with a qconfig of its own). A BERT-style encoder keeps most of its bytes in its
 // token table: 8 of the bench encoder's 19.9 MiB. In the finalized (frozen) graph, each aten::embedding whose table
 // is a constant becomes quantized::embedding_byte over the table packed as uint8 per row, with a float scale and
@@ -41,7 +41,7 @@ bool plain_embedding_table(const torch::Tensor& table) {
   return table.dim() == 2 && table.scalar_type() == torch::kFloat && table.size(1) > 0;
 }
 
-int quantize_embeddings_dynamic(torch::jit::Module& module) {
+int quantize_embedding_tables(torch::jit::Module& module) {
   auto graph = module.get_method("forward").graph();
   std::vector<Node*> nodes;
   collect_embeddings(graph->block(), nodes);

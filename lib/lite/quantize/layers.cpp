@@ -196,8 +196,8 @@ std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& mod
       l.dynamic_int8 = embedding ? n->kind() == c10::aten::embedding && plain_embedding_table(weights[0])
                                  : (l.kind == "LSTM" || l.kind == "GRU") && plain_recurrent_weights(weights);
       if (embedding)
-        l.reason = l.dynamic_int8 ? "embedding tables stay float in this mode (dynamic int8 stores them int8 per row; "
-                                    "bf16 converts them with the whole graph)"
+        l.reason = l.dynamic_int8 ? "embedding tables stay float in this mode (static and dynamic int8 store them int8 "
+                                    "per row; bf16 converts them with the whole graph)"
                                   : "embedding bags stay float (bf16 converts them with the whole graph)";
       else
         l.reason = l.dynamic_int8 ? "recurrent weights stay float in this mode (dynamic int8 quantizes them)"

@@ -125,7 +125,8 @@ report::Table layer_table(const Plan& p, const std::vector<FloatOnlyLayer>& floa
   size_t converted = 0;
   for (const auto& l : float_only) {
     // bf16 converts embedding tables with the whole graph; recurrent ops run float32 there (scheme_bf16.cpp)
-    const bool bf16 = p.mode == "bf16" && l.kind == "Embedding", int8 = p.mode == "dynamic" && l.dynamic_int8;
+    const bool embedding = l.kind == "Embedding", bf16 = p.mode == "bf16" && embedding;
+    const bool int8 = l.dynamic_int8 && (p.mode == "dynamic" || (p.mode == "static" && embedding));
     const uint64_t bytes_after = bf16 ? l.bytes / 2 : int8 ? l.bytes / 4 : l.bytes;
     t.rows.push_back({l.name, l.kind, shape_text(l.weight_shape),
                       bf16   ? "bfloat16 (whole graph)"

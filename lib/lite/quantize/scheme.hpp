@@ -21,7 +21,7 @@ struct FloatOnlyLayer {
   uint64_t bytes = 0;            // every weight and bias of the layer
   std::string reason;
   bool dynamic_int8 = false;     // what dynamic mode makes int8: LSTM/GRU (dynamic_recurrent.cpp), embedding tables
-                                 // (dynamic_embedding.cpp)
+                                 // (dynamic_embedding.cpp; static mode too)
 };
 void to_json(nlohmann::json& j, const FloatOnlyLayer& l);
 

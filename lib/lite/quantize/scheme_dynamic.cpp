@@ -32,7 +32,7 @@ class DynamicScheme final : public Scheme {
     torch::jit::ConstantPropagation(graph);
     torch::jit::EliminateDeadCode(graph);
     if (int recurrent = quantize_recurrent_dynamic(q)) ctx.details["recurrent_layers_int8"] = recurrent;
-    if (int tables = quantize_embeddings_dynamic(q)) ctx.details["embedding_tables_int8"] = tables;
+    if (int tables = quantize_embedding_tables(q)) ctx.details["embedding_tables_int8"] = tables;
     ctx.details["activations"] = "quantized per call (range of each input)";
     ctx.details["quantized_ops"] = count_quantized_ops(q);
     ctx.result = q;

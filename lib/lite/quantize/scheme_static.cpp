@@ -267,6 +267,7 @@ class StaticScheme final : public Scheme {
       torch::jit::EliminateDeadCode(graph);
       return optimize_int8_graph(q);
     });
+    if (int tables = quantize_embedding_tables(q)) ctx.details["embedding_tables_int8"] = tables;
     ctx.details["activations"] = "uint8 affine, per tensor";
     ctx.details["quantized_ops"] = count_quantized_ops(q);
     ctx.details["lite_passes"] = passes;
