@@ -10,8 +10,9 @@
 //
 // Before matching, self-attention's `query is key` / `key is value` tests are decided: after freezing the three
 // arguments are one value (`self_attn(x, x, x)`), sometimes through an `if` whose branches return the same value
-// for each once common subexpressions are merged (the unsqueeze of an unbatched input, the batch-first transpose). Deciding them
-// drops the cross-attention path, whose split copies of in_proj_weight would otherwise stay in the file.
+// for each once common subexpressions are merged (the unsqueeze of an unbatched input, the batch-first
+// transpose). Deciding them drops the cross-attention path, whose split copies of in_proj_weight would otherwise
+// stay in the file.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/common_subexpression_elimination.h>

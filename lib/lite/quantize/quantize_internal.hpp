@@ -33,8 +33,9 @@ std::vector<LayerInfo> find_layers(const torch::jit::Module& module);
 // Dynamic int8 LSTM/GRU (dynamic_recurrent.cpp): rewrites each aten::lstm / aten::gru of a frozen forward whose
 // weights are constants into aten::quantized_lstm / quantized_gru; returns how many it rewrote.
 int quantize_recurrent_dynamic(torch::jit::Module& module);
-// Weight-only int8 embedding tables, dynamic and static modes (dynamic_embedding.cpp): rewrites each aten::embedding of a frozen forward whose
-// table is a constant into quantized::embedding_byte over the table packed uint8 per row; returns how many.
+// Weight-only int8 embedding tables, dynamic and static modes (dynamic_embedding.cpp): rewrites each
+// aten::embedding of a frozen forward whose table is a constant into quantized::embedding_byte over the table
+// packed uint8 per row; returns how many.
 int quantize_embedding_tables(torch::jit::Module& module);
 // Whether an embedding table has the form that rewrite takes (2-D float32).
 bool plain_embedding_table(const torch::Tensor& table);

@@ -128,10 +128,9 @@ report::Table layer_table(const Plan& p, const std::vector<FloatOnlyLayer>& floa
     const bool embedding = l.kind == "Embedding", bf16 = p.mode == "bf16" && embedding;
     const bool int8 = l.dynamic_int8 && (p.mode == "dynamic" || (p.mode == "static" && embedding));
     const uint64_t bytes_after = bf16 ? l.bytes / 2 : int8 ? l.bytes / 4 : l.bytes;
+    const char* int8_scheme = embedding ? "int8 weight-only (per row)" : "int8 dynamic (per-channel weights)";
     t.rows.push_back({l.name, l.kind, shape_text(l.weight_shape),
-                      bf16   ? "bfloat16 (whole graph)"
-                      : int8 ? (l.kind == "Embedding" ? "int8 weight-only (per row)" : "int8 dynamic (per-channel weights)")
-                             : "float",
+                      bf16 ? "bfloat16 (whole graph)" : int8 ? int8_scheme : "float",
                       bf16 || int8 ? "" : l.reason, format_bytes(double(l.bytes)), format_bytes(double(bytes_after))});
     float_only_bytes += l.bytes;
     after += bytes_after;

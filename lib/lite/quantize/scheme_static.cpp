@@ -157,10 +157,6 @@ torch::jit::Module observed_module(BuildContext& ctx, torch::jit::QuantType type
   return timed_step(ctx, "insert-observers", [&] { return insert_observers(ctx, m, type, qconfig); });
 }
 
-}  // namespace
-
-namespace {
-
 // The weights of the planned nn.MultiheadAttention layers, by layer name, as `module` holds them (Finalize
 // freezes the module without copying its tensors, so the frozen graph's constants are these or views of them).
 // The layers are found in the source's graphs: eval specialization may have rewritten `module`'s.
