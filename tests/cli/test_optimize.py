@@ -140,7 +140,8 @@ class Optimize(LiteTestCase):
         recipe = self.tmp / "optimized.json"
         self.optimize("--target-p99", "1000", "--modes", "float,static", "--prune-ratios", "0.25", "-o",
                       self.tmp / "best.pt", "--emit-recipe", recipe)
-        r = run_lite("run", recipe, "-o", self.tmp / "rebuilt.pt")
+        # The recipe gates p99 and its quantize step times itself: on a busy runner both would fail as untrusted.
+        r = run_lite("run", recipe, "-o", self.tmp / "rebuilt.pt", "--allow-noisy")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("PASSED", r.stdout)
 
