@@ -100,6 +100,20 @@ class Attention(nn.Module):
         return self.head(z.mean(1))
 
 
+class Decoder(nn.Module):
+    """A decoder block: its cross-attention is `multihead_attn(x, memory, memory)`, the branch where key is value,
+    which splits the packed in_proj weight by a size read from the query at run time."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(16, 32)
+        self.block = nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x, memory):
+        return self.head(self.block(self.embed(x), memory).mean(1))
+
+
 class Activations(nn.Module):
     """MobileNetV2's ReLU6 and EfficientNet's SiLU after convolutions: lite folds the first into the convolution's
     output range and computes the second as int8 sigmoid times input; batch-norm statistics are set from the data
@@ -293,10 +307,29 @@ class MultiheadAttention(OutputsCase):
                 # proj (called twice) and head: static int8 in static mode, dynamic in dynamic mode
                 self.assertEqual(count("quantized::linear"), 3 if mode == "static" else 0)
                 self.assertGreaterEqual(count("quantized::linear_dynamic"), 6 if mode == "static" else 9)
-                # what stays float: cross-attention's `key is value` branch (not taken by this call, undecidable
-                # in the graph) splits in_proj by sizes read at run time
-                self.assertLessEqual(count("aten::linear"), 2)
+                # cross-attention's `key is value` branch (not taken by this call, undecidable in the graph) splits
+                # in_proj by a size read at run time: folded into constant slices, it converts too
+                self.assertEqual(count("aten::linear"), 0)
                 self.assertLess(rel, 0.1)
+
+    def test_a_decoders_cross_attention_converts_and_no_float_projection_is_left(self):
+        torch.manual_seed(0)
+        model = self.script(Decoder(), "decoder.pt")
+        out = self.tmp / "decoder.dynamic.pt"
+        code, doc, err = lite_json("quantize", model, "--mode", "dynamic", "--input", "1x6x16", "--input", "1x8x32",
+                                   "-o", out, *QUICK)
+        self.assertIn(code, (0, 1), err)
+        quantized = [l["layer"]["name"] for l in chosen(doc)["plan"]["layers"] if l["quantized"]]
+        self.assertIn("block.multihead_attn", quantized)
+        graph = torch.jit.load(str(out)).graph
+        self.assertEqual(len(graph.findAllNodes("aten::linear", True)), 0)
+        self.assertGreaterEqual(len(graph.findAllNodes("quantized::linear_dynamic", True)), 8)
+        # the float in_proj of the cross-attention used to stay in the file beside its int8 copy (0.66x the file)
+        self.assertLess(out.stat().st_size, 0.6 * model.stat().st_size)
+        x, memory = torch.randn(3, 6, 16), torch.randn(3, 8, 32)
+        with torch.no_grad():
+            got, ref = torch.jit.load(str(out))(x, memory), torch.jit.load(str(model))(x, memory)
+        self.assertLess(((got - ref).norm() / ref.norm()).item(), 0.1)
 
     def test_bf16_keeps_a_skipped_attention_float_through_its_weight_slices(self):
         candidate, notes, rel = self.build("bf16", "--skip", "cross_att*")

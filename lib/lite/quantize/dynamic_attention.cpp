@@ -12,7 +12,9 @@
 // arguments are one value (`self_attn(x, x, x)`), sometimes through an `if` whose branches return the same value
 // for each once common subexpressions are merged (the unsqueeze of an unbatched input, the batch-first
 // transpose). Deciding them drops the cross-attention path, whose split copies of in_proj_weight would otherwise
-// stay in the file.
+// stay in the file. Where cross-attention stays (a decoder's `multihead_attn(x, memory, memory)`), its path splits
+// in_proj_weight by sizes read from the query at run time; those are fixed by the weight itself, so the split is
+// folded into constant q / kv slices that match like any other row slice.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/common_subexpression_elimination.h>
@@ -63,6 +65,67 @@ bool fold_self_identity(torch::jit::Graph& graph, Block* block) {
     changed = true;
   }
   return changed;
+}
+
+// The one int that every element of `list` (a prim::ListConstruct) is a constant multiple of: `E` for
+// [E, E * 2]; the multiples go to `factors`. nullptr when the list holds anything else.
+Value* common_factor(Node* list, std::vector<int64_t>& factors) {
+  Value* base = nullptr;
+  for (Value* element : list->inputs()) {
+    Value* v = element;
+    int64_t factor = 1;
+    Node* def = element->node();
+    if (def->kind() == c10::aten::mul && def->inputs().size() == 2) {
+      for (size_t side = 0; side < 2; ++side) {
+        auto c = torch::jit::toIValue(def->input(side));
+        if (!c || !c->isInt()) continue;
+        factor = c->toInt();
+        v = def->input(1 - side);
+        break;
+      }
+    }
+    if (torch::jit::toIValue(v) || factor <= 0 || (base && v != base)) return nullptr;
+    base = v;
+    factors.push_back(factor);
+  }
+  return base;
+}
+
+// A constant tensor split along a constant dim by sizes that are multiples of one run-time int (`E` in
+// F._in_projection_packed's `w.split([E, E * 2])`) can only be split one way: split_with_sizes requires the sizes
+// to sum to the tensor's size, which fixes the int. The unpacked parts become constants of their own (cloned: a
+// view would keep the whole tensor's storage in the file). Returns how many splits were folded.
+int fold_constant_splits(torch::jit::Graph& graph, Block* block) {
+  int folded = 0;
+  for (Node* n : block->nodes()) {
+    for (Block* b : n->blocks()) folded += fold_constant_splits(graph, b);
+    if (n->kind() != c10::aten::split && n->kind() != c10::aten::split_with_sizes) continue;
+    auto tensor = torch::jit::toIValue(n->input(0));
+    const c10::optional<c10::IValue> dim =
+        n->inputs().size() > 2 ? torch::jit::toIValue(n->input(2)) : c10::optional<c10::IValue>();
+    Node* list = n->input(1)->node();
+    if (!tensor || !tensor->isTensor() || !dim || !dim->isInt() || list->kind() != c10::prim::ListConstruct ||
+        n->output()->uses().size() != 1)
+      continue;
+    Node* unpack = n->output()->uses()[0].user;
+    std::vector<int64_t> factors;
+    if (unpack->kind() != c10::prim::ListUnpack || unpack->outputs().size() != list->inputs().size() ||
+        !common_factor(list, factors))
+      continue;
+    const torch::Tensor& t = tensor->toTensor();
+    const int64_t d = dim->toInt() < 0 ? dim->toInt() + t.dim() : dim->toInt();
+    int64_t total = 0;
+    for (int64_t f : factors) total += f;
+    if (d < 0 || d >= t.dim() || t.size(d) % total != 0) continue;
+    std::vector<int64_t> sizes;
+    for (int64_t f : factors) sizes.push_back(f * (t.size(d) / total));
+    const auto parts = t.split_with_sizes(sizes, d);
+    torch::jit::WithInsertPoint guard(n);
+    for (size_t i = 0; i < parts.size(); ++i)
+      unpack->output(i)->replaceAllUsesWith(graph.insertConstant(parts[i].clone()));
+    ++folded;
+  }
+  return folded;
 }
 
 void decide_self_attention(std::shared_ptr<torch::jit::Graph>& graph) {
@@ -122,6 +185,11 @@ std::vector<std::string> quantize_attention_dynamic(torch::jit::Module& module,
   if (planned.empty()) return {};
   auto graph = module.get_method("forward").graph();
   decide_self_attention(graph);
+  // A folded part may still pass through an op of constants (graph mode clones a bias it reads).
+  if (fold_constant_splits(*graph, graph->block()) > 0) {
+    torch::jit::ConstantPropagation(graph);
+    torch::jit::EliminateDeadCode(graph);
+  }
   std::vector<std::string> names;
   std::vector<torch::Tensor> weights;
   for (const auto& [name, w] : planned) {
