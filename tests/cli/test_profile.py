@@ -131,6 +131,28 @@ class ProfileTorchvision(LiteTestCase):
         self.assertGreater(res["model"]["total_macs"], 50_000_000)
 
 
+    def test_convnext_macs_equal_the_layers_own_count(self):
+        # ConvNeXt's `layer_scale * block(x)`: from a method's second call on, this libtorch records the block's
+        # ops with their inputs one stack slot too low, which once read the depthwise conv as [C, 1, 1] x
+        # [1, C, H, W] and counted a sixth of the model's MACs.
+        path, count = self.tmp / "convnext.pt", self.tmp / "macs.json"
+        python("import json, torch\n"
+               "from torchvision.models.convnext import CNBlockConfig, ConvNeXt\n"
+               "torch.manual_seed(0)\n"
+               "m = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 1)], num_classes=10).eval()\n"
+               "macs = []\n"
+               "def hook(layer, inputs, out):\n"
+               "    macs.append(out.numel() * layer.weight[0].numel())\n"  # conv: Cin/g*k*k; linear: in
+               "hooks = [layer.register_forward_hook(hook) for layer in m.modules()\n"
+               "         if isinstance(layer, (torch.nn.Conv2d, torch.nn.Linear))]\n"
+               "m(torch.rand(1, 3, 32, 32))\n"
+               "for h in hooks: h.remove()\n"
+               f"json.dump(sum(macs), open('{count}', 'w'))\n"
+               f"torch.jit.script(m).save('{path}')\n", self.tmp)
+        doc = run_lite_json("profile", path, "--input", "1x3x32x32", "--warmup", "2", "--iterations", "5")
+        self.assertEqual(doc["result"]["model"]["total_macs"], json.loads(count.read_text()))
+
+
 class ProfileBadInput(LiteTestCase):
     """Each a one-line error naming the file or flag and the problem, exit 2, nothing written."""
 

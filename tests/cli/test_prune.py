@@ -339,8 +339,18 @@ class PruneArchitectures(LiteTestCase):
         cls.dir = pathlib.Path(tempfile.mkdtemp(prefix="lite_prune_"))
         torch.manual_seed(0)
         gen = torch.Generator().manual_seed(1)
+        from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+
+        # ConvNeXt at two stages: its residual width crosses Permute modules (an int-list attribute), a
+        # channels-last LayerNorm and MLP, and a [C, 1, 1] layer scale (set away from its 1e-6 start)
+        convnext = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 1)], num_classes=10)
+        with torch.no_grad():
+            for name, p in convnext.named_parameters():
+                if name.endswith("layer_scale"):
+                    p.copy_(torch.rand(p.shape, generator=gen) + 0.5)
         nets = {"resnet18": torchvision.models.resnet18(num_classes=100),
-                "mobilenet_v2": torchvision.models.mobilenet_v2(num_classes=100), "fire": Fire()}
+                "mobilenet_v2": torchvision.models.mobilenet_v2(num_classes=100), "fire": Fire(),
+                "convnext": convnext}
         for name, net in nets.items():
             net.train()
             with torch.no_grad():
@@ -384,6 +394,22 @@ class PruneArchitectures(LiteTestCase):
         dw = getattr(getattr(getattr(module.features, "1").conv, "0"), "0")
         self.assertEqual(dw.weight.shape[1], 1)
         self.assertEqual(dw.weight.shape[0], 16)
+
+    def test_convnext_prunes_its_residual_width_through_permutes_and_the_layer_scale(self):
+        original = torch.jit.load(str(self.dir / "convnext.pt"))
+        r, module = self.prune("convnext", 10)
+        pruned = {g["name"]: g for g in r["groups"] if g["kept"] < g["channels"]}
+        self.assertIn("features.0.0", pruned)  # the stem's width: the whole first stage's residual stream
+        stem, block = getattr(module.features, "0"), getattr(getattr(module.features, "1"), "0")
+        self.assertEqual(getattr(stem, "0").weight.shape[0], 8)
+        self.assertEqual(tuple(block.layer_scale.shape), (8, 1, 1))
+        self.assertEqual(getattr(block.block, "3").weight.shape, (32, 8))  # the MLP: 64 hidden -> 32, 16 in -> 8
+        # the layer scale keeps the channels the stem keeps
+        before = getattr(getattr(original.features, "0"), "0").weight
+        after = getattr(stem, "0").weight
+        kept = [next(i for i in range(before.shape[0]) if torch.equal(before[i], row)) for row in after]
+        original_scale = getattr(getattr(original.features, "1"), "0").layer_scale
+        self.assertTrue(torch.equal(block.layer_scale, original_scale[kept]))
 
     def test_concatenation(self):
         r, module = self.prune("fire", 10)

@@ -192,7 +192,11 @@ ModelFacts measure_facts(LoadedModel& model, const std::vector<torch::Tensor>& i
           .needsOutputs(true));
   try {
     torch::NoGradGuard no_grad;
-    run_forward(model.module, inputs, model.path);
+    // On a clone, whose methods have executors of their own: the call is their first, a profiling run. From
+    // a method's second call on, this libtorch records some ops' inputs one stack slot too low (ConvNeXt's
+    // `layer_scale * block(x)`: the depthwise conv read as [C, 1, 1] x [1, C, H, W], a sixth of its MACs).
+    torch::jit::Module fresh = model.module.clone(/*inplace=*/true);
+    run_forward(fresh, inputs, model.path);
   } catch (...) {
     at::removeCallback(handle);
     t_facts = nullptr;

@@ -188,13 +188,14 @@ class Analyzer {
     }
   }
 
-  // Int attributes keep their origin (folded_ints_): a reshape to one of them (ViT's hidden_dim) is a count
-  // that surgery updates.
+  // Scalar and int-list attributes become constants. Int attributes keep their origin (folded_ints_): a reshape
+  // to one of them (ViT's hidden_dim) is a count that surgery updates.
   void fold_scalar_attributes(torch::jit::Graph& graph) {
     resolve_attributes(graph.block(), graph.inputs()[0]);
     for (auto& [value, attr] : attrs_) {
       const auto& v = attr.value;
-      if (!(v.isBool() || v.isInt() || v.isDouble())) continue;
+      // int lists too: torchvision's Permute module (ConvNeXt) reads its order from one
+      if (!(v.isBool() || v.isInt() || v.isDouble() || v.isIntList())) continue;
       torch::jit::WithInsertPoint guard(value->node());
       Value* constant = graph.insertConstant(v);
       value->replaceAllUsesWith(constant);
@@ -656,15 +657,29 @@ class Analyzer {
     info_[n->output()] = {x->segments, Layout::channels_last, int64_t(sizes->inputs().size())};
   }
 
-  // A tensor attribute read as a value (a class token, a position embedding): channels along its last
-  // dimension, its elements a "parameter" slice of the group it joins.
-  ValueInfo* parameter_value(Value* v) {
+  // A tensor attribute read as a value (a class token, a position embedding, a layer scale): its elements a
+  // "parameter" slice of the group it joins. Beside a channels-first value of known rank (ConvNeXt's
+  // `layer_scale * x`, a [C, 1, 1] parameter) its channels are the dimension that broadcasting aligns with
+  // dimension 1; otherwise they are its last dimension.
+  ValueInfo* parameter_value(Value* v, const ValueInfo* beside = nullptr) {
     const Attr* a = tensor_attr(v);
-    if (!a || a->value.toTensor().dim() < 2) return nullptr;
+    if (!a || a->value.toTensor().dim() < 1) return nullptr;
     const auto t = a->value.toTensor();
+    if (beside && beside->layout == Layout::channels_first) {
+      const int64_t d = 1 - (beside->rank - t.dim());  // t's dimension under the value's dimension 1
+      if (!beside->rank || t.dim() > beside->rank || d < 0) return nullptr;
+      ValueInfo p{{new_space(t.size(d))}, Layout::channels_first, beside->rank};
+      add_slices(p, *a, d, "parameter");
+      return &(info_[v] = p);
+    }
     ValueInfo p{{new_space(t.size(-1))}, Layout::channels_last, t.dim()};
     add_slices(p, *a, t.dim() - 1, "parameter");
     return &(info_[v] = p);
+  }
+  // A one-element tensor attribute broadcasts like a scalar: it carries no channels.
+  bool scalar_attribute(Value* v) const {
+    const Attr* a = tensor_attr(v);
+    return a && a->value.toTensor().numel() == 1;
   }
 
   // x[:, 0] and x[:, 1:]: indexing a dimension other than the channels'.
@@ -763,9 +778,11 @@ class Analyzer {
     ValueInfo* a = info(n->input(0));
     ValueInfo* b = info(n->input(1));
     if (!a && !b) return;
-    // x + self.pos_embedding: a tensor attribute whose last dimension matches a channels-last value.
-    if (a && !b && a->layout == Layout::channels_last && tensor_attr(n->input(1))) b = parameter_value(n->input(1));
-    if (b && !a && b->layout == Layout::channels_last && tensor_attr(n->input(0))) a = parameter_value(n->input(0));
+    // x + self.pos_embedding, self.layer_scale * x: a tensor attribute that broadcasts along the value's channels.
+    if (a && !b && scalar_attribute(n->input(1))) return void(info_[n->output()] = *a);
+    if (b && !a && scalar_attribute(n->input(0))) return void(info_[n->output()] = *b);
+    if (a && !b && a->layout != Layout::flat && tensor_attr(n->input(1))) b = parameter_value(n->input(1), a);
+    if (b && !a && b->layout != Layout::flat && tensor_attr(n->input(0))) a = parameter_value(n->input(0), b);
     const bool b_tensor = carries_tensor(n->input(1)->type());
     if (!a || (!b && b_tensor)) return unknown(n, kind + " with a tensor lite cannot trace");
     if (b && !unite_alike(*a, *b, kind)) return unknown(n, kind + " of tensors with different channel layouts");
