@@ -302,6 +302,21 @@ class PruneBadInput(LiteTestCase):
         self.assert_rejected("prune", self.tmp / "one.pt", "--ratio", "0.5", "--input", "1x3x8x8",
                              needles=["one.pt", "nothing prunable", "model output"])
 
+    def test_a_one_dimensional_input_scaled_by_a_parameter_is_nothing_prunable_not_a_crash(self):
+        # A [C] parameter beside a rank-1 value: no dimension of it lies under the value's dimension 1.
+        class Scaled(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.nn.Parameter(torch.rand(16))
+                self.fc = torch.nn.Linear(16, 8)
+
+            def forward(self, x):
+                return self.fc(x * self.scale)
+
+        torch.jit.save(torch.jit.script(Scaled()), str(self.tmp / "scaled.pt"))
+        self.assert_rejected("prune", self.tmp / "scaled.pt", "--ratio", "0.3", "--input", "16",
+                             needles=["scaled.pt", "nothing prunable"])
+
     def test_output_equal_to_the_input(self):
         self.assert_rejected("prune", self.model, "--ratio", "0.5", "-o", self.model, needles=["cnn.pt"])
 

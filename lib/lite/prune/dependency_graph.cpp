@@ -667,7 +667,7 @@ class Analyzer {
     const auto t = a->value.toTensor();
     if (beside && beside->layout == Layout::channels_first) {
       const int64_t d = 1 - (beside->rank - t.dim());  // t's dimension under the value's dimension 1
-      if (!beside->rank || t.dim() > beside->rank || d < 0) return nullptr;
+      if (!beside->rank || t.dim() > beside->rank || d < 0 || d >= t.dim()) return nullptr;
       ValueInfo p{{new_space(t.size(d))}, Layout::channels_first, beside->rank};
       add_slices(p, *a, d, "parameter");
       return &(info_[v] = p);
