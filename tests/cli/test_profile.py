@@ -130,7 +130,6 @@ class ProfileTorchvision(LiteTestCase):
         self.assertEqual(len([l for l in res["layers"] if "conv" in l["op"]]), 52)
         self.assertGreater(res["model"]["total_macs"], 50_000_000)
 
-
     def test_convnext_macs_equal_the_layers_own_count(self):
         # ConvNeXt's `layer_scale * block(x)`: from a method's second call on, this libtorch records the block's
         # ops with their inputs one stack slot too low, which once read the depthwise conv as [C, 1, 1] x

@@ -326,9 +326,10 @@ class MultiheadAttention(OutputsCase):
         self.assertGreaterEqual(len(graph.findAllNodes("quantized::linear_dynamic", True)), 8)
         # the float in_proj of the cross-attention used to stay in the file beside its int8 copy: no float
         # constant the size of a projection is left (layer norms and biases are a row)
-        float_tables = [tuple(c.output().toIValue().shape) for c in graph.findAllNodes("prim::Constant", True)
-                        if c.output().type().kind() == "TensorType" and c.output().toIValue() is not None
-                        and c.output().toIValue().dtype == torch.float32 and c.output().toIValue().dim() == 2]
+        constants = [c.output().toIValue() for c in graph.findAllNodes("prim::Constant", True)
+                     if c.output().type().kind() == "TensorType"]
+        float_tables = [tuple(t.shape) for t in constants
+                        if t is not None and t.dtype == torch.float32 and t.dim() == 2]
         self.assertEqual(float_tables, [])
         self.assertLess(out.stat().st_size, 0.6 * model.stat().st_size)
         x, memory = torch.randn(3, 6, 16), torch.randn(3, 8, 32)
