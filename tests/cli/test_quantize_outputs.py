@@ -337,6 +337,25 @@ class MultiheadAttention(OutputsCase):
             got, ref = torch.jit.load(str(out))(x, memory), torch.jit.load(str(model))(x, memory)
         self.assertLess(((got - ref).norm() / ref.norm()).item(), 0.1)
 
+    def test_a_traced_decoder_keeps_its_attention_out_of_graph_mode(self):
+        # A trace splits the cross-attention's in_proj before its linears read it, so no layer names the
+        # attention module; graph mode once reached it anyway and failed (exit 3: "traced back to argument_1").
+        torch.manual_seed(0)
+        model, out = self.tmp / "decoder_trace.pt", self.tmp / "decoder_trace.dynamic.pt"
+        x, memory = torch.randn(1, 6, 16), torch.randn(1, 8, 32)
+        with torch.no_grad():
+            torch.jit.trace(Decoder().eval(), (x, memory)).save(str(model))
+        code, doc, err = lite_json("quantize", model, "--mode", "dynamic", "--input", "1x6x16", "--input", "1x8x32",
+                                   "-o", out, *QUICK)
+        self.assertIn(code, (0, 1), err)
+        quantized = [l["layer"]["name"] for l in chosen(doc)["plan"]["layers"] if l["quantized"]]
+        self.assertIn("block.linear1", quantized)
+        graph = torch.jit.load(str(out)).graph
+        self.assertGreaterEqual(len(graph.findAllNodes("quantized::linear_dynamic", True)), 4)
+        with torch.no_grad():
+            got, ref = torch.jit.load(str(out))(x, memory), torch.jit.load(str(model))(x, memory)
+        self.assertLess(((got - ref).norm() / ref.norm()).item(), 0.1)
+
     def test_bf16_keeps_a_skipped_attention_float_through_its_weight_slices(self):
         candidate, notes, rel = self.build("bf16", "--skip", "cross_att*")
         self.assertEqual([l["layer"]["name"] for l in candidate["plan"]["layers"] if not l["quantized"]],

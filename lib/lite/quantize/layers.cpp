@@ -231,6 +231,15 @@ std::vector<std::string> transposed_conv_modules(const torch::jit::Module& modul
   return names;
 }
 
+std::vector<std::string> multihead_attention_modules(const torch::jit::Module& module) {
+  std::vector<std::string> names;
+  for (const auto& item : module.named_modules()) {
+    const auto type = item.value.type()->name();
+    if (!item.name.empty() && type && type->name() == "MultiheadAttention") names.push_back(item.name);
+  }
+  return names;
+}
+
 std::map<std::string, torch::Tensor> layer_weights(const torch::jit::Module& module) {
   std::map<std::string, torch::Tensor> weights;
   visit_layers(module, [&](const FoundLayer& found) { weights.emplace(found.name, found.weight); });

@@ -133,6 +133,10 @@ std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(
 // list, which graph-mode int8 quantizes all the same.
 std::vector<std::string> transposed_conv_modules(const torch::jit::Module& module);
 
+// The module paths of the nn.MultiheadAttention submodules ("block.self_attn"), listed as layers or not (a
+// traced attention's in_proj is split before its linears read it: no layer names the module).
+std::vector<std::string> multihead_attention_modules(const torch::jit::Module& module);
+
 // Graph-mode int8 (static and dynamic), the torch::jit passes behind Python's quantize_jit: the source
 // model cloned with batch norms folded, observers inserted by the plan's qconfig dict (int8 symmetric
 // weights, per output channel unless the engine is qnnpack), `calibrate` run on the observed module

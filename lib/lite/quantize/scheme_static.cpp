@@ -69,12 +69,17 @@ auto timed_step(BuildContext& ctx, const char* name, F&& f) {
 
 // The plan's qconfig dict, with per-tensor weights for the transposed convolutions when `qconfig`'s are per
 // channel (libtorch: "Per Channel Quantization is currently disabled for transposed conv").
+// Every nn.MultiheadAttention stays out of graph mode, as make_qconfig_dict keeps the ones the plan lists.
 std::unordered_map<std::string, c10::optional<QConfigPair>> qconfig_dict(BuildContext& ctx, const QConfigPair& qconfig) {
-  if (ctx.plan.engine == "qnnpack") return make_qconfig_dict(ctx.plan, qconfig);
-  const auto transposed = transposed_conv_modules(ctx.source.module);
-  if (!transposed.empty()) ctx.details["per_tensor_weights"] = transposed;
-  return make_qconfig_dict(ctx.plan, qconfig, transposed,
-                           QConfigPair{std::get<0>(qconfig).clone(), make_weight_observer(false)});
+  auto dict = [&] {
+    if (ctx.plan.engine == "qnnpack") return make_qconfig_dict(ctx.plan, qconfig);
+    const auto transposed = transposed_conv_modules(ctx.source.module);
+    if (!transposed.empty()) ctx.details["per_tensor_weights"] = transposed;
+    return make_qconfig_dict(ctx.plan, qconfig, transposed,
+                             QConfigPair{std::get<0>(qconfig).clone(), make_weight_observer(false)});
+  }();
+  for (const auto& name : multihead_attention_modules(ctx.source.module)) dict[name] = c10::nullopt;
+  return dict;
 }
 
 // InsertObservers, keeping float every module that holds an `if` it cannot observe consistently (a branch
