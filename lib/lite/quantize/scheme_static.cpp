@@ -40,11 +40,8 @@ std::unordered_map<std::string, c10::optional<QConfigPair>> make_qconfig_dict(
   dict[""] = qconfig;
   if (per_tensor_qconfig)
     for (const auto& name : per_tensor) dict[name] = *per_tensor_qconfig;
-  // nn.MultiheadAttention's layers stay out of graph mode whatever the plan: its passes cannot reach them, and
-  // observers on the module's list-valued branches fail when its self- and cross-attention paths are both
-  // observed. Planned ones become dynamic int8 after Finalize (dynamic_attention.cpp).
   for (const auto& l : plan.layers)
-    if ((any_float && !l.quantized) || l.layer.in_multihead_attention) dict[l.layer.name] = c10::nullopt;
+    if (any_float && !l.quantized) dict[l.layer.name] = c10::nullopt;
   return dict;
 }
 
@@ -69,7 +66,10 @@ auto timed_step(BuildContext& ctx, const char* name, F&& f) {
 
 // The plan's qconfig dict, with per-tensor weights for the transposed convolutions when `qconfig`'s are per
 // channel (libtorch: "Per Channel Quantization is currently disabled for transposed conv").
-// Every nn.MultiheadAttention stays out of graph mode, as make_qconfig_dict keeps the ones the plan lists.
+// Every nn.MultiheadAttention stays out of graph mode (its out_proj with it), whatever the plan and whether a layer
+// names it or not (a traced one's in_proj is split before its linears read it): graph mode's passes cannot reach
+// its projections, and observers on its list-valued branches fail when its self- and cross-attention paths are
+// both observed. Planned ones become dynamic int8 after Finalize (dynamic_attention.cpp).
 std::unordered_map<std::string, c10::optional<QConfigPair>> qconfig_dict(BuildContext& ctx, const QConfigPair& qconfig) {
   auto dict = [&] {
     if (ctx.plan.engine == "qnnpack") return make_qconfig_dict(ctx.plan, qconfig);
