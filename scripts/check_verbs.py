@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """House rule: a verb is named once. Each verb's descriptor (lib/lite/<area>/verb.hpp, lite/core/verb.hpp) holds
 its name; everything else reaches the verb through the descriptor. Checks, reading the sources (no build needed):
-  - every descriptor is in the one list (lib/lite/recipe/verbs.cpp), and no two share a name;
+  - every descriptor is in the one list (lib/lite/verbs/verbs.cpp), and no two share a name;
   - every descriptor has its CLI setup in the table of the executable that runs it (apps/lite/setups_torch.cpp
     when it says needs_torch, else setups_torch_free.cpp) and nowhere else, and a step runner
     (lib/lite/recipe/runner_steps.cpp) exactly when it has a recipe_step;
@@ -14,7 +14,7 @@ import re
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-LIST = "lib/lite/recipe/verbs.cpp"
+LIST = "lib/lite/verbs/verbs.cpp"
 SETUPS = {True: "apps/lite/setups_torch.cpp", False: "apps/lite/setups_torch_free.cpp"}
 RUNNERS = "lib/lite/recipe/runner_steps.cpp"
 

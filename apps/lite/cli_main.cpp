@@ -19,7 +19,7 @@
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 #include "lite/core/version.hpp"
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 namespace lite::cli {
 

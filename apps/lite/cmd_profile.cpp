@@ -43,7 +43,7 @@ Runner setup_profile(CLI::App& app) {
   app.add_option("--budget", o.budget_s,
                  fmt::format("Seconds the timed measurement may take; a slow model gets fewer calls and a note "
                              "(default: {:g}, none with --iterations)",
-                             profile::kDefaultProfileBudget))
+                             measure::kDefaultProfileBudget))
       ->group("Timing");
   app.add_option("--qengine", o.qengine, "Quantized engine for quantized models, onednn or qnnpack")->group("Timing");
   app.add_flag("--ops", o.ops, "Per-operator and per-module breakdown of self time")->group("Analysis");

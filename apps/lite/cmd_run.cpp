@@ -12,7 +12,7 @@
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 #include "lite/recipe/runner.hpp"
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 namespace lite::cli {
 

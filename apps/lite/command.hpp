@@ -6,7 +6,7 @@
 //               for them, so users type one command and torch-free work never pays for loading libtorch
 //               (~0.5 s, 150 MB).
 //   lite-mpi    cache-sim as one rank of an MPI job (mpi_main.cpp).
-// The subcommand table is the verb list, lite::verbs() (lib/lite/recipe/verbs.hpp, one descriptor per verb:
+// The subcommand table is the verb list, lite::verbs() (lib/lite/verbs/verbs.hpp, one descriptor per verb:
 // name, summary, needs_torch). Each cmd_<name>.cpp binds CLI11 flags straight onto its verb's options struct
 // and returns the function that runs it: validate, call the library, print the result record, return the exit
 // code; each executable registers the setups it runs against the verbs' descriptors (setups_*.cpp).

@@ -16,7 +16,7 @@
 #include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 #include "mpi_environment.hpp"
 
 namespace {

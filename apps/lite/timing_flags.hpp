@@ -1,16 +1,16 @@
 #pragma once
 // The timing flags profile, quantize and prune share, bound onto the one fragment of their options that holds them
-// (profile::TimingKnobs): one wording, one set of rules (profile/timing_options.cpp), defaults from each verb's own.
+// (measure::TimingKnobs): one wording, one set of rules (profile/timing_options.cpp), defaults from each verb's own.
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "cli_common.hpp"
-#include "lite/profile/timing_options.hpp"
+#include "lite/measure/timing_options.hpp"
 
 namespace lite::cli {
 
 // `group`: the help section, or "" for the verb's default one (CLI11 hides an option whose group is "").
-inline void add_timing_flags(CLI::App& app, profile::TimingKnobs& k, const std::string& group = {}) {
+inline void add_timing_flags(CLI::App& app, measure::TimingKnobs& k, const std::string& group = {}) {
   name_flag("duration_s", "--duration");
   auto in_group = [&](CLI::Option* option) { return group.empty() ? option : option->group(group); };
   in_group(app.add_option("--warmup", k.warmup, "Untimed calls before each measurement"));

@@ -20,7 +20,7 @@ TRACES = SHARED / "data" / "traces"
 PYTHON = "/usr/bin/python3"  # Debian's python with torch; the python3 first on PATH may lack it
 
 # Every verb that times checks the machine's load and fails its speed gates on an oversubscribed machine
-# (lib/lite/profile/machine_load.hpp). The suite must not pass or fail by what else runs beside it, so every lite
+# (lib/lite/measure/machine_load.hpp). The suite must not pass or fail by what else runs beside it, so every lite
 # it starts sees a quiet machine (LITE_TEST_LOAD: runnable threads of other processes) unless a test simulates
 # load (test_noisy_speed.py); the real /proc reading has its unit test (tests/unit/profile/test_machine_load.cpp).
 os.environ.setdefault("LITE_TEST_LOAD", "0")

@@ -10,7 +10,7 @@ from litetest import DATA, LITE, LiteTestCase, interrupt_lite, run_lite
 
 class CliBasics(LiteTestCase):
     def test_help_lists_every_verb_and_each_runs_its_own_help(self):
-        """`lite --help` lists the verb list (lib/lite/recipe/verbs.cpp) in order, and `lite VERB --help` answers
+        """`lite --help` lists the verb list (lib/lite/verbs/verbs.cpp) in order, and `lite VERB --help` answers
         for each: its setup is registered in the executable that runs it (apps/lite/setups_*.cpp)."""
         r = run_lite("--help", env={"COLUMNS": "100"})
         self.assertEqual(r.returncode, 0)

@@ -13,7 +13,7 @@
 #include "lite/core/json_input.hpp"
 #include "lite/profile/verb.hpp"
 #include "lite/recipe/recipe.hpp"
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 namespace {
 

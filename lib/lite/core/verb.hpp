@@ -2,7 +2,7 @@
 // The descriptor of a verb (a `lite` subcommand): what the CLI table, the recipe schema and the step dispatch all
 // read, so a verb's name is written once. Each verb exports its own, header-only and torch-free, as
 // lite::<area>::verb() in lib/lite/<area>/verb.hpp (quantize/, prune/, profile/, distill/, cache/ for cache-sim,
-// recipe/ for run); lib/lite/recipe/verbs.cpp lists them in `lite --help` order. Header-only because the
+// recipe/ for run); lib/lite/verbs/verbs.cpp lists them in `lite --help` order. Header-only because the
 // torch-free `lite` reads every descriptor without linking the torch-side libraries that hold the verbs.
 //
 // The parts that need a verb's code are registered against the descriptor (never its name as a string), one

@@ -28,8 +28,8 @@
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
-#include "lite/profile/evaluate.hpp"
-#include "lite/profile/timing.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/timing.hpp"
 
 namespace fs = std::filesystem;
 
@@ -206,7 +206,7 @@ torch::Tensor all_teacher_logits(Session& s) {
   const int64_t n = train_size(s);
   const BatchSlice part = s.sync->shard(n);
   if (!s.stream)
-    return s.sync->gather_shards(profile::predict(s.teacher.module, rows_of(s.train, part), s.o.eval_batch,
+    return s.sync->gather_shards(measure::predict(s.teacher.module, rows_of(s.train, part), s.o.eval_batch,
                                                   s.teacher.path, s.progress), n);
   const int64_t step = s.stream->chunk_samples();
   ProgressPhase phase(s.progress, "teacher logits", uint64_t((part.length + step - 1) / step));
@@ -215,7 +215,7 @@ torch::Tensor all_teacher_logits(Session& s) {
     model::Dataset piece;
     piece.x = s.stream->read(begin, std::min(step, part.begin + part.length - begin));
     piece.source = s.stream->source();
-    parts.push_back(profile::predict(s.teacher.module, piece, s.o.eval_batch, s.teacher.path, no_progress()));
+    parts.push_back(measure::predict(s.teacher.module, piece, s.o.eval_batch, s.teacher.path, no_progress()));
     phase.advance();
   }
   return s.sync->gather_shards(torch::cat(parts), n);
@@ -283,13 +283,13 @@ ModelSummary summarize(model::LoadedModel& m, const torch::Tensor& sample, doubl
 void measure_latency(const DistillOptions& o, model::LoadedModel& teacher, model::LoadedModel& student,
                      const torch::Tensor& sample, DistillResult& r, Progress& progress) {
   if (o.latency_iterations <= 0) return;
-  profile::TimingOptions timing;
+  measure::TimingOptions timing;
   timing.warmup = 5;
   timing.iterations = o.latency_iterations;
   timing.min_iterations = 1;
   torch::jit::Module t = teacher.module.clone();  // fresh executors, with the profiling executor back on
   t.eval();
-  auto [a, b] = profile::time_interleaved(t, teacher.path, student.module, student.path, {sample}, timing, progress);
+  auto [a, b] = measure::time_interleaved(t, teacher.path, student.module, student.path, {sample}, timing, progress);
   r.teacher.latency_ms = stats::summarize(a.ms).p50;
   r.student.latency_ms = stats::summarize(b.ms).p50;
 }

@@ -12,7 +12,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/inputs.hpp"
-#include "lite/profile/evaluate.hpp"
+#include "lite/measure/evaluate.hpp"
 
 namespace fs = std::filesystem;
 
@@ -151,7 +151,7 @@ int64_t steps_per_epoch(int64_t samples, int64_t batch, int64_t min_last) {
 int64_t train_size(const Session& s) { return s.stream ? s.stream->size() : s.train.size(); }
 
 torch::Tensor teacher_logits(Session& s, const torch::Tensor& x) {
-  return profile::forward_float(s.teacher.module, {x}, s.teacher.path);
+  return measure::forward_float(s.teacher.module, {x}, s.teacher.path);
 }
 
 model::Dataset rows_of(const model::Dataset& d, BatchSlice part) {
@@ -169,9 +169,9 @@ double validation_metric(Session& s, torch::jit::Module& student) {
   double hits = 0;  // this shard's correct (or teacher-agreeing) samples
   if (part.length > 0) {
     const model::Dataset mine = rows_of(s.validation, part);
-    auto out = profile::predict(student, mine, s.o.eval_batch, s.student.path, no_progress());
-    hits = mine.y ? double(profile::top1_accuracy(out, *mine.y).correct)
-                  : profile::compare_outputs(s.teacher_validation, out).top1_agreement * double(part.length);
+    auto out = measure::predict(student, mine, s.o.eval_batch, s.student.path, no_progress());
+    hits = mine.y ? double(measure::top1_accuracy(out, *mine.y).correct)
+                  : measure::compare_outputs(s.teacher_validation, out).top1_agreement * double(part.length);
   }
   return 100.0 * s.sync->sum({hits})[0] / double(n);
 }
@@ -182,8 +182,8 @@ double teacher_validation_metric(Session& s) {
   double hits = 0;
   if (part.length > 0) {
     const model::Dataset mine = rows_of(s.validation, part);
-    s.teacher_validation = profile::predict(s.teacher.module, mine, s.o.eval_batch, s.teacher.path, s.progress);
-    if (mine.y) hits = double(profile::top1_accuracy(s.teacher_validation, *mine.y).correct);
+    s.teacher_validation = measure::predict(s.teacher.module, mine, s.o.eval_batch, s.teacher.path, s.progress);
+    if (mine.y) hits = double(measure::top1_accuracy(s.teacher_validation, *mine.y).correct);
   }
   const double total = s.sync->sum({hits})[0];  // every rank takes part, labels or not
   return s.validation.has_labels() ? 100.0 * total / double(n) : 100.0;

@@ -14,9 +14,9 @@
 #include "lite/model/torch_errors.hpp"
 #include "lite/optimize/objective.hpp"
 #include "lite/optimize/search_internal.hpp"
-#include "lite/profile/evaluate.hpp"
-#include "lite/profile/frozen_float.hpp"
-#include "lite/profile/timing.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/frozen_float.hpp"
+#include "lite/measure/timing.hpp"
 
 namespace lite::optimize::detail {
 
@@ -45,8 +45,8 @@ std::vector<double> hits(const torch::Tensor& outputs, const torch::Tensor& labe
   return std::vector<double>(right.data_ptr<double>(), right.data_ptr<double>() + right.numel());
 }
 
-profile::TimingOptions timing(double duration_s, int warmup, const SettleRule* settle = nullptr) {
-  profile::TimingOptions t;
+measure::TimingOptions timing(double duration_s, int warmup, const SettleRule* settle = nullptr) {
+  measure::TimingOptions t;
   if (settle) t.settled_by = paced(*settle);
   t.warmup = warmup;
   t.duration_s = duration_s;
@@ -100,10 +100,10 @@ Reference make_reference(model::LoadedModel& original, const OptimizeOptions& o,
   if (!o.eval) r.eval = random_dataset(r.timing_inputs);
   r.eval_source = r.eval.source.string();
   r.metric = r.eval.has_labels() ? "top-1 accuracy" : "top-1 agreement";
-  r.outputs = profile::predict(original.module, r.eval, o.eval_batch, original.path, progress);
+  r.outputs = measure::predict(original.module, r.eval, o.eval_batch, original.path, progress);
   if (r.eval.has_labels()) r.correct = hits(r.outputs, *r.eval.y);
   try {
-    profile::FrozenFloat fastest = profile::frozen_float(original.module, r.timing_inputs);
+    measure::FrozenFloat fastest = measure::frozen_float(original.module, r.timing_inputs);
     r.fastest_original = fastest.module;
     if (!fastest.note.empty()) notes.push_back("the original's baseline: " + fastest.note);
   } catch (const std::exception& e) {
@@ -118,7 +118,7 @@ Quality measure_quality(torch::jit::Module& variant, const fs::path& path, const
                         int64_t eval_batch, Progress& progress) {
   const int64_t n = samples <= 0 ? r.eval.size() : std::min(samples, r.eval.size());
   const model::Dataset subset = model::take_first(r.eval, n);
-  const torch::Tensor outputs = profile::predict(variant, subset, eval_batch, path, progress);
+  const torch::Tensor outputs = measure::predict(variant, subset, eval_batch, path, progress);
   if (outputs.sizes() != r.outputs.narrow(0, 0, n).sizes())
     throw InputError(path.string(), "its outputs differ in shape from the original's",
                      "a variant must keep the model's outputs");
@@ -128,14 +128,14 @@ Quality measure_quality(torch::jit::Module& variant, const fs::path& path, const
     for (double x : right) value += x;
     value = 100.0 * value / double(n);
   } else {
-    value = 100.0 * profile::compare_outputs(r.outputs.narrow(0, 0, n), outputs).top1_agreement;
+    value = 100.0 * measure::compare_outputs(r.outputs.narrow(0, 0, n), outputs).top1_agreement;
   }
   return make_quality(r.metric, n, r.percent_on(n), value);
 }
 
 Latency measure_latency(torch::jit::Module& variant, const fs::path& path, Reference& r, double duration_s, int warmup,
                         const SettleRule* settle, Progress& progress) {
-  auto [mine, original] = profile::time_interleaved(variant, path, r.fastest_original, r.original_path,
+  auto [mine, original] = measure::time_interleaved(variant, path, r.fastest_original, r.original_path,
                                                     r.timing_inputs, timing(duration_s, warmup, settle), progress);
   Latency l = summarise(mine.ms, original.ms, mine.note);
   if (r.baseline_p50_ms > 0 && l.original_p50_ms > 0) {
@@ -146,8 +146,8 @@ Latency measure_latency(torch::jit::Module& variant, const fs::path& path, Refer
 }
 
 Latency measure_original(Reference& r, double duration_s, int warmup, Progress& progress) {
-  const profile::LatencySamples s =
-      profile::time_forward(r.fastest_original, r.timing_inputs, timing(duration_s, warmup), r.original_path, progress);
+  const measure::LatencySamples s =
+      measure::time_forward(r.fastest_original, r.timing_inputs, timing(duration_s, warmup), r.original_path, progress);
   Latency l = summarise(s.ms, {}, s.note);
   l.original_p50_ms = l.p50_ms;
   r.baseline_p50_ms = l.p50_ms;

@@ -28,7 +28,7 @@
 #include "lite/optimize/outputs.hpp"
 #include "lite/optimize/search_internal.hpp"
 #include "lite/optimize/verb.hpp"
-#include "lite/profile/machine_load.hpp"
+#include "lite/measure/machine_load.hpp"
 
 namespace lite::optimize {
 
@@ -79,7 +79,7 @@ class Search {
   detail::Reference reference_;
   detail::BuildSettings build_;
   nlohmann::json build_settings_, settings_;
-  std::optional<profile::LoadWatch> load_;  // the machine's load over every timing of the search
+  std::optional<measure::LoadWatch> load_;  // the machine's load over every timing of the search
   std::map<std::string, double> stage_seconds_;
   std::vector<std::string> stage_order_;
 };
@@ -375,7 +375,7 @@ void Search::decide() {
   r_.family_verdicts = family_verdicts(r_.variants, objective_);
   r_.machine_load = load_->result();
   if (r_.machine_load.oversubscribed())
-    r_.findings.push_back(profile::oversubscription_finding(
+    r_.findings.push_back(measure::oversubscription_finding(
         r_.machine_load, "the search's timings",
         "latencies and speedups swing with the load, so screening and the choice may differ on a quiet machine"));
   if (!r_.chosen) {

@@ -17,7 +17,7 @@
 #include "lite/core/report.hpp"
 #include "lite/core/run_context.hpp"
 #include "lite/optimize/options.hpp"
-#include "lite/profile/machine_load.hpp"
+#include "lite/measure/machine_load.hpp"
 
 namespace lite::optimize {
 
@@ -119,7 +119,7 @@ struct OptimizeResult {
   bool cache_searched = false;  // a trace was given: caches were sized
   std::string cache_unit;    // "bytes" or "objects"
   bool budget_exhausted = false;
-  profile::MachineLoad machine_load;  // the most load seen over the search's timings
+  measure::MachineLoad machine_load;  // the most load seen over the search's timings
   std::vector<StageTime> time;
   double wall_s = 0;
   Gates gates;               // "target": nothing met the target and the budget (exit 1)

@@ -7,7 +7,7 @@
 
 #include "lite/core/stats.hpp"
 #include "lite/core/text.hpp"
-#include "lite/profile/machine_load.hpp"
+#include "lite/measure/machine_load.hpp"
 
 namespace lite::profile {
 
@@ -88,9 +88,9 @@ std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::
 
 std::vector<report::Finding> diagnose_host(const HostLoad& h) {
   std::vector<report::Finding> out;
-  const MachineLoad load{h.cores, h.intra_op_threads, h.other_running_threads, 0, h.load_source};
+  const measure::MachineLoad load{h.cores, h.intra_op_threads, h.other_running_threads, 0, h.load_source};
   if (load.oversubscribed())
-    out.push_back(oversubscription_finding(
+    out.push_back(measure::oversubscription_finding(
         load, "the timing", "its latencies (and a speedup) show the load, not the model's speed: untrusted"));
   if (!h.blas_library.empty() && h.blas_library.find("openblas") == std::string::npos &&
       h.blas_library.find("mkl") == std::string::npos && h.blas_library.find("blis") == std::string::npos)

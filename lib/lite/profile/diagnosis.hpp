@@ -28,7 +28,7 @@ struct HostLoad {
   int intra_op_threads = 0;
   int other_running_threads = 0;  // runnable threads of other processes seen during the run
   std::string blas_library;       // the libblas this process mapped ("" when none)
-  std::string load_source;        // where other_running_threads was read (MachineLoad::source)
+  std::string load_source;        // where other_running_threads was read (measure::MachineLoad::source)
 };
 
 std::vector<report::Finding> diagnose_latency(const ModelProfile& m, const std::string& label,

@@ -15,10 +15,10 @@ constexpr double kMaxLoadSeconds = 24 * 3600;  // of offered arrivals, summed ov
 
 using namespace option_rules;
 
-TimingOptions timing_of(const ProfileOptions& o) {
-  TimingOptions t = timing_options(o.timing);
+measure::TimingOptions timing_of(const ProfileOptions& o) {
+  measure::TimingOptions t = measure::timing_options(o.timing);
   // Iterations given and no budget: the user asked for exactly that many calls.
-  t.budget_s = o.budget_s.value_or(o.timing.iterations ? 0.0 : kDefaultProfileBudget);
+  t.budget_s = o.budget_s.value_or(o.timing.iterations ? 0.0 : measure::kDefaultProfileBudget);
   t.hard_budget = o.budget_s.has_value();
   return t;
 }
@@ -30,7 +30,7 @@ void profile_fields(Fields& f, O& o) {
       .field("inputs", o.inputs)
       .field("input_files", o.input_files)
       .field("batch", o.batch);
-  timing_knob_fields(f, o.timing)
+  measure::timing_knob_fields(f, o.timing)
       .field("qengine", o.qengine)
       .field("ops", o.ops)
       .field("top", o.top)

@@ -11,7 +11,7 @@
 
 #include "lite/core/options.hpp"
 #include "lite/model/input_spec.hpp"
-#include "lite/profile/timing_options.hpp"
+#include "lite/measure/timing_options.hpp"
 
 namespace lite::profile {
 
@@ -21,7 +21,7 @@ struct ProfileOptions {
   std::vector<model::InputSpec> inputs;   // JSON: ["1x3x224x224", "8x128:int64"]
   std::vector<std::filesystem::path> input_files;  // a tensor file per input
   std::optional<int64_t> batch;           // replaces the leading dimension of every input; unset keeps the shapes
-  TimingKnobs timing;                     // warmup 20 (the profiling executor specializes in the first 2), 2 s
+  measure::TimingKnobs timing;                     // warmup 20 (the profiling executor specializes in the first 2), 2 s
   std::string qengine = "onednn";         // quantized engine for quantized models
   bool ops = false;                       // per-operator breakdown
   int top = 15;                           // rows in the per-op tables
@@ -32,13 +32,13 @@ struct ProfileOptions {
   std::vector<double> qps;                // load mode: offered rates (requests/s), one run each
   int64_t requests = 0;                   // requests per load run
   uint64_t seed = 1;                      // inputs and arrivals are seeded
-  std::optional<double> budget_s;         // seconds the timed measurement may take; unset: kDefaultProfileBudget
+  std::optional<double> budget_s;         // seconds the timed measurement may take; unset: measure::kDefaultProfileBudget
                                           // (no limit when iterations is given)
 };
 void to_json(nlohmann::json& j, const ProfileOptions& o);
 void from_json(const nlohmann::json& j, ProfileOptions& o);
 // Value rules, before any work: OptionError naming the key. Also checks that the trace's folder exists.
 void validate(const ProfileOptions& o);
-TimingOptions timing_of(const ProfileOptions& o);
+measure::TimingOptions timing_of(const ProfileOptions& o);
 
 }  // namespace lite::profile

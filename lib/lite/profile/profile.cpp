@@ -13,11 +13,11 @@
 #include "lite/model/load.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/profile/diagnosis.hpp"
-#include "lite/profile/evaluate.hpp"
+#include "lite/measure/evaluate.hpp"
 #include "lite/profile/load_test.hpp"
 #include "lite/profile/op_profiler.hpp"
-#include "lite/profile/speed_claim.hpp"
-#include "lite/profile/timing.hpp"
+#include "lite/measure/speed_claim.hpp"
+#include "lite/measure/timing.hpp"
 
 namespace lite::profile {
 
@@ -49,15 +49,15 @@ Loaded load_one(const std::filesystem::path& path, Progress& progress) {
   return l;
 }
 
-void first_inference(Loaded& l, const std::vector<torch::Tensor>& inputs, const TimingOptions& timing) {
+void first_inference(Loaded& l, const std::vector<torch::Tensor>& inputs, const measure::TimingOptions& timing) {
   torch::NoGradGuard no_grad;
-  const StallDeadline stall = hard_budget_deadline(timing);
+  const StallDeadline stall = measure::hard_budget_deadline(timing);
   auto start = Clock::now();
   model::run_forward(l.model.module, inputs, l.model.path);
   l.profile.first_inference_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-void fill_latency(ModelProfile& p, LatencySamples s, int64_t batch) {
+void fill_latency(ModelProfile& p, measure::LatencySamples s, int64_t batch) {
   p.samples_ms = std::move(s.ms);
   p.warmup_samples_ms = std::move(s.warmup_ms);
   p.page_faults_per_call = s.page_faults_per_call;
@@ -129,12 +129,12 @@ std::vector<torch::Tensor> profiled_inputs(const ProfileOptions& o, Loaded& firs
 std::string time_models(std::vector<Loaded>& loaded, const std::vector<torch::Tensor>& inputs, ProfileResult& r,
                         Progress& progress) {
   if (loaded.size() == 1) {
-    auto samples = time_forward(loaded[0].model.module, inputs, r.timing, loaded[0].model.path, progress);
+    auto samples = measure::time_forward(loaded[0].model.module, inputs, r.timing, loaded[0].model.path, progress);
     std::string note = samples.note;
     fill_latency(loaded[0].profile, std::move(samples), r.batch);
     return note;
   }
-  auto [sa, sb] = time_interleaved(loaded[0].model.module, loaded[0].model.path, loaded[1].model.module,
+  auto [sa, sb] = measure::time_interleaved(loaded[0].model.module, loaded[0].model.path, loaded[1].model.module,
                                    loaded[1].model.path, inputs, r.timing, progress);
   std::string note = sa.note;
   fill_latency(loaded[0].profile, std::move(sa), r.batch);
@@ -142,7 +142,7 @@ std::string time_models(std::vector<Loaded>& loaded, const std::vector<torch::Te
   return note;
 }
 
-// Accuracy (with labels) and, for two models, their agreement, on the same data: the eval set when given, else
+// measure::Accuracy (with labels) and, for two models, their agreement, on the same data: the eval set when given, else
 // seeded random inputs; a model with several inputs is compared on the profiled inputs themselves (a data set holds
 // one input).
 void judge_outputs(std::vector<Loaded>& loaded, const std::vector<torch::Tensor>& inputs, const ProfileOptions& o,
@@ -160,19 +160,19 @@ void judge_outputs(std::vector<Loaded>& loaded, const std::vector<torch::Tensor>
   }
   if (eval || loaded.size() == 2) {
     for (auto& l : loaded) {
-      torch::Tensor out = on_profiled_inputs ? forward_float(l.model.module, inputs, l.model.path)
-                                             : predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch,
+      torch::Tensor out = on_profiled_inputs ? measure::forward_float(l.model.module, inputs, l.model.path)
+                                             : measure::predict(l.model.module, agreement_data, eval ? o.eval_batch : r.batch,
                                                        l.model.path, progress);
-      if (eval && eval->has_labels()) l.profile.accuracy = top1_accuracy(out, *eval->y);
+      if (eval && eval->has_labels()) l.profile.accuracy = measure::top1_accuracy(out, *eval->y);
       outputs.push_back(out);
     }
   }
   if (loaded.size() != 2) return;
   Comparison c;
   c.speedup = stats::bootstrap_median_ratio(loaded[0].profile.samples_ms, loaded[1].profile.samples_ms);
-  c.implausible = implausible_speedup(c.speedup.estimate);
-  if (c.implausible) r.findings.push_back(implausible_speedup_finding(c.speedup.estimate, "B against A"));
-  c.agreement = compare_outputs(outputs[0], outputs[1]);
+  c.implausible = measure::implausible_speedup(c.speedup.estimate);
+  if (c.implausible) r.findings.push_back(measure::implausible_speedup_finding(c.speedup.estimate, "B against A"));
+  c.agreement = measure::compare_outputs(outputs[0], outputs[1]);
   c.agreement_data = eval                 ? o.eval->string() + " (" + std::to_string(eval->size()) + " samples)"
                      : on_profiled_inputs ? "the profiled inputs (" + std::to_string(r.batch) + " samples)"
                                           : "256 seeded random samples shaped like the input";
@@ -211,7 +211,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   r.environment = host_environment();
   add_torch_environment(r.environment);
   r.threads = r.environment.intra_op_threads;
-  LoadWatch load_watch(r.threads, r.environment.logical_cores);
+  measure::LoadWatch load_watch(r.threads, r.environment.logical_cores);
 
   std::optional<model::Dataset> eval;
   if (o.eval) eval = model::load_dataset(*o.eval, o.labels);

@@ -12,9 +12,9 @@
 #include "lite/core/stats.hpp"
 #include "lite/model/facts.hpp"
 #include "lite/model/input_spec.hpp"
-#include "lite/profile/agreement.hpp"
-#include "lite/profile/machine_load.hpp"
-#include "lite/profile/timing_options.hpp"
+#include "lite/measure/agreement.hpp"
+#include "lite/measure/machine_load.hpp"
+#include "lite/measure/timing_options.hpp"
 
 namespace lite::profile {
 
@@ -60,10 +60,10 @@ struct ModelProfile {
   stats::Summary latency_ms;
   double throughput = 0;  // samples per second at the measured batch
   std::vector<double> samples_ms, warmup_samples_ms;
-  double page_faults_per_call = 0;  // minor faults per timed call (see LatencySamples)
+  double page_faults_per_call = 0;  // minor faults per timed call (see measure::LatencySamples)
   uint64_t peak_rss_bytes = 0;  // the process's high-water mark over the run: in compare mode one figure for A and B
   uint64_t rss_before_load_bytes = 0;
-  std::optional<Accuracy> accuracy;
+  std::optional<measure::Accuracy> accuracy;
   std::optional<OpProfile> ops;
   std::vector<LoadRun> load;
   std::optional<ShapeChangeCheck> shape_change;
@@ -73,7 +73,7 @@ struct ModelProfile {
 struct Comparison {
   stats::Interval speedup;  // median(A) / median(B): > 1 means B is faster
   bool implausible = false; // beyond what any transform buys (speed_claim.hpp): shown as no gain
-  Agreement agreement;      // B's outputs against A's
+  measure::Agreement agreement;      // B's outputs against A's
   std::string agreement_data;  // what the agreement was measured on
 };
 
@@ -82,10 +82,10 @@ struct ProfileResult {
   bool inputs_guessed = false;           // inferred from the model's first layers (infer_inputs.hpp)
   int64_t batch = 1;
   int threads = 0;
-  TimingOptions timing;
+  measure::TimingOptions timing;
   std::vector<ModelProfile> models;
   std::optional<Comparison> comparison;
-  MachineLoad load;  // around the timing (machine_load.hpp): oversubscribed, the latencies and speedup are untrusted
+  measure::MachineLoad load;  // around the timing (machine_load.hpp): oversubscribed, the latencies and speedup are untrusted
   std::vector<report::Finding> findings;
   std::vector<std::string> notes;  // e.g. the input shape inferred from the model's first layer
   Environment environment;

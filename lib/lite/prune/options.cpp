@@ -47,7 +47,7 @@ void prune_fields(Fields& f, O& o) {
       .field("sensitivity_ratios", o.sensitivity_ratios)
       .field("dry_run", o.dry_run)
       .field("batches", o.batches);
-  profile::timing_knob_fields(f, o.timing).field("eval_batch", o.eval_batch);
+  measure::timing_knob_fields(f, o.timing).field("eval_batch", o.eval_batch);
 }
 
 void to_json(nlohmann::json& j, const PruneOptions& o) {
@@ -157,8 +157,8 @@ void validate(const PruneOptions& o) {
   for (double r : o.sensitivity_ratios)
     if (!(std::isfinite(r) && r > 0 && r < 1))
       throw OptionError("sensitivity_ratios", fmt::format("ratios must be in (0, 1), got {}", r), "e.g. 0.1,0.3,0.5");
-  profile::check_batch_sizes("batches", o.batches);
-  profile::validate(o.timing);
+  measure::check_batch_sizes("batches", o.batches);
+  measure::validate(o.timing);
   if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1", "give 1 or more");
   check_files(o);
 }

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/model/input_spec.hpp"
-#include "lite/profile/timing_options.hpp"
+#include "lite/measure/timing_options.hpp"
 
 namespace lite::prune {
 
@@ -46,7 +46,7 @@ struct PruneOptions {
   std::vector<double> sensitivity_ratios = {0.1, 0.3, 0.5};
   bool dry_run = false;
   std::vector<int64_t> batches = {1, 32};  // latency is measured at these batch sizes
-  profile::TimingKnobs timing{/*warmup=*/3, /*iterations=*/{}, /*duration_s=*/1.0};
+  measure::TimingKnobs timing{/*warmup=*/3, /*iterations=*/{}, /*duration_s=*/1.0};
   int64_t eval_batch = 64;
 };
 

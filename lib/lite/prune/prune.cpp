@@ -24,10 +24,10 @@
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
-#include "lite/profile/evaluate.hpp"
-#include "lite/profile/frozen_float.hpp"
-#include "lite/profile/speed_claim.hpp"
-#include "lite/profile/timing.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/frozen_float.hpp"
+#include "lite/measure/speed_claim.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/prune/plan_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -58,7 +58,7 @@ std::string read_file(const fs::path& path) {
 torch::jit::Module deployed(const torch::jit::Module& module, const std::vector<torch::Tensor>& inputs, bool& frozen,
                             std::string& note) {
   try {
-    profile::FrozenFloat f = profile::frozen_float(module, inputs);
+    measure::FrozenFloat f = measure::frozen_float(module, inputs);
     frozen = true;
     note = f.note;
     return f.module;
@@ -111,21 +111,21 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
   bool labels = false;
   if (c.eval) {
     q.data = c.o.eval->string();
-    ref = profile::predict(original, *c.eval, c.o.eval_batch, c.source.path, c.progress);
-    out = profile::predict(pruned, *c.eval, c.o.eval_batch, c.source.path, c.progress);
+    ref = measure::predict(original, *c.eval, c.o.eval_batch, c.source.path, c.progress);
+    out = measure::predict(pruned, *c.eval, c.o.eval_batch, c.source.path, c.progress);
     labels = c.eval->has_labels();
   } else {
     auto inputs = model::resolve_inputs(c.source, model::InputOptions{c.specs, {}, 32, 0x5eed});
     q.data = "32 random inputs (pass {eval} for a real estimate)";
-    ref = profile::forward_float(original, inputs, c.source.path);
-    out = profile::forward_float(pruned, inputs, c.source.path);
+    ref = measure::forward_float(original, inputs, c.source.path);
+    out = measure::forward_float(pruned, inputs, c.source.path);
   }
   q.samples = ref.dim() > 0 ? ref.size(0) : 1;
-  q.agreement = profile::compare_outputs(ref, out);
+  q.agreement = measure::compare_outputs(ref, out);
   if (labels) {
     q.metric = "top-1 accuracy";
-    q.before = profile::top1_accuracy(ref, *c.eval->y).percent();
-    q.after = profile::top1_accuracy(out, *c.eval->y).percent();
+    q.before = measure::top1_accuracy(ref, *c.eval->y).percent();
+    q.after = measure::top1_accuracy(out, *c.eval->y).percent();
   } else {
     q.metric = "top-1 agreement";
     q.before = 100;
@@ -136,11 +136,11 @@ Quality measure_quality(Context& c, torch::jit::Module& original, torch::jit::Mo
 }
 
 // Times the pruned model against the original at each batch size, interleaved, each on fresh deployed copies. Every
-// measurement keeps within profile::kMeasurementBudget (more when {duration_s} asks for more) and stops once the ratio is
+// measurement keeps within measure::kMeasurementBudget (more when {duration_s} asks for more) and stops once the ratio is
 // decided (settle_width); a batch size whose minimum measurement cannot fit is skipped with a note, judged before
 // any call from the first batch size's cost (a call of b samples costs at least half of b/first calls of the first).
 std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes, std::vector<std::string>& notes) {
-  profile::TimingOptions timing = profile::comparison_timing(c.o.timing);
+  measure::TimingOptions timing = measure::comparison_timing(c.o.timing);
   std::vector<Latency> out;
   bool unfrozen = false;
   std::string original_note, pruned_note;
@@ -148,7 +148,7 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
   int64_t first_batch = 0;
   for (auto& [batch, inputs] : c.inputs) {
     const double estimate_ms = first_pair_ms * double(batch) / double(std::max<int64_t>(first_batch, 1)) / 2;
-    if (first_batch && estimate_ms * (profile::kMinWarmup + profile::kMinTimed) > timing.budget_s * 1000) {
+    if (first_batch && estimate_ms * (measure::kMinWarmup + measure::kMinTimed) > timing.budget_s * 1000) {
       notes.push_back(fmt::format("batch {} was not timed: a pair of calls at batch {} takes {:.0f} ms, so at batch {} "
                                   "about {:.0f} ms or more, and its minimum measurement overruns the {:.3g} s it may "
                                   "take; pick smaller {{batches}}",
@@ -164,7 +164,7 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
     unfrozen = unfrozen || !frozen_a || !frozen_b;
     if (original_note.empty()) original_note = note_b;  // one note per model: the first batch size's figures
     if (pruned_note.empty()) pruned_note = note_a;
-    auto [a, b] = profile::time_interleaved(pruned, c.source.path, original, c.source.path, inputs, timing, c.progress);
+    auto [a, b] = measure::time_interleaved(pruned, c.source.path, original, c.source.path, inputs, timing, c.progress);
     if (!first_batch) first_pair_ms = a.call_ms, first_batch = batch;
     if (a.skipped) {
       notes.push_back(fmt::format("batch {} was not timed: {}; pick smaller {{batches}}", batch, a.note));
@@ -189,15 +189,15 @@ std::vector<Latency> measure_latency(Context& c, const std::string& pruned_bytes
 // report: each gets a finding, and the table marks it (report.cpp).
 void judge_speed_claims(PruneResult& r) {
   if (r.load.oversubscribed())
-    r.findings.push_back(profile::oversubscription_finding(r.load, "the latency comparison",
+    r.findings.push_back(measure::oversubscription_finding(r.load, "the latency comparison",
                                                            "its latencies and speedups are untrusted"));
   const std::optional<double> work =
       r.after.macs > 0 ? std::optional<double>(double(r.before.macs) / double(r.after.macs)) : std::nullopt;
   for (auto& l : r.latency) {
     const double speedup = l.ratio > 0 ? 1 / l.ratio : 0;
-    l.implausible = profile::implausible_speedup(speedup, work);
+    l.implausible = measure::implausible_speedup(speedup, work);
     if (l.implausible)
-      r.findings.push_back(profile::implausible_speedup_finding(
+      r.findings.push_back(measure::implausible_speedup_finding(
           speedup, fmt::format("batch {}", l.batch),
           work ? std::optional<double>(1 / *work) : std::nullopt));
   }
@@ -313,7 +313,7 @@ void check_runs(Context& c, const std::string& bytes) {
 void check_agreement_floor(const PruneOptions& o, PruneResult& r) {
   r.agreement_floor = o.agreement_floor;
   if (r.tolerance_given) return;
-  const profile::AgreementLoss loss = profile::agreement_loss(r.quality.agreement, o.agreement_floor);
+  const measure::AgreementLoss loss = measure::agreement_loss(r.quality.agreement, o.agreement_floor);
   if (!loss.breaks_floor) return;
   const double lost = loss.points;
   r.gates.fail("agreement");
@@ -345,11 +345,11 @@ void measure_both(Context& c, const model::LoadedModel& source, const Built& bui
   {
     std::vector<std::string> batches;
     for (const auto& [batch, inputs] : c.inputs) batches.push_back(std::to_string(batch));
-    const double budget = profile::comparison_budget_s(c.o.timing);
+    const double budget = measure::comparison_budget_s(c.o.timing);
     c.progress.announce(fmt::format("lite prune: timing the pruned model against the original at batch {}: at most "
                                     "{:.0f} s ({:.0f} s a batch size)",
                                     join(batches, ", "), budget * double(batches.size()), budget));
-    profile::LoadWatch load(r.threads);
+    measure::LoadWatch load(r.threads);
     r.latency = measure_latency(c, built.bytes, r.notes);
     r.load = load.result();
   }

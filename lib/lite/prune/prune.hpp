@@ -13,8 +13,8 @@
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/core/run_context.hpp"
-#include "lite/profile/agreement.hpp"
-#include "lite/profile/machine_load.hpp"
+#include "lite/measure/agreement.hpp"
+#include "lite/measure/machine_load.hpp"
 #include "lite/prune/options.hpp"
 
 namespace lite::prune {
@@ -43,7 +43,7 @@ struct LayerSparsity {
 
 struct Latency {
   int64_t batch = 0;
-  double original_ms = 0;  // the original model, frozen (profile::frozen_float: freeze + optimize_for_inference)
+  double original_ms = 0;  // the original model, frozen (measure::frozen_float: freeze + optimize_for_inference)
   double pruned_ms = 0;    // the pruned model, frozen the same way
   double ratio = 1, ratio_low = 1, ratio_high = 1;  // pruned / original, 95% bootstrap interval
   bool implausible = false;  // a speedup the MACs removed cannot explain (profile/speed_claim.hpp): no gain shown
@@ -54,7 +54,7 @@ struct Quality {
   std::string data;
   int64_t samples = 0;
   double before = 0, after = 0, drop = 0;  // percent, points
-  profile::Agreement agreement;
+  measure::Agreement agreement;
 };
 
 // Sensitivity analysis: one group pruned alone at one ratio.
@@ -82,7 +82,7 @@ struct PruneResult {
   uint64_t planned_parameters = 0;  // parameters the plan leaves (dry run included)
   Figures before, after;
   std::vector<Latency> latency;
-  profile::MachineLoad load;        // around the latency measurement (profile/machine_load.hpp)
+  measure::MachineLoad load;        // around the latency measurement (profile/machine_load.hpp)
   bool measured = false;            // quality and latency present (not a dry run)
   Quality quality;
   double tolerance = 0;

@@ -6,7 +6,7 @@
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_environment.hpp"
-#include "lite/profile/speed_claim.hpp"
+#include "lite/measure/speed_claim.hpp"
 #include "lite/prune/prune.hpp"
 
 namespace lite::prune {
@@ -96,10 +96,10 @@ report::Table summary_table(const PruneResult& r) {
                       format_ms(l.pruned_ms),
                       l.implausible
                           ? fmt::format("{:.3f}x [{:.2f}-{:.2f}]{}", l.ratio, l.ratio_low, l.ratio_high,
-                                        profile::untrusted_mark(r.load.oversubscribed(), true))
+                                        measure::untrusted_mark(r.load.oversubscribed(), true))
                           : fmt::format("{:.3f}x [{:.2f}-{:.2f}] ({:.2f}x faster){}", l.ratio, l.ratio_low,
                                         l.ratio_high, l.ratio > 0 ? 1 / l.ratio : 0,
-                                        profile::untrusted_mark(r.load.oversubscribed(), false))});
+                                        measure::untrusted_mark(r.load.oversubscribed(), false))});
   const Quality& q = r.quality;
   t.rows.push_back({fmt::format("{} ({} samples)", q.metric, q.samples), fmt::format("{:.2f}%", q.before),
                     fmt::format("{:.2f}%", q.after), fmt::format("{:+.2f} points", -q.drop)});

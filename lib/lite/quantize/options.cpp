@@ -58,7 +58,7 @@ void quantize_fields(Fields& f, O& o) {
       .field("qengine", o.qengine)
       .field("inputs", o.inputs)
       .field("batches", o.batches);
-  profile::timing_knob_fields(f, o.timing)
+  measure::timing_knob_fields(f, o.timing)
       .field("eval_batch", o.eval_batch)
       .field("dry_run", o.dry_run)
       .field("allow_slower", o.allow_slower)
@@ -86,11 +86,11 @@ void validate(const QuantizeOptions& o) {
   at_least("calib_samples", double(o.calib_samples), 1);
   at_least("eval_batch", double(o.eval_batch), 1);
   if (o.eval_samples) at_least("eval_samples", double(*o.eval_samples), 1);
-  profile::check_batch_sizes("batches", o.batches);
+  measure::check_batch_sizes("batches", o.batches);
   for (auto b : o.batches)
     for (const auto& spec : o.inputs) model::check_input_size(spec, b);
   if (o.tolerance) at_least("tolerance", *o.tolerance, 0, "points of accuracy the result may lose");
-  profile::validate(o.timing);
+  measure::validate(o.timing);
   in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with float");
   if (o.budget_s) in_range("budget_s", *o.budget_s, 1, 1e6, "seconds the whole command may take");
   if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "add {eval} FILE");

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/model/input_spec.hpp"
-#include "lite/profile/timing_options.hpp"
+#include "lite/measure/timing_options.hpp"
 
 namespace lite::quantize {
 
@@ -32,12 +32,12 @@ struct QuantizeOptions {
   std::string qengine = "onednn";
   std::vector<model::InputSpec> inputs;    // when the model declares no shape
   std::vector<int64_t> batches = {1, 64};  // latency is measured at these batch sizes
-  profile::TimingKnobs timing{/*warmup=*/5, /*iterations=*/{}, /*duration_s=*/1.0};
+  measure::TimingKnobs timing{/*warmup=*/5, /*iterations=*/{}, /*duration_s=*/1.0};
   int64_t eval_batch = 64;
   bool dry_run = false;
   bool allow_slower = false;
   // The "speed" gate fails when the speed comparison ran on an oversubscribed machine or found an implausible
-  // speedup (lite/profile/machine_load.hpp, speed_claim.hpp); this accepts such a timing.
+  // speedup (lite/measure/machine_load.hpp, speed_claim.hpp); this accepts such a timing.
   bool allow_noisy = false;
   bool write_calib_json = true;  // MODEL.<tag>.calib.json beside the artifact
   // An explicit mode given no tolerance still fails the "agreement" gate (exit 1, artifact written) when its
@@ -50,8 +50,8 @@ struct QuantizeOptions {
 };
 
 // Seconds one latency measurement (warm-up + timed calls of a candidate and the frozen float model) may
-// take when no {budget_s} is given (or more when {duration_s} asks for more): profile::kMeasurementBudget.
-using profile::kMeasurementBudget;
+// take when no {budget_s} is given (or more when {duration_s} asks for more): measure::kMeasurementBudget.
+using measure::kMeasurementBudget;
 
 void to_json(nlohmann::json& j, const QuantizeOptions& o);
 void from_json(const nlohmann::json& j, QuantizeOptions& o);

@@ -24,10 +24,10 @@
 #include "lite/model/artifact.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
-#include "lite/profile/frozen_float.hpp"
-#include "lite/profile/evaluate.hpp"
-#include "lite/profile/speed_claim.hpp"
-#include "lite/profile/timing.hpp"
+#include "lite/measure/frozen_float.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/speed_claim.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/quantize/choice.hpp"
 #include "lite/quantize/judging.hpp"
 #include "lite/quantize/quantize.hpp"
@@ -69,7 +69,7 @@ int64_t calibration_batch(const model::Dataset* data, int64_t eval_batch) {
   return bytes <= kOneBatchCalibrationBytes ? std::max(eval_batch, data->size()) : eval_batch;
 }
 
-Latency to_latency(int64_t batch, const profile::LatencySamples& s) {
+Latency to_latency(int64_t batch, const measure::LatencySamples& s) {
   Latency l;
   l.batch = batch;
   l.samples_ms = s.ms;
@@ -104,13 +104,13 @@ struct Context {
   torch::jit::Module frozen;
   std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per batch size
   std::unique_ptr<Calibrator> calibrator;
-  profile::TimingOptions timing;
+  measure::TimingOptions timing;
   Clock::time_point start;
   std::vector<TimeSpent> time;     // where the time went, merged by (stage, mode)
   std::vector<std::string> notes;  // how the budget shaped the run
   int measurements_left = 0;       // latency measurements still to come (for the budget's share)
   std::vector<FloatRegion> float_regions;  // modules an earlier build kept float (reused by later builds)
-  std::optional<profile::LoadWatch> load;  // samples the machine's load between latency measurements
+  std::optional<measure::LoadWatch> load;  // samples the machine's load between latency measurements
 
   void spend(const std::string& stage, const std::string& mode, double seconds) {
     for (auto& t : time)
@@ -127,7 +127,7 @@ struct Context {
   // Seconds the next latency measurement may take: kMeasurementBudget (more when {duration_s} asks for
   // more), and under {budget_s} its share of what is left, half of it kept for building and evaluating.
   double measurement_budget() const {
-    double b = profile::comparison_budget_s(o.timing);
+    double b = measure::comparison_budget_s(o.timing);
     if (o.budget_s) b = std::min(b, std::max(0.1, remaining_s() / (2.0 * std::max(1, measurements_left))));
     return b;
   }
@@ -157,9 +157,9 @@ torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, int64_t b
   // cost more than they save (timing, which runs many calls, keeps the deployment executor).
   torch::jit::GraphOptimizerEnabledGuard plain(false);
   AllCoresForWork all_cores(c.o.timing.threads > 0);
-  if (!c.quality_inputs.empty()) return profile::forward_float(m, c.quality_inputs, c.source.path);
+  if (!c.quality_inputs.empty()) return measure::forward_float(m, c.quality_inputs, c.source.path);
   model::Dataset part{c.quality_data.x.narrow(0, begin, end - begin), std::nullopt, c.quality_data.source};
-  return profile::predict(m, part, c.o.eval_batch, c.source.path, no_progress());
+  return measure::predict(m, part, c.o.eval_batch, c.source.path, no_progress());
 }
 
 int64_t available_samples(const Context& c) { return c.quality_inputs.empty() ? c.quality_data.size() : 1; }
@@ -216,14 +216,14 @@ void count_chunk(const Context& c, const torch::Tensor& reference, const torch::
   counts.labels = c.labels;
   if (c.labels) {
     const torch::Tensor y = c.quality_data.y->narrow(0, begin, end - begin);
-    counts.reference_hits += profile::top1_accuracy(reference, y).correct;  // also checks the labels fit the outputs
+    counts.reference_hits += measure::top1_accuracy(reference, y).correct;  // also checks the labels fit the outputs
     const torch::Tensor reference_right = reference.argmax(1).eq(y), candidate_right = out.argmax(1).eq(y);
     counts.samples += end - begin;
     counts.lost += (reference_right & ~candidate_right).sum().item<int64_t>();
     counts.gained += (candidate_right & ~reference_right).sum().item<int64_t>();
     return;
   }
-  const profile::Agreement a = profile::compare_outputs(reference, out);
+  const measure::Agreement a = measure::compare_outputs(reference, out);
   counts.samples += a.samples;
   counts.reference_hits += a.samples;
   counts.lost += a.samples - std::llround(a.top1_agreement * double(a.samples));
@@ -263,7 +263,7 @@ Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress, c
     c.seconds_per_sample[book_as] = candidate_s / double(std::max<int64_t>(done, 1));
   }
   q.samples = c.quality_inputs.empty() ? done : outputs.front().dim() > 0 ? outputs.front().size(0) : 1;
-  q.agreement = profile::compare_outputs(float_reference(c, 0, done), torch::cat(outputs, 0));
+  q.agreement = measure::compare_outputs(float_reference(c, 0, done), torch::cat(outputs, 0));
   q.metric = c.labels ? "top-1 accuracy" : "top-1 agreement";
   const stats::Interval drop = drop_interval(counts);
   q.float_value = counts.samples ? 100.0 * double(counts.reference_hits) / double(counts.samples) : 100.0;
@@ -322,9 +322,9 @@ Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, 
                          mode, batch, s.candidate.back().batch));
       continue;
     }
-    profile::TimingOptions timing = c.timing;
+    measure::TimingOptions timing = c.timing;
     timing.budget_s = c.measurement_budget();
-    auto [a, f] = profile::time_interleaved(m, c.source.path, c.frozen, c.source.path, inputs, timing, c.progress);
+    auto [a, f] = measure::time_interleaved(m, c.source.path, c.frozen, c.source.path, inputs, timing, c.progress);
     if (c.load) c.load->sample();
     --c.measurements_left;
     if (!a.note.empty()) c.note(fmt::format("{} at batch {}: {}", mode, batch, a.note));
@@ -334,7 +334,7 @@ Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, 
     s.ratio.push_back(ci.estimate);
     s.ratio_low.push_back(ci.low);
     s.ratio_high.push_back(ci.high);
-    s.implausible.push_back(ci.estimate > 0 && profile::implausible_speedup(1 / ci.estimate));
+    s.implausible.push_back(ci.estimate > 0 && measure::implausible_speedup(1 / ci.estimate));
     // Slower only when the whole 95% interval of the ratio lies above 1: noise alone does not fail.
     s.slower = s.slower || ci.low > 1.0;
   }
@@ -450,7 +450,7 @@ void time_float_as_given(Context& c, torch::jit::Module& as_given, QuantizeResul
   int64_t first_batch = 0;
   for (auto it = c.inputs.begin(); it != c.inputs.end();) {
     const auto& [b, inputs] = *it;
-    profile::TimingOptions timing = c.timing;
+    measure::TimingOptions timing = c.timing;
     timing.budget_s = c.measurement_budget() / 2;
     timing.may_skip = it != c.inputs.begin();
     // A larger batch is estimated from the first before any call: a call of `b` samples costs at least
@@ -458,7 +458,7 @@ void time_float_as_given(Context& c, torch::jit::Module& as_given, QuantizeResul
     // minimum measurement would overrun its budget by that estimate is not called at all (a vit_b_16 call
     // at batch 64 takes a minute here).
     const double estimate_ms = first_call_ms * double(b) / double(std::max<int64_t>(first_batch, 1)) / 2;
-    if (timing.may_skip && estimate_ms * (profile::kMinWarmup + profile::kMinTimed) > timing.budget_s * 1000) {
+    if (timing.may_skip && estimate_ms * (measure::kMinWarmup + measure::kMinTimed) > timing.budget_s * 1000) {
       --c.measurements_left;
       c.measurements_left -= candidates;
       c.note(fmt::format("batch {} was not measured: one call at batch {} takes {:.0f} ms, so one at batch {} "
@@ -468,7 +468,7 @@ void time_float_as_given(Context& c, torch::jit::Module& as_given, QuantizeResul
       it = c.inputs.erase(it);
       continue;
     }
-    auto samples = profile::time_forward(as_given, inputs, timing, c.source.path, c.progress);
+    auto samples = measure::time_forward(as_given, inputs, timing, c.source.path, c.progress);
     if (it == c.inputs.begin()) {
       first_call_ms = samples.call_ms;
       first_batch = b;
@@ -525,9 +525,9 @@ void prepare_references(Context& c, QuantizeResult& r) {
   // ("forward failed on input ...") rather than as a failed freeze; it also sets how many samples are judged.
   judged_total(c);
   timed(c, "freeze", "float", [&] {
-    profile::FrozenFloat frozen;
+    measure::FrozenFloat frozen;
     try {
-      frozen = profile::frozen_float(source.module, c.inputs.begin()->second);
+      frozen = measure::frozen_float(source.module, c.inputs.begin()->second);
     } catch (const std::exception& e) {
       throw InputError(source.path.string(), "torch::jit::freeze failed: " + model::torch_error_reason(e),
                        "lite quantize needs a model that freezes (no training-only code in forward)");
@@ -537,7 +537,7 @@ void prepare_references(Context& c, QuantizeResult& r) {
   });
   // Timing stops once the candidate-vs-frozen ratio's interval is decided and within 20%; measurement_budget()
   // sets each measurement's budget.
-  c.timing = profile::comparison_timing(o.timing);
+  c.timing = measure::comparison_timing(o.timing);
   // A clone has its own copies of the methods, so fresh executors (see measure_speed's caller): the
   // source module has already run the quality data's batch sizes.
   torch::jit::Module as_given = source.module.clone();
@@ -847,7 +847,7 @@ void check_agreement_floor(const Candidate& chosen, const ModeEntry& requested, 
   r.agreement_floor = o.agreement_floor;
   r.agreement_floor_applied = requested.scheme && !o.tolerance;
   if (!r.agreement_floor_applied) return;
-  const profile::AgreementLoss loss = profile::agreement_loss(chosen.quality.agreement, o.agreement_floor);
+  const measure::AgreementLoss loss = measure::agreement_loss(chosen.quality.agreement, o.agreement_floor);
   if (!loss.breaks_floor) return;
   const double lost = loss.points;
   r.gates.fail("agreement");
@@ -884,14 +884,14 @@ void check_material_effect(const Candidate& chosen, const ModeEntry& requested, 
 
 // The speed comparison cannot be trusted when it ran on an oversubscribed machine or found a speedup beyond belief:
 // the "speed" gate, which judges it, fails then unless {allow_noisy}, and a finding names the cause.
-void check_speed_trust(const Candidate& chosen, const QuantizeOptions& o, const profile::MachineLoad& load,
+void check_speed_trust(const Candidate& chosen, const QuantizeOptions& o, const measure::MachineLoad& load,
                        QuantizeResult& r) {
   r.load = load;
   r.allow_noisy = o.allow_noisy;
   bool untrusted = false;
   if (r.load.oversubscribed()) {
     untrusted = true;
-    r.findings.push_back(profile::oversubscription_finding(
+    r.findings.push_back(measure::oversubscription_finding(
         r.load, "the speed comparison with frozen float",
         o.allow_noisy ? "its speedups are untrusted"
                       : "its speedups are untrusted, so the speed gate fails ({allow_noisy} accepts them)",
@@ -900,7 +900,7 @@ void check_speed_trust(const Candidate& chosen, const QuantizeOptions& o, const 
   for (size_t i = 0; i < chosen.speed.implausible.size(); ++i) {
     if (!chosen.speed.implausible[i]) continue;
     untrusted = true;
-    r.findings.push_back(profile::implausible_speedup_finding(
+    r.findings.push_back(measure::implausible_speedup_finding(
         1 / chosen.speed.ratio[i], fmt::format("{} at batch {}", r.mode, chosen.speed.candidate[i].batch)));
   }
   if (untrusted && !o.allow_noisy) r.gates.fail("speed");
@@ -1041,7 +1041,7 @@ void announce_plan(const Context& c, const QuantizeResult& r, size_t modes, int6
   for (const auto& l : r.float_latency) {
     batches.push_back(std::to_string(l.batch));
     // A measurement usually settles after kMinSettleCalls timed pairs (or runs its fixed {iterations}).
-    const int calls = c.o.timing.warmup + (c.o.timing.iterations ? *c.o.timing.iterations : profile::kMinSettleCalls);
+    const int calls = c.o.timing.warmup + (c.o.timing.iterations ? *c.o.timing.iterations : measure::kMinSettleCalls);
     timing_s += std::min(c.measurement_budget(), 2 * double(calls) * l.median_ms / 1000);
   }
   const double candidates_evaluated = c.auto_mode ? std::min<double>(2, double(modes)) : 1;

@@ -15,8 +15,8 @@
 #include "lite/core/report.hpp"
 #include "lite/core/run_context.hpp"
 #include "lite/model/input_spec.hpp"
-#include "lite/profile/agreement.hpp"
-#include "lite/profile/machine_load.hpp"
+#include "lite/measure/agreement.hpp"
+#include "lite/measure/machine_load.hpp"
 #include "lite/core/gates.hpp"
 #include "lite/quantize/options.hpp"
 #include "lite/quantize/plan.hpp"
@@ -55,7 +55,7 @@ struct Quality {
   double value = 0;                     // percent
   double drop = 0;                      // points: float_value - value
   double drop_low = 0, drop_high = 0;   // 95% interval of the drop (Wilson interval of value)
-  profile::Agreement agreement;         // against the float model's outputs
+  measure::Agreement agreement;         // against the float model's outputs
 };
 
 struct Candidate {
@@ -115,7 +115,7 @@ struct QuantizeResult {
   bool tolerance_met = true;
   bool slower = false;
   bool allow_slower = false;
-  profile::MachineLoad load;  // around every latency measurement (profile/machine_load.hpp)
+  measure::MachineLoad load;  // around every latency measurement (profile/machine_load.hpp)
   bool allow_noisy = false;
   Gates gates;  // "tolerance", "speed": the CLI exits 1 (the artifact is still written)
   std::vector<std::string> notes;

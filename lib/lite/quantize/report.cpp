@@ -4,7 +4,7 @@
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_environment.hpp"
-#include "lite/profile/speed_claim.hpp"
+#include "lite/measure/speed_claim.hpp"
 #include "lite/quantize/quantize.hpp"
 
 namespace lite::quantize {
@@ -175,7 +175,7 @@ report::Table summary_table(const QuantizeResult& r, const Candidate& chosen) {
                       format_ms(chosen.speed.frozen_float[i].median_ms), format_ms(q.median_ms),
                       fmt::format("{} [{:.2f}-{:.2f}]{}", ratio_text(chosen.speed.ratio[i]), chosen.speed.ratio_low[i],
                                   chosen.speed.ratio_high[i],
-                                  profile::untrusted_mark(r.load.oversubscribed(),
+                                  measure::untrusted_mark(r.load.oversubscribed(),
                                                           i < chosen.speed.implausible.size() &&
                                                               chosen.speed.implausible[i]))});
   }

@@ -18,9 +18,9 @@
 #include "lite/model/inputs.hpp"
 #include "lite/model/load.hpp"
 #include "lite/model/torch_errors.hpp"
-#include "lite/profile/frozen_float.hpp"
+#include "lite/measure/frozen_float.hpp"
 #include "lite/profile/profile.hpp"
-#include "lite/profile/timing.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/recipe/runner_internal.hpp"
 
 namespace lite::recipe::detail {
@@ -68,7 +68,7 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
                                                           const nlohmann::json& options,
                                                           const profile::ProfileResult& evaluation,
                                                           std::vector<std::string>& notes, Progress& progress,
-                                                          profile::MachineLoad& load) {
+                                                          measure::MachineLoad& load) {
   auto o = read_options<profile::ProfileOptions>(options, "evaluate.");
   model::LoadedModel original = model::load_model(recipe.model);
   model::LoadedModel final_model = model::load_model(candidate);
@@ -76,7 +76,7 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
   for (const auto& spec : evaluation.inputs) inputs.push_back(model::random_input(spec, o.seed));
   torch::jit::Module fastest;
   try {
-    profile::FrozenFloat frozen = profile::frozen_float(original.module, inputs);
+    measure::FrozenFloat frozen = measure::frozen_float(original.module, inputs);
     fastest = frozen.module;
     if (!frozen.note.empty()) notes.push_back("min_speedup: " + frozen.note);
   } catch (const std::exception& e) {
@@ -85,10 +85,10 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
                                 model::torch_error_reason(e)));
     return std::nullopt;
   }
-  profile::LoadWatch watch(evaluation.threads);
-  auto [a, b] = profile::time_interleaved(fastest, recipe.model, final_model.module, candidate, inputs,
+  measure::LoadWatch watch(evaluation.threads);
+  auto [a, b] = measure::time_interleaved(fastest, recipe.model, final_model.module, candidate, inputs,
                                           profile::timing_of(o), progress);
-  const profile::MachineLoad seen = watch.result();
+  const measure::MachineLoad seen = watch.result();
   if (seen.other_runnable_threads > load.other_runnable_threads || load.samples == 0) load = seen;
   return stats::bootstrap_median_ratio(a.ms, b.ms);
 }

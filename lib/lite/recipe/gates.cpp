@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "lite/core/text.hpp"
-#include "lite/profile/speed_claim.hpp"
+#include "lite/measure/speed_claim.hpp"
 #include "lite/recipe/runner_internal.hpp"
 
 namespace lite::recipe::detail {
@@ -82,7 +82,7 @@ void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
                            e->comparison->speedup.low, e->comparison->speedup.high, on));
     else
       measured(g, std::nullopt, "no comparison was made");
-    judge_trust(g, m, g.value && profile::implausible_speedup(*g.value));
+    judge_trust(g, m, g.value && measure::implausible_speedup(*g.value));
     out.push_back(g);
   }
   if (b.max_p99_ms) {
@@ -153,7 +153,7 @@ void cache_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
 
 void check_gates(RunResult& result, const Measured& m) {
   if (m.evaluation && m.load.oversubscribed())
-    result.findings.push_back(profile::oversubscription_finding(
+    result.findings.push_back(measure::oversubscription_finding(
         m.load, "the evaluation of the final artifact",
         m.allow_noisy ? "its latencies and speedup are untrusted"
                       : "its latencies and speedup are untrusted, so min_speedup and max_p99_ms fail ({allow_noisy} "
@@ -163,9 +163,9 @@ void check_gates(RunResult& result, const Measured& m) {
   const std::optional<double> speedup = m.speedup    ? std::optional<double>(m.speedup->estimate)
                                         : compared ? std::optional<double>(m.evaluation->comparison->speedup.estimate)
                                                    : std::nullopt;
-  if (speedup && profile::implausible_speedup(*speedup))
+  if (speedup && measure::implausible_speedup(*speedup))
     result.findings.push_back(
-        profile::implausible_speedup_finding(*speedup, "the final artifact against the original"));
+        measure::implausible_speedup_finding(*speedup, "the final artifact against the original"));
   auto& out = result.gates_checked;
   model_gates(result.recipe.gates, m, out);
   cache_gates(result.recipe.gates, m, out);

@@ -18,7 +18,7 @@
 #include "lite/distill/verb.hpp"
 #include "lite/profile/verb.hpp"
 #include "lite/prune/verb.hpp"
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 namespace lite::recipe {
 

@@ -15,7 +15,7 @@ struct RunOptions {
   std::filesystem::path work_dir;  // intermediate artifacts and reports; empty: OUTPUT without .pt + ".work"
   std::filesystem::path report_md; // markdown summary (checked as an output, written by the caller)
   // Accept speed gates (min_speedup, max_p99_ms, a quantize step's speed gate) timed on an oversubscribed machine
-  // or showing an implausible speedup; without it they fail (lite/profile/machine_load.hpp, speed_claim.hpp).
+  // or showing an implausible speedup; without it they fail (lite/measure/machine_load.hpp, speed_claim.hpp).
   bool allow_noisy = false;
 };
 

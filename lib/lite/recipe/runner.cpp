@@ -18,7 +18,7 @@
 #include "lite/model/load.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/recipe/runner_internal.hpp"
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 namespace lite::recipe {
 

@@ -71,7 +71,7 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
                                                           const nlohmann::json& options,
                                                           const profile::ProfileResult& evaluation,
                                                           std::vector<std::string>& notes, Progress& progress,
-                                                          profile::MachineLoad& load);
+                                                          measure::MachineLoad& load);
 
 // What the gates read: the comparison of the final artifact with the original, the last cache-sim step.
 struct Measured {
@@ -80,7 +80,7 @@ struct Measured {
   std::optional<cache::CacheSimResult> cache_sim;
   std::string cache_sim_step;    // its key path
   uint64_t final_bytes = 0;      // the final model's file size (before the recipe's provenance is added)
-  profile::MachineLoad load;     // around the evaluation's timings (profile/machine_load.hpp)
+  measure::MachineLoad load;     // around the evaluation's timings (profile/machine_load.hpp)
   bool allow_noisy = false;      // speed gates accept an untrusted timing (RunOptions::allow_noisy)
 };
 // Measures every gate the recipe sets and the steps' own gates into result.gates_checked / result.gates.

@@ -4,7 +4,7 @@
 
 #include "lite/core/error.hpp"
 #include "lite/recipe/runner_internal.hpp"
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 TEST_CASE("every step verb has a step runner, and a verb that is no step (run) has none") {
   for (const lite::VerbDescriptor* v : lite::verbs()) {

@@ -1,4 +1,4 @@
-// The one list of verbs (lib/lite/recipe/verbs.cpp) over each verb's descriptor (lib/lite/<area>/verb.hpp): every
+// The one list of verbs (lib/lite/verbs/verbs.cpp) over each verb's descriptor (lib/lite/<area>/verb.hpp): every
 // entry is complete, names are unique, and a step verb's keys describe options the recipe parser can resolve.
 // That each verb has its CLI setup and step runner is checked where those live: tests/cli/test_cli_basics.py
 // (`lite VERB --help` for every verb) and tests/unit/recipe/test_step_runners.cpp (torch side).
@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 namespace {
 

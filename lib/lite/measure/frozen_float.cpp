@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "lite/profile/frozen_float.hpp"
+#include "lite/measure/frozen_float.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 double output_discrepancy(const c10::IValue& reference, const c10::IValue& other) {
   constexpr double kDiffers = std::numeric_limits<double>::infinity();
@@ -94,4 +94,4 @@ FrozenFloat frozen_float(const torch::jit::Module& module, const std::vector<tor
   return out;
 }
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -10,9 +10,9 @@
 
 #include "lite/core/deadline.hpp"
 #include "lite/core/progress.hpp"
-#include "lite/profile/timing_options.hpp"
+#include "lite/measure/timing_options.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 
 struct LatencySamples {
@@ -48,4 +48,4 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
                                                            const std::vector<torch::Tensor>& inputs,
                                                            const TimingOptions& options, Progress& progress);
 
-}  // namespace lite::profile
+}  // namespace lite::measure

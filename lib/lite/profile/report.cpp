@@ -3,7 +3,7 @@
 
 #include "lite/core/text.hpp"
 #include "lite/profile/profile.hpp"
-#include "lite/profile/speed_claim.hpp"
+#include "lite/measure/speed_claim.hpp"
 
 namespace lite::profile {
 
@@ -202,7 +202,7 @@ report::Table comparison_table(const ProfileResult& r, const Comparison& c) {
   cmp.rows.push_back({"speedup (median A / median B)",
                       fmt::format("{:.3f}x  [{:.0f}% CI {:.3f}-{:.3f}]{}  {}", c.speedup.estimate, 100 * c.speedup.confidence,
                                   c.speedup.low, c.speedup.high,
-                                  untrusted_mark(r.load.oversubscribed(), c.implausible), verdict)});
+                                  measure::untrusted_mark(r.load.oversubscribed(), c.implausible), verdict)});
   cmp.rows.push_back({"max abs error", fmt::format("{:.3g}", c.agreement.max_abs_error)});
   cmp.rows.push_back({"mean abs error", fmt::format("{:.3g}", c.agreement.mean_abs_error)});
   cmp.rows.push_back({"top-1 agreement", pct(c.agreement.top1_agreement)});

@@ -1,4 +1,4 @@
-#include "lite/profile/timing.hpp"
+#include "lite/measure/timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,9 +13,8 @@
 #include "lite/core/interrupt.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/model/inputs.hpp"
-#include "lite/profile/options.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -214,4 +213,4 @@ std::pair<LatencySamples, LatencySamples> time_interleaved(torch::jit::Module& a
   return {sa, sb};
 }
 
-}  // namespace lite::profile
+}  // namespace lite::measure

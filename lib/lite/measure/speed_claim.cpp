@@ -1,9 +1,9 @@
 // The implausible-speedup rule (see speed_claim.hpp).
-#include "lite/profile/speed_claim.hpp"
+#include "lite/measure/speed_claim.hpp"
 
 #include <fmt/format.h>
 
-namespace lite::profile {
+namespace lite::measure {
 
 bool implausible_speedup(double speedup, std::optional<double> work_ratio) {
   if (speedup > kImplausibleSpeedup) return true;
@@ -33,4 +33,4 @@ std::string untrusted_mark(bool oversubscribed, bool implausible) {
   return "";
 }
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -1,7 +1,7 @@
 // The list of every verb (see verbs.hpp). A verb added to lite is one line here; its descriptor lives in its own
 // folder, its CLI setup in apps/lite/setups_*.cpp and, when a recipe may hold it, its step runner in
 // runner_steps.cpp (docs/architecture.md, "Adding a verb").
-#include "lite/recipe/verbs.hpp"
+#include "lite/verbs/verbs.hpp"
 
 #include "lite/cache/verb.hpp"
 #include "lite/distill/verb.hpp"

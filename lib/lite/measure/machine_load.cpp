@@ -1,5 +1,5 @@
 // The load check behind every reported speed (see machine_load.hpp for what is counted and why).
-#include "lite/profile/machine_load.hpp"
+#include "lite/measure/machine_load.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 
 #include "lite/core/error.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 namespace {
 
@@ -124,4 +124,4 @@ report::Finding oversubscription_finding(const MachineLoad& load, const std::str
           allowed ? "accepted with {allow_noisy}" : advice};
 }
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -1,8 +1,8 @@
-#include "lite/profile/agreement.hpp"
+#include "lite/measure/agreement.hpp"
 
 #include <cmath>
 
-namespace lite::profile {
+namespace lite::measure {
 
 AgreementLoss agreement_loss(const Agreement& a, double floor_points) {
   AgreementLoss loss;
@@ -24,4 +24,4 @@ void to_json(nlohmann::json& j, const Accuracy& a) {
   j = nlohmann::json{{"correct", a.correct}, {"total", a.total}, {"percent", a.percent()}};
 }
 
-}  // namespace lite::profile
+}  // namespace lite::measure

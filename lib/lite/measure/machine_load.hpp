@@ -16,7 +16,7 @@
 
 #include "lite/core/report.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 struct MachineLoad {
   int cores = 0;                   // logical cores of the machine
@@ -55,4 +55,4 @@ class LoadWatch {
 report::Finding oversubscription_finding(const MachineLoad& load, const std::string& what_was_timed,
                                          const std::string& consequence, bool allowed = false);
 
-}  // namespace lite::profile
+}  // namespace lite::measure

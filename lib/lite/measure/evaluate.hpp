@@ -7,9 +7,9 @@
 
 #include "lite/core/progress.hpp"
 #include "lite/model/dataset.hpp"
-#include "lite/profile/agreement.hpp"
+#include "lite/measure/agreement.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 // One forward on `inputs`: the primary output (model::primary_output), dequantized, as float32. Runs
 // under NoGradGuard.
@@ -28,4 +28,4 @@ Agreement compare_outputs(const torch::Tensor& reference, const torch::Tensor& c
 // Top-1 accuracy of logits [N, C] against labels [N].
 Accuracy top1_accuracy(const torch::Tensor& logits, const torch::Tensor& labels);
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -1,4 +1,4 @@
-#include "lite/profile/evaluate.hpp"
+#include "lite/measure/evaluate.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include "lite/core/interrupt.hpp"
 #include "lite/model/inputs.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 torch::Tensor forward_float(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                             const std::filesystem::path& model_path) {
@@ -84,4 +84,4 @@ Accuracy top1_accuracy(const torch::Tensor& logits, const torch::Tensor& labels)
   return acc;
 }
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -7,17 +7,16 @@
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/load.hpp"
-#include "lite/profile/load_test.hpp"
-#include "lite/profile/timing.hpp"
+#include "lite/measure/timing.hpp"
 
 using namespace lite;
 
 TEST_CASE("time_forward runs exactly the requested iterations after the warm-up") {
   auto m = model::load_model(test::bundled_model());
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.warmup = 3;
   o.iterations = 7;
-  auto s = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  auto s = measure::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
   CHECK(s.warmup_ms.size() == 3);
   CHECK(s.ms.size() == 7);
   for (double x : s.ms) CHECK(x > 0);
@@ -25,21 +24,21 @@ TEST_CASE("time_forward runs exactly the requested iterations after the warm-up"
 
 TEST_CASE("duration mode honours the minimum iteration count") {
   auto m = model::load_model(test::bundled_model());
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.warmup = 0;
   o.duration_s = 1e-6;
   o.min_iterations = 4;
-  auto s = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  auto s = measure::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
   CHECK(s.ms.size() == 4);
 }
 
 TEST_CASE("interleaved timing gives both models the same number of samples") {
   auto a = model::load_model(test::bundled_model());
   auto b = model::load_model(test::bundled_model());
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.warmup = 2;
   o.iterations = 6;
-  auto [sa, sb] = profile::time_interleaved(a.module, a.path, b.module, b.path, {torch::zeros({1, 1, 28, 28})}, o,
+  auto [sa, sb] = measure::time_interleaved(a.module, a.path, b.module, b.path, {torch::zeros({1, 1, 28, 28})}, o,
                                             no_progress());
   CHECK(sa.ms.size() == 6);
   CHECK(sb.ms.size() == 6);
@@ -59,16 +58,16 @@ TEST_CASE("interleaved timing with settle_width stops once the ratio is decided"
       "    return y\n");
   torch::jit::Module single{c10::QualifiedName("__torch__.lite.test.Single")};
   single.define("def forward(self, x: Tensor) -> Tensor:\n    return torch.tanh(x.mm(x))\n");
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.warmup = 20;
   o.duration_s = 60;
   o.min_iterations = 5;
   o.settle_width = 0.5;
   auto start = std::chrono::steady_clock::now();
-  auto [sa, sb] = profile::time_interleaved(chain, "chain", single, "single", {torch::rand({64, 64}) * 0.1}, o,
+  auto [sa, sb] = measure::time_interleaved(chain, "chain", single, "single", {torch::rand({64, 64}) * 0.1}, o,
                                             no_progress());
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(50));
-  CHECK(sa.ms.size() >= size_t(profile::kMinSettleCalls));
+  CHECK(sa.ms.size() >= size_t(measure::kMinSettleCalls));
   CHECK(sa.ms.size() == sb.ms.size());
   // (whether the warm-up settled before its 20 calls depends on the machine's noise: not asserted)
   CHECK(sa.note.empty());           // no budget cut to report
@@ -76,73 +75,36 @@ TEST_CASE("interleaved timing with settle_width stops once the ratio is decided"
 
 TEST_CASE("a wrong input shape is an input error before any timing") {
   auto m = model::load_model(test::bundled_model());
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.iterations = 3;
-  CHECK_THROWS_AS(profile::time_forward(m.module, {torch::zeros({1, 3, 28, 28})}, o, m.path, no_progress()), InputError);
+  CHECK_THROWS_AS(measure::time_forward(m.module, {torch::zeros({1, 3, 28, 28})}, o, m.path, no_progress()), InputError);
 }
 
 TEST_CASE("an interrupt stops the loop with Interrupted") {
   auto m = model::load_model(test::bundled_model());
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.iterations = 1000000;
   request_interrupt_for_testing(true);
-  CHECK_THROWS_AS(profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress()),
+  CHECK_THROWS_AS(measure::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress()),
                   Interrupted);
   request_interrupt_for_testing(false);
 }
 
-TEST_CASE("Poisson arrivals are seeded and have the offered rate") {
-  auto a = profile::poisson_arrivals_ms(1000, 20000, 7);
-  auto b = profile::poisson_arrivals_ms(1000, 20000, 7);
-  CHECK(a == b);
-  // mean gap 1 ms; the sum of 20000 exponential gaps is within 3% of 20 s with overwhelming probability
-  CHECK(a.back() == doctest::Approx(20000).epsilon(0.03));
-  for (size_t i = 1; i < a.size(); ++i) REQUIRE(a[i] > a[i - 1]);
-  CHECK_THROWS_AS(profile::poisson_arrivals_ms(0, 10, 1), UsageError);
-}
-
-TEST_CASE("load summary from hand-computed arrivals and service times") {
-  // Arrivals at 0, 1, 2, 10 ms; service takes 2 ms; one worker.
-  // starts: 0, 2, 4, 10; finishes: 2, 4, 6, 12; latency: 2, 3, 4, 2; queue: 0, 1, 2, 0.
-  std::vector<double> arrivals = {0, 1, 2, 10}, start = {0, 2, 4, 10}, finish = {2, 4, 6, 12};
-  auto r = profile::summarize_load(100, arrivals, start, finish);
-  CHECK(r.requests == 4);
-  CHECK(r.latency_ms.mean == doctest::Approx(2.75));
-  CHECK(r.latency_ms.max == doctest::Approx(4));
-  CHECK(r.queue_ms.mean == doctest::Approx(0.75));
-  CHECK(r.waited_fraction == doctest::Approx(0.5));
-  CHECK(r.utilization == doctest::Approx(8.0 / 12.0));
-  CHECK(r.achieved_qps == doctest::Approx(1000.0 * 4 / 12));
-  CHECK_FALSE(r.saturated);
-}
-
-TEST_CASE("a queue that keeps growing is saturated") {
-  std::vector<double> arrivals, start, finish;
-  double free_at = 0;
-  for (int i = 0; i < 100; ++i) {
-    arrivals.push_back(i * 1.0);  // one per ms, but service takes 1.5 ms
-    start.push_back(std::max(arrivals.back(), free_at));
-    finish.push_back(start.back() + 1.5);
-    free_at = finish.back();
-  }
-  CHECK(profile::summarize_load(1000, arrivals, start, finish).saturated);
-}
-
 TEST_CASE("under a budget a slow model gets the minimum calls and a note, with may_skip it is skipped") {
   auto m = model::load_model(test::bundled_model());
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.warmup = 50;
   o.duration_s = 100;  // far more than the budget allows
   o.min_iterations = 50;
   o.budget_s = 1e-6;   // every call overruns it
-  auto s = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
-  CHECK(s.warmup_ms.size() == size_t(profile::kMinWarmup));
-  CHECK(s.ms.size() == size_t(profile::kMinTimed));
+  auto s = measure::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  CHECK(s.warmup_ms.size() == size_t(measure::kMinWarmup));
+  CHECK(s.ms.size() == size_t(measure::kMinTimed));
   CHECK_FALSE(s.skipped);
   CHECK(s.note.find("measured with 2 warm-up and 3 timed calls instead of 50 and at least 50") == 0);
   CHECK(s.call_ms > 0);
   o.may_skip = true;
-  auto skipped = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  auto skipped = measure::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
   CHECK(skipped.skipped);
   CHECK(skipped.ms.empty());
   CHECK(skipped.warmup_ms.size() == 1);
@@ -151,12 +113,12 @@ TEST_CASE("under a budget a slow model gets the minimum calls and a note, with m
 
 TEST_CASE("a budget the model fits in changes nothing") {
   auto m = model::load_model(test::bundled_model());
-  profile::TimingOptions o;
+  measure::TimingOptions o;
   o.warmup = 3;
   o.iterations = 7;
   o.budget_s = 1000;
   o.may_skip = true;
-  auto s = profile::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
+  auto s = measure::time_forward(m.module, {torch::zeros({1, 1, 28, 28})}, o, m.path, no_progress());
   CHECK(s.warmup_ms.size() == 3);
   CHECK(s.ms.size() == 7);
   CHECK(s.note.empty());

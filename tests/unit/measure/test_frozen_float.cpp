@@ -1,4 +1,4 @@
-// The frozen float baseline (profile::frozen_float): optimize_for_inference kept where it agrees with the model,
+// The frozen float baseline (measure::frozen_float): optimize_for_inference kept where it agrees with the model,
 // freezing alone where PyTorch 1.13 miscompiles it; and the discrepancy measure behind that check.
 #include <doctest/doctest.h>
 #include <torch/script.h>
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "lite/profile/frozen_float.hpp"
+#include "lite/measure/frozen_float.hpp"
 
-using namespace lite::profile;
+using namespace lite::measure;
 
 TEST_CASE("output_discrepancy: the largest difference over the largest magnitude, through containers") {
   auto a = torch::tensor({1.0, -4.0, 2.0});

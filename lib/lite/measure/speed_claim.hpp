@@ -9,7 +9,7 @@
 
 #include "lite/core/report.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 inline constexpr double kImplausibleSpeedup = 50;   // no transform lite makes buys this much on its own
 inline constexpr double kImplausibleOverWork = 3;   // memory effects explain some gain beyond the MACs, not 3x
@@ -26,4 +26,4 @@ report::Finding implausible_speedup_finding(double speedup, const std::string& w
 // " (implausible: see the findings)", both, or "" when it may.
 std::string untrusted_mark(bool oversubscribed, bool implausible);
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace lite::profile {
+namespace lite::measure {
 
 struct TimingOptions {
   int warmup = 20;          // untimed iterations first (the profiling executor specializes in the first 2)
@@ -84,4 +84,4 @@ double comparison_budget_s(const TimingKnobs& k);
 // fixed number of iterations was asked) settled once the ratio's interval is decided and within 20%.
 TimingOptions comparison_timing(const TimingKnobs& k);
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -1,6 +1,6 @@
 // The timing settings' rules and their JSON, and the timing knobs profile, quantize and prune share: one set of
 // value rules for "warmup", "iterations", "duration_s", "threads" and "batches". Torch-free.
-#include "lite/profile/timing_options.hpp"
+#include "lite/measure/timing_options.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "lite/core/options.hpp"
 
-namespace lite::profile {
+namespace lite::measure {
 
 using namespace option_rules;
 
@@ -76,4 +76,4 @@ TimingOptions comparison_timing(const TimingKnobs& k) {
   return t;
 }
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace lite::profile {
+namespace lite::measure {
 
 // The baseline of the speed guard: torch::jit::freeze + torch::jit::optimize_for_inference, checked on
 // `sample` (the timing input): optimize_for_inference miscomputes some graphs in PyTorch 1.13 (a convolution
@@ -26,4 +26,4 @@ FrozenFloat frozen_float(const torch::jit::Module& module, const std::vector<tor
 // infinity when shapes or structures differ. NaN in both at the same place counts as agreement.
 double output_discrepancy(const c10::IValue& reference, const c10::IValue& other);
 
-}  // namespace lite::profile
+}  // namespace lite::measure

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace lite::profile {
+namespace lite::measure {
 
 struct Agreement {
   int64_t samples = 0;
@@ -35,4 +35,4 @@ AgreementLoss agreement_loss(const Agreement& a, double floor_points);
 void to_json(nlohmann::json& j, const Agreement& a);
 void to_json(nlohmann::json& j, const Accuracy& a);
 
-}  // namespace lite::profile
+}  // namespace lite::measure
