@@ -20,13 +20,12 @@
 #include "lite/cache/object_rate_internal.hpp"
 #include "lite/cache/policy_internal.hpp"
 #include "lite/cache/trace_internal.hpp"
+#include "lite/core/clock.hpp"
 
 namespace lite::cache::detail {
 
 constexpr size_t kBatch = 1 << 14;  // 16K requests: 512 KiB of batch, cache-resident
 
-using Clock = std::chrono::steady_clock;
-inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // An unlinked temporary file (gone when closed, also after a crash), read and written by offset.
 class TempFile {

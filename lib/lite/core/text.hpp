@@ -12,6 +12,8 @@ std::vector<std::string> split(std::string_view s, char sep);
 std::string trim(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string to_lower(std::string_view s);
+// Shell-style glob (*, ?, [...]) over a name, e.g. a layer "features.*", "*classifier.4".
+bool glob_match(const std::string& pattern, const std::string& name);
 
 // Number of code points in a UTF-8 string (the width a terminal gives it, for the text we print).
 size_t display_width(std::string_view s);

@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include "lite/core/atomic_file.hpp"
-#include "lite/core/file_roles.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/file_roles.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/distill/distill.hpp"
@@ -23,13 +23,13 @@
 #include "lite/distill/optimizers.hpp"
 #include "lite/distill/pruned_student.hpp"
 #include "lite/distill/trainer.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/facts_torch.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
-#include "lite/measure/evaluate.hpp"
-#include "lite/measure/timing.hpp"
 
 namespace fs = std::filesystem;
 

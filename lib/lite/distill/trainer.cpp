@@ -1,6 +1,7 @@
 // The training loop of lite distill (see trainer.hpp). State advances only after a complete optimizer
 // step, so a Ctrl-C (polled before each step and inside validation) always finds a state that a
 // checkpoint can hold and a resumed run can continue from bit for bit.
+#include "lite/core/clock.hpp"
 #include "lite/distill/trainer.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -11,8 +12,8 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
-#include "lite/model/inputs.hpp"
 #include "lite/measure/evaluate.hpp"
+#include "lite/model/inputs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -20,9 +21,7 @@ namespace lite::distill {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Each epoch's order comes from its own generator, seeded by (seed, epoch): no shuffling state to save.
 // Streamed data is shuffled chunk-major, so that an epoch reads each chunk once.

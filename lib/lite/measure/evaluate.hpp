@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "lite/core/progress.hpp"
-#include "lite/model/dataset.hpp"
 #include "lite/measure/agreement.hpp"
+#include "lite/model/dataset.hpp"
 
 namespace lite::measure {
 

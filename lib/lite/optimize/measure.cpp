@@ -10,13 +10,13 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/stats.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/frozen_float.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/optimize/objective.hpp"
 #include "lite/optimize/search_internal.hpp"
-#include "lite/measure/evaluate.hpp"
-#include "lite/measure/frozen_float.hpp"
-#include "lite/measure/timing.hpp"
 
 namespace lite::optimize::detail {
 

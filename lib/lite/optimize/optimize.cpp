@@ -17,9 +17,11 @@
 #include <set>
 
 #include "lite/core/atomic_file.hpp"
+#include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/memory.hpp"
+#include "lite/measure/machine_load.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
@@ -28,16 +30,13 @@
 #include "lite/optimize/outputs.hpp"
 #include "lite/optimize/search_internal.hpp"
 #include "lite/optimize/verb.hpp"
-#include "lite/measure/machine_load.hpp"
 
 namespace lite::optimize {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 // A family's base (its pruned or recovered model) could not be made: every variant of the family fails with it.
 struct BaseFailed : std::runtime_error {

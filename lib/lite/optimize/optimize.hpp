@@ -16,8 +16,8 @@
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/core/run_context.hpp"
-#include "lite/optimize/options.hpp"
 #include "lite/measure/machine_load.hpp"
+#include "lite/optimize/options.hpp"
 
 namespace lite::optimize {
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/model/artifact.hpp"
@@ -21,10 +22,6 @@ namespace lite::optimize::detail {
 namespace fs = std::filesystem;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The verbs time their result briefly (the search measures every variant its own way, the same for all).
 constexpr int kVerbWarmup = 1;

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/core/options.hpp"
-#include "lite/model/input_spec.hpp"
 #include "lite/measure/timing_options.hpp"
+#include "lite/model/input_spec.hpp"
 
 namespace lite::profile {
 

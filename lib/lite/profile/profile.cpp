@@ -7,17 +7,17 @@
 #include "lite/core/error.hpp"
 #include "lite/core/memory.hpp"
 #include "lite/core/stats.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/speed_claim.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/model/dataset.hpp"
 #include "lite/model/facts_torch.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/load.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/profile/diagnosis.hpp"
-#include "lite/measure/evaluate.hpp"
 #include "lite/profile/load_test.hpp"
 #include "lite/profile/op_profiler.hpp"
-#include "lite/measure/speed_claim.hpp"
-#include "lite/measure/timing.hpp"
 
 namespace lite::profile {
 

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "lite/core/text.hpp"
-#include "lite/profile/profile.hpp"
 #include "lite/measure/speed_claim.hpp"
+#include "lite/profile/profile.hpp"
 
 namespace lite::profile {
 

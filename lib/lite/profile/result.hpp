@@ -10,11 +10,11 @@
 
 #include "lite/core/report.hpp"
 #include "lite/core/stats.hpp"
-#include "lite/model/facts.hpp"
-#include "lite/model/input_spec.hpp"
 #include "lite/measure/agreement.hpp"
 #include "lite/measure/machine_load.hpp"
 #include "lite/measure/timing_options.hpp"
+#include "lite/model/facts.hpp"
+#include "lite/model/input_spec.hpp"
 
 namespace lite::profile {
 

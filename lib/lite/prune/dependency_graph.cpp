@@ -32,7 +32,6 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/peephole.h>
 
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <functional>
@@ -49,10 +48,6 @@ namespace lite::prune {
 
 using torch::jit::Node;
 using torch::jit::Value;
-
-bool glob_match(const std::string& pattern, const std::string& name) {
-  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
-}
 
 torch::jit::Module submodule_at(const torch::jit::Module& module, const std::string& path) {
   torch::jit::Module m = module;

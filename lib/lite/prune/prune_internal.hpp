@@ -133,6 +133,5 @@ std::vector<LayerSparsity> zero_smallest(torch::jit::Module& module, const std::
 // Parameter elements of a module (recursively).
 uint64_t count_parameters(const torch::jit::Module& module);
 
-bool glob_match(const std::string& pattern, const std::string& name);
 
 }  // namespace lite::prune

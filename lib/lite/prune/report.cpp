@@ -5,8 +5,8 @@
 
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
-#include "lite/model/torch_environment.hpp"
 #include "lite/measure/speed_claim.hpp"
+#include "lite/model/torch_environment.hpp"
 #include "lite/prune/prune.hpp"
 
 namespace lite::prune {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lite/core/text.hpp"
 #include "lite/prune/prune_internal.hpp"
 
 namespace lite::prune {

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lite/model/input_spec.hpp"
 #include "lite/measure/timing_options.hpp"
+#include "lite/model/input_spec.hpp"
 
 namespace lite::quantize {
 

@@ -1,6 +1,5 @@
 #include "lite/quantize/plan.hpp"
 
-#include <fnmatch.h>
 
 #include <algorithm>
 
@@ -62,10 +61,6 @@ void apply_float_regions(Plan& plan, const std::vector<FloatRegion>& regions) {
           plan.file_bytes_before > saved ? plan.file_bytes_before - saved : plan.weight_bytes_after;
     }
   }
-}
-
-bool glob_match(const std::string& pattern, const std::string& name) {
-  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
 
 namespace {

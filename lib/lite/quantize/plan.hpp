@@ -48,8 +48,6 @@ void to_json(nlohmann::json& j, const Plan& p);
 // figures follow.
 void apply_float_regions(Plan& plan, const std::vector<FloatRegion>& regions);
 
-// Shell-style glob (*, ?, [...]) over a layer name, e.g. "features.*", "*classifier.4".
-bool glob_match(const std::string& pattern, const std::string& name);
 
 // Throws UsageError when a --skip or --only pattern matches no layer (listing the layer names).
 void check_layer_globs(const std::vector<LayerInfo>& layers, const std::vector<std::string>& skip,

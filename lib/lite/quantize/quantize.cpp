@@ -15,23 +15,24 @@
 #include <fmt/format.h>
 
 #include "lite/core/atomic_file.hpp"
+#include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
-#include "lite/core/json_input.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/core/text.hpp"
+#include "lite/measure/evaluate.hpp"
+#include "lite/measure/frozen_float.hpp"
+#include "lite/measure/speed_claim.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
-#include "lite/measure/frozen_float.hpp"
-#include "lite/measure/evaluate.hpp"
-#include "lite/measure/speed_claim.hpp"
-#include "lite/measure/timing.hpp"
+#include "lite/model/torch_errors.hpp"
 #include "lite/quantize/choice.hpp"
 #include "lite/quantize/judging.hpp"
 #include "lite/quantize/quantize.hpp"
-#include "lite/model/torch_errors.hpp"
 #include "lite/quantize/quantize_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -40,9 +41,7 @@ namespace lite::quantize {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Runs one sample of `data` through the float model so that data of the wrong shape is reported
 // against the data file, before any work.

@@ -11,13 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
 #include "lite/core/run_context.hpp"
-#include "lite/model/input_spec.hpp"
 #include "lite/measure/agreement.hpp"
 #include "lite/measure/machine_load.hpp"
-#include "lite/core/gates.hpp"
+#include "lite/model/input_spec.hpp"
 #include "lite/quantize/options.hpp"
 #include "lite/quantize/plan.hpp"
 #include "lite/quantize/tolerance.hpp"

@@ -14,13 +14,13 @@
 
 #include "lite/core/error.hpp"
 #include "lite/core/stats.hpp"
+#include "lite/measure/frozen_float.hpp"
+#include "lite/measure/timing.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/load.hpp"
 #include "lite/model/torch_errors.hpp"
-#include "lite/measure/frozen_float.hpp"
 #include "lite/profile/profile.hpp"
-#include "lite/measure/timing.hpp"
 #include "lite/recipe/runner_internal.hpp"
 
 namespace lite::recipe::detail {

@@ -74,3 +74,11 @@ TEST_CASE("numbers are decimal only: no hex, no inf or nan, a unit may follow") 
   CHECK_FALSE(parse_byte_size("infGB").has_value());
   CHECK(parse_byte_size("1e3KB") == 1024000u);
 }
+
+TEST_CASE("glob_match: shell-style patterns over layer names") {
+  CHECK(glob_match("features.?", "features.4"));
+  CHECK_FALSE(glob_match("features.?", "features.10"));
+  CHECK(glob_match("*classifier.4", "model.classifier.4"));
+  CHECK(glob_match("layer[12].*", "layer2.0.conv1"));
+  CHECK_FALSE(glob_match("layer[12].*", "layer3.0.conv1"));
+}

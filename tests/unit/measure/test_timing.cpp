@@ -6,8 +6,8 @@
 #include "../torch_fixtures.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
-#include "lite/model/load.hpp"
 #include "lite/measure/timing.hpp"
+#include "lite/model/load.hpp"
 
 using namespace lite;
 
