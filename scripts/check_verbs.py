@@ -2,9 +2,10 @@
 """House rule: a verb is named once. Each verb's descriptor (lib/lite/<area>/verb.hpp, lite/core/verb.hpp) holds
 its name; everything else reaches the verb through the descriptor. Checks, reading the sources (no build needed):
   - every descriptor is in the one list (lib/lite/verbs/verbs.cpp), and no two share a name;
-  - every descriptor has its CLI setup in the table of the executable that runs it (apps/lite/setups_torch.cpp
-    when it says needs_torch, else setups_torch_free.cpp) and nowhere else, and a step runner
-    (lib/lite/recipe/runner_steps.cpp) exactly when it has a recipe_step;
+  - every descriptor has its CLI setup registered once (`SetupRegistration registered{<area>::verb(), ...}` in an
+    apps/lite/cmd_*.cpp) in a file the executable that runs it compiles (apps/CMakeLists.txt's
+    lite_torch_free_commands for `lite` when it says !needs_torch; every other cmd_*.cpp goes to lite-torch), and a
+    step runner (lib/lite/recipe/runner_steps.cpp) exactly when it has a recipe_step;
   - no C++ string literal in lib/ or apps/ equals a verb's name outside that verb's own folder (its reports and
     artifacts may say their own name), but for the few listed in ALLOWED with the reason.
 The unit tests check the same tables at run time (tests/unit/recipe/test_verbs.cpp, test_step_runners.cpp) and
@@ -15,7 +16,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 LIST = "lib/lite/verbs/verbs.cpp"
-SETUPS = {True: "apps/lite/setups_torch.cpp", False: "apps/lite/setups_torch_free.cpp"}
+APPS_CMAKE = "apps/CMakeLists.txt"
 RUNNERS = "lib/lite/recipe/runner_steps.cpp"
 
 # (file, literal): why the verb's name is written there as text.
@@ -84,21 +85,45 @@ def registered(file):
     return re.findall(r"&(\w+)::verb\(\)", (REPO / file).read_text())
 
 
+def setup_registrations():
+    """{area: [apps/lite/cmd_*.cpp files registering its setup]}, and the torch-free command files."""
+    found = {}
+    for path in sorted((REPO / "apps" / "lite").glob("cmd_*.cpp")):
+        for area in re.findall(r"SetupRegistration \w+\{(\w+)::verb\(\)", path.read_text()):
+            found.setdefault(area, []).append(path.relative_to(REPO).as_posix())
+    m = re.search(r"set\(lite_torch_free_commands([^)]*)\)", (REPO / APPS_CMAKE).read_text())
+    if not m:
+        sys.exit(f"check_verbs: {APPS_CMAKE}: no set(lite_torch_free_commands ...) (the form this check reads)")
+    torch_free = {f"apps/{f}" for f in m.group(1).split()}
+    return found, torch_free
+
+
+def setup_problems(area, name, torch, registrations, torch_free):
+    where = f"lib/lite/{area}/verb.hpp ('{name}')"
+    files = registrations.get(area, [])
+    if len(files) != 1:
+        return [f"  {where}: its CLI setup is registered {len(files)} times ({', '.join(files) or 'nowhere'}); "
+                f"register it once in apps/lite/cmd_*.cpp: const SetupRegistration registered{{{area}::verb(), ...}};"]
+    if torch == (files[0] in torch_free):
+        executable = "lite-torch (not in lite_torch_free_commands)" if torch else "lite (in lite_torch_free_commands)"
+        return [f"  {where}: needs_torch is {str(torch).lower()}, so {files[0]} belongs in {executable}, "
+                f"{APPS_CMAKE}"]
+    return []
+
+
 def table_problems(verbs):
     problems = []
     names = [name for name, _, _ in verbs.values()]
     for name in {n for n in names if names.count(n) > 1}:
         problems.append(f"  two descriptors are named '{name}'")
     listed = registered(LIST)
-    setups = {torch: registered(file) for torch, file in SETUPS.items()}
+    registrations, torch_free = setup_registrations()
     runners = registered(RUNNERS)
     for area, (name, torch, step) in verbs.items():
         where = f"lib/lite/{area}/verb.hpp ('{name}')"
         if listed.count(area) != 1:
             problems.append(f"  {where}: listed {listed.count(area)} times in {LIST}; add &{area}::verb() once")
-        if setups[torch].count(area) != 1 or area in setups[not torch]:
-            problems.append(f"  {where}: needs_torch is {str(torch).lower()}, so its CLI setup belongs once in "
-                            f"{SETUPS[torch]} and not in {SETUPS[not torch]}")
+        problems += setup_problems(area, name, torch, registrations, torch_free)
         if runners.count(area) != (1 if step else 0):
             problems.append(f"  {where}: {'has' if step else 'has no'} recipe_step, so {RUNNERS} must hold "
                             f"{'one row' if step else 'no row'} for &{area}::verb()")

@@ -1,7 +1,7 @@
 // Dispatch shared by `lite` and `lite-torch`: builds the CLI11 app from the verb list (only the chosen
 // subcommand gets its flags, so `lite --help` lists one line per subcommand and starts fast), parses, runs,
-// and maps the library's typed errors to exit codes (README "Exit codes"). The only place that prints an
-// error line or picks an exit status.
+// and maps the library's typed errors to exit codes (README "Exit codes"): the one place that words an error the
+// library threw and picks the exit status. Every error line is written by error_line.hpp.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
@@ -9,10 +9,12 @@
 #include <regex>
 #include <string>
 
-#include "cli_common.hpp"
 #include "command.hpp"
+#include "error_line.hpp"
+#include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "number_flags.hpp"
+#include "torch_log_flags.hpp"
 #include "lite/core/deadline.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -25,8 +27,6 @@ namespace lite::cli {
 
 namespace {
 
-bool print_errors = true;  // lite-mpi: only the rank that reports a failure prints it
-
 std::string version_text() {
   return std::string("lite ") + lite::version() + " (commit " + lite::git_commit() + ", " + lite::build_type() +
          " build, " + lite::compiler() + ")\nlibtorch " + LITE_LIBTORCH_VERSION + "\n";
@@ -36,15 +36,6 @@ Setup local_setup(const VerbDescriptor& verb) {
   for (const auto& s : local_setups())
     if (s.verb == &verb) return s.setup;
   return nullptr;
-}
-
-// Every error line goes out here: "WHERE: LABEL: TEXT" on one line, the text with its control characters
-// escaped, so a value quoted into a message (an argument with a newline in it) shows as `\n` instead of
-// cutting the line. Messages of lite's own errors are one line by construction (libtorch's are reduced to
-// their first line where they are caught), so everything in them is kept.
-void print_error_line(const std::string& where, const char* label, const std::string& text) {
-  if (!print_errors) return;
-  std::fprintf(stderr, "%s: %s: %s\n", where.c_str(), label, escape_control(trim(text)).c_str());
 }
 
 // The error line for an exception escaping a subcommand; returns the exit code.
@@ -60,7 +51,7 @@ int report_error(const std::string& name) {
     if (e.kind() == ErrorKind::interrupted) {
       const auto* interrupted = dynamic_cast<const Interrupted*>(&e);
       const std::string outcome = interrupted ? interrupted->outcome() : "nothing was written";
-      if (print_errors) std::fprintf(stderr, "\nlite %s: interrupted; %s\n", name.c_str(), outcome.c_str());
+      print_interrupted_line("lite " + name, outcome);
       return interrupt_exit_code();  // 130 after Ctrl-C, 143 after SIGTERM
     } else if (e.kind() == ErrorKind::internal) {
       const std::string what = render_option_refs(e.what(), flag_for_key);
@@ -139,18 +130,29 @@ std::string first_empty_value(const CLI::App& app) {
 
 }  // namespace
 
-void set_error_printing(bool on) { print_errors = on; }
+namespace {
+std::vector<SetupEntry>& setup_registry() {
+  static std::vector<SetupEntry> entries;
+  return entries;
+}
+}  // namespace
+
+const std::vector<SetupEntry>& local_setups() { return setup_registry(); }
+
+SetupRegistration::SetupRegistration(const VerbDescriptor& verb, Setup setup) {
+  setup_registry().push_back({&verb, setup});
+}
 
 int exit_code_of(std::exception_ptr error, const std::string& command) {
-  const bool saved = print_errors;
-  print_errors = false;
+  const bool saved = error_printing();
+  set_error_printing(false);
   int code = exit_internal;
   try {
     std::rethrow_exception(error);
   } catch (...) {
     code = report_error(command);
   }
-  print_errors = saved;
+  set_error_printing(saved);
   return code;
 }
 

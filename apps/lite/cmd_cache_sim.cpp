@@ -7,15 +7,16 @@
 #include <vector>
 
 #include "cache_sim_backend.hpp"
-#include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "flag_wording.hpp"
+#include "number_flags.hpp"
 #include "lite/cache/options.hpp"
 #include "lite/cache/policies.hpp"
 #include "lite/cache/route.hpp"
+#include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
-#include "number_flags.hpp"
 
 namespace lite::cli {
 
@@ -164,5 +165,7 @@ Runner setup_cache_sim(CLI::App& app) {
     return print_outcome({cache::to_report(*outcome.result), outcome.result->gates.passed()}, s->output);
   };
 }
+
+const SetupRegistration registered{cache::verb(), setup_cache_sim};
 
 }  // namespace lite::cli

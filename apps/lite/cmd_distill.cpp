@@ -8,19 +8,22 @@
 #include <filesystem>
 #include <memory>
 
-#include "cli_common.hpp"
 #include "command.hpp"
+#include "command_line.hpp"
 #include "config_flags.hpp"
+#include "error_line.hpp"
+#include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "launch_local.hpp"
+#include "number_flags.hpp"
+#include "renamed_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/distill/optimizers.hpp"
 #include "lite/distill/verb.hpp"
-#include "lite/prune/prune.hpp"
 #include "lite/distill/world.hpp"
-#include "number_flags.hpp"
+#include "lite/prune/prune.hpp"
 
 namespace lite::cli {
 
@@ -172,13 +175,15 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--teacher", o.teacher, "Teacher model (TorchScript); run in eval mode without gradients");
   app.add_option("--student", o.student, "Student model (TorchScript), trained from its current weights");
   app.add_option("--data", o.data, "Training data: tensor or {\"x\",\"y\"} dict file, .npy, or idx");
-  app.add_option("--labels", o.labels, "Labels of an idx --data file");
+  app.add_option("--data-labels", o.data_labels, "Labels of --data when they are a file of their own (idx, .npy)");
+  add_renamed_flag(app, "--labels", "data_labels", o.data_labels);
   app.add_option("--eval", o.eval, "Validation data (default: the training data)");
   app.add_option("--eval-labels", o.eval_labels, "Labels of an idx --eval file");
   app.add_option("--samples", o.samples, "Train on the first N samples of --data; 0 is all");
   app.add_option("--eval-samples", o.eval_samples, "Validate on the first N samples of --eval; 0 is all");
   app.add_option("--epochs", o.epochs, "Epochs");
-  app.add_option("--batch", o.batch, "Training batch size");
+  app.add_option("--train-batch", o.train_batch, "Training batch size: the global batch, split over the ranks");
+  add_renamed_flag(app, "--batch", "train_batch", o.train_batch);
   app.add_option("--eval-batch", o.eval_batch, "Batch size of teacher and validation passes");
   app.add_option("--lr", o.lr, "Peak learning rate");
   app.add_option("--optimizer", o.optimizer, optimizer_help());
@@ -215,5 +220,7 @@ Runner setup_distill(CLI::App& app) {
     return run_distill(*s);
   };
 }
+
+const SetupRegistration registered{distill::verb(), setup_distill};
 
 }  // namespace lite::cli

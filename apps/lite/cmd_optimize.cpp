@@ -5,9 +5,12 @@
 
 #include <memory>
 
-#include "cli_common.hpp"
+#include "budget_deadline.hpp"
 #include "command.hpp"
+#include "command_line.hpp"
 #include "config_flags.hpp"
+#include "data_flags.hpp"
+#include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/input_spec.hpp"
@@ -21,7 +24,7 @@ namespace {
 struct OptimizeState {
   optimize::OptimizeOptions options;
   OutputOptions output;
-  std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
+  EvalDataFlags data;
   ConfigFlags config;
 };
 
@@ -38,7 +41,7 @@ void add_target_flags(CLI::App& app, optimize::OptimizeOptions& o) {
   app.add_option("--target-p50", o.target_p50_ms, "Target: median latency in ms at --batch");
   app.add_option("--target-throughput", o.target_throughput, "Target: samples per second at --batch");
   app.add_option("--target-speedup", o.target_speedup, "Target: times faster than the frozen original (median)");
-  app.add_option("--batch", o.batch, "Batch size the service runs; latency is measured at it")->capture_default_str();
+  app.add_option("--batch", o.batch, "Batch size latency is measured at (the service's)")->capture_default_str();
   app.add_option("--max-accuracy-drop", o.max_accuracy_drop,
                  fmt::format("Points of top-1 accuracy (or agreement) the result may lose (default {:g}; needs --eval)",
                              optimize::kDefaultAccuracyDrop));
@@ -77,7 +80,6 @@ void add_measurement_flags(CLI::App& app, optimize::OptimizeOptions& o) {
   app.add_option("--duration", o.duration_s, "Most seconds of full timing per variant (--exhaustive: all)")->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed calls before each timing")->capture_default_str();
   app.add_option("--threads", o.threads, "Intra-op threads (0: libtorch's default)")->capture_default_str();
-  app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation passes")->capture_default_str();
   app.add_option("--budget", o.budget_s, "Seconds the whole search may take; then the best measured so far wins");
 }
 
@@ -88,7 +90,6 @@ Runner setup_optimize(CLI::App& app) {
   auto& o = s->options;
   name_flag("model", "MODEL");
   name_flag("output", "-o");
-  name_flag("inputs", "--input");
   name_flag("target_p99_ms", "--target-p99");
   name_flag("target_p50_ms", "--target-p50");
   name_flag("hit_latency_ms", "--hit-latency");
@@ -101,9 +102,7 @@ Runner setup_optimize(CLI::App& app) {
       "Exit 1 when nothing meets the target (the nearest misses are named).");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "The chosen artifact (default: MODEL.optimized.pt)");
-  app.add_option("--eval", o.eval, "Evaluation data: accuracy with labels, else agreement with the model");
-  app.add_option("--labels", o.labels, "Labels for an idx --eval file");
-  app.add_option("--input", s->input_specs, "Input shape when the model declares none, e.g. 1x3x224x224");
+  add_eval_data_flags(app, s->options, s->data);
   add_target_flags(app, o);
   add_search_flags(app, o);
   add_measurement_flags(app, o);
@@ -116,7 +115,7 @@ Runner setup_optimize(CLI::App& app) {
   return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);
-    for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
+    finish_eval_data_flags(s->data, o);
     return run_verb(app, s->config, s->output, o, validate_and_bound,
                     [](const optimize::OptimizeOptions& o, Progress& progress) {
                       const auto result = optimize::run(o, progress, run_context());
@@ -124,5 +123,7 @@ Runner setup_optimize(CLI::App& app) {
                     });
   };
 }
+
+const SetupRegistration registered{optimize::verb(), setup_optimize};
 
 }  // namespace lite::cli

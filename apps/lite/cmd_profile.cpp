@@ -2,29 +2,30 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli_common.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
-#include "timing_flags.hpp"
+#include "data_flags.hpp"
+#include "flag_wording.hpp"
 #include "help_format.hpp"
+#include "number_flags.hpp"
+#include "timing_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/profile/profile.hpp"
-#include "number_flags.hpp"
+#include "lite/profile/verb.hpp"
 
 namespace lite::cli {
 
 Runner setup_profile(CLI::App& app) {
   struct State {
     profile::ProfileOptions options;
-    std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
+    EvalDataFlags data;
     OutputOptions output;
     ConfigFlags config;
   };
   auto s = std::make_shared<State>();
   auto& o = s->options;
   name_flag("models", "MODEL");
-  name_flag("inputs", "--input");
   name_flag("input_files", "--input-file");
   name_flag("budget_s", "--budget");
   app.description(
@@ -32,11 +33,10 @@ Runner setup_profile(CLI::App& app) {
       "under load (--qps), accuracy (--eval). With two models, time them interleaved and report B's speedup over A "
       "with a confidence interval. Details: docs/profile.md.");
   app.add_option("models", o.models, "MODEL.pt, or A.pt B.pt to compare")->expected(1, 2);
-  app.add_option("--input", s->input_specs, "Input shape and dtype, e.g. 1x3x224x224 or 8x128:int64; repeat per input")
-      ->group("Inputs");
+  add_eval_data_flags(app, o, s->data, "Inputs", "Analysis");
   app.add_option("--input-file", o.input_files, "Input tensor file (tensor file, .npy); repeat per input")
       ->group("Inputs");
-  app.add_option("--batch", o.batch, "Batch size: replaces the first dimension of every input")->group("Inputs");
+  app.add_option("--batch", o.batch, "Batch size latency is measured at: replaces the first dimension of every input")->group("Inputs");
   decimal_only(app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs"),
                NumberText::unsigned_whole, "a whole number from 0 to 18446744073709551615");
   add_timing_flags(app, o.timing, "Timing");
@@ -51,10 +51,6 @@ Runner setup_profile(CLI::App& app) {
   app.add_option("--op-iterations", o.op_iterations, "Forwards profiled with --ops")->group("Analysis");
   app.add_option("--trace", o.trace, "Write a Chrome trace of the --ops iterations (chrome://tracing, Perfetto)")
       ->group("Analysis");
-  app.add_option("--eval", o.eval, "Data with labels for top-1 accuracy (dict file, .npy, idx)")->group("Analysis");
-  app.add_option("--labels", o.labels, "Labels for --eval when they are a separate file (idx, .npy)")
-      ->group("Analysis");
-  app.add_option("--eval-batch", o.eval_batch, "Batch size for --eval")->group("Analysis");
   app.add_option("--qps", o.qps, "Load mode: offered request rates, e.g. --qps 100,200,400")
       ->delimiter(',')
       ->group("Load");
@@ -65,7 +61,7 @@ Runner setup_profile(CLI::App& app) {
   return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
-    for (const auto& text : s->input_specs) o.inputs.push_back(model::parse_input_spec(text));
+    finish_eval_data_flags(s->data, o);
     return run_verb(
         app, s->config, s->output, o, [](const profile::ProfileOptions& o) { profile::validate(o); },
         [](const profile::ProfileOptions& o, Progress& progress) {
@@ -73,5 +69,7 @@ Runner setup_profile(CLI::App& app) {
         });
   };
 }
+
+const SetupRegistration registered{profile::verb(), setup_profile};
 
 }  // namespace lite::cli

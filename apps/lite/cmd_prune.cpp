@@ -4,14 +4,17 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
-#include "cli_common.hpp"
 #include "command.hpp"
+#include "command_line.hpp"
 #include "config_flags.hpp"
+#include "data_flags.hpp"
+#include "flag_wording.hpp"
 #include "timing_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/prune/prune.hpp"
+#include "lite/prune/verb.hpp"
 
 namespace lite::cli {
 
@@ -21,7 +24,7 @@ struct PruneState {
   prune::PruneOptions options;
   OutputOptions output;
   std::vector<std::string> ratios;  // "R" or "GLOB=R": parsed into ratio / layer_ratios
-  std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
+  EvalDataFlags data;
   bool structured = false;
   ConfigFlags config;
 };
@@ -42,7 +45,6 @@ Runner setup_prune(CLI::App& app) {
   name_flag("ratio", "--ratio");
   name_flag("layer_ratios", "--ratio");
   name_flag("batches", "--batch");
-  name_flag("inputs", "--input");
   app.description(
       "Prune a TorchScript model. Structured (default): remove whole channels that a dependency graph proves safe, "
       "so the artifact is smaller and faster. Unstructured (--sparsity): zero the smallest weights. The artifact is "
@@ -62,9 +64,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_flag("--structured", s->structured, "Remove whole channels (the default)");
   app.add_flag("--unstructured", o.unstructured, "Zero single weights instead (needs --sparsity)");
   app.add_option("--sparsity", o.sparsity, "Unstructured: fraction of each conv/linear weight set to zero");
-  app.add_option("--input", s->input_specs, "Input shape when the model declares none, e.g. 1x3x224x224");
-  app.add_option("--eval", o.eval, "Evaluation data: top-1 accuracy with labels, else agreement");
-  app.add_option("--labels", o.labels, "Labels of an idx --eval file");
+  add_eval_data_flags(app, o, s->data);
   app.add_option("--tolerance", o.tolerance, "Top-1 points (accuracy or agreement) the result may lose; exit 1 beyond");
   app.add_option("--agreement-floor", o.agreement_floor,
                  "Without --tolerance: exit 1 when top-1 agreement with the original falls by more than this many "
@@ -73,15 +73,14 @@ Runner setup_prune(CLI::App& app) {
                "Prune each group alone at each --sensitivity-ratios value and measure; write CSV and SVG, no model");
   app.add_option("--sensitivity-ratios", o.sensitivity_ratios, "Ratios the sensitivity analysis tries")->delimiter(',');
   app.add_flag("--dry-run", o.dry_run, "Print the groups and the plan (channels kept, parameters) and write nothing");
-  app.add_option("--batch", o.batches, "Batch sizes to measure latency at")->delimiter(',');
+  app.add_option("--batch", o.batches, "Batch sizes latency is measured at")->delimiter(',');
   add_timing_flags(app, o.timing);
-  app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation and gradient passes");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);
-    for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
+    finish_eval_data_flags(s->data, o);
     for (const auto& text : s->ratios) {
       auto r = prune::parse_ratio(text);
       if (r.glob.empty())
@@ -99,5 +98,7 @@ Runner setup_prune(CLI::App& app) {
         });
   };
 }
+
+const SetupRegistration registered{prune::verb(), setup_prune};
 
 }  // namespace lite::cli

@@ -8,9 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.hpp"
+#include "budget_deadline.hpp"
 #include "command.hpp"
+#include "command_line.hpp"
 #include "config_flags.hpp"
+#include "data_flags.hpp"
+#include "flag_wording.hpp"
 #include "timing_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -28,7 +31,7 @@ namespace {
 struct QuantizeState {
   quantize::QuantizeOptions options;
   OutputOptions output;
-  std::vector<std::string> input_specs;  // parsed after CLI11 so that a bad spec gets lite's error line
+  EvalDataFlags data;
   ConfigFlags config;
 };
 
@@ -69,7 +72,6 @@ Runner setup_quantize(CLI::App& app) {
       "this machine. Exit 1 when it is slower (unless --allow-slower) or misses --tolerance; the artifact is still "
       "written. Details: docs/quantize.md.");
   name_flag("model", "MODEL");
-  name_flag("inputs", "--input");
   name_flag("batches", "--batch");
   name_flag("write_calib_json", "--no-calib-json");
   name_flag("output", "-o");
@@ -82,8 +84,7 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("--calib-method", o.calib_method, word_options(calib_method_help()));
   app.add_option("--calib-stats", o.calib_stats, "Reuse the calibration JSON of an earlier run instead of calibrating");
   app.add_flag("--no-calib-json{false}", o.write_calib_json, "Do not write the calibration JSON beside the artifact");
-  app.add_option("--eval", o.eval, "Evaluation data: top-1 accuracy with labels, else agreement with float");
-  app.add_option("--labels", o.labels, "Labels of an idx --eval file");
+  add_eval_data_flags(app, o, s->data);
   app.add_option("--eval-samples", o.eval_samples,
                  fmt::format("Judge quality on the first N samples of the evaluation data (default: an explicit --mode "
                              "on all; auto on as many as the float model evaluates in {:g} s, at least {})",
@@ -95,12 +96,8 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable)");
   app.add_option("--only", o.only, "Quantize only layers matching this glob (repeatable)");
   app.add_option("--qengine", o.qengine, "Quantized engine the consumer will use: onednn or qnnpack");
-  app.add_option("--input", s->input_specs,
-                 "Input shape when the model declares none, e.g. 1x3x224x224 (default: from the data, else the first "
-                 "layer)");
-  app.add_option("--batch", o.batches, "Batch sizes to measure latency at")->delimiter(',');
+  app.add_option("--batch", o.batches, "Batch sizes latency is measured at")->delimiter(',');
   add_timing_flags(app, o.timing);
-  app.add_option("--eval-batch", o.eval_batch, "Batch size of evaluation and calibration passes");
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, schemes, expected size) and write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
   app.add_flag("--allow-noisy", o.allow_noisy,
@@ -118,7 +115,7 @@ Runner setup_quantize(CLI::App& app) {
   return [s, &app] {
     auto& o = s->options;
     resolve_format(s->output);  // a bad --output-format fails before any work
-    for (const auto& spec : s->input_specs) o.inputs.push_back(model::parse_input_spec(spec));
+    finish_eval_data_flags(s->data, o);
     return run_verb(app, s->config, s->output, o, validate_and_bound,
                     [](const quantize::QuantizeOptions& o, Progress& progress) {
                       const auto result = quantize::run(o, progress, run_context());
@@ -126,5 +123,7 @@ Runner setup_quantize(CLI::App& app) {
                     });
   };
 }
+
+const SetupRegistration registered{quantize::verb(), setup_quantize};
 
 }  // namespace lite::cli

@@ -4,14 +4,16 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
-#include "cli_common.hpp"
 #include "command.hpp"
+#include "command_line.hpp"
 #include "config_flags.hpp"
+#include "flag_wording.hpp"
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 #include "lite/recipe/runner.hpp"
+#include "lite/recipe/verb.hpp"
 #include "lite/verbs/verbs.hpp"
 
 namespace lite::cli {
@@ -71,5 +73,7 @@ Runner setup_run(CLI::App& app) {
     return print_outcome({recipe::to_report(result), result.gates.passed()}, s->output);
   };
 }
+
+const SetupRegistration registered{recipe::verb(), setup_run};
 
 }  // namespace lite::cli

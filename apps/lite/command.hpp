@@ -9,7 +9,8 @@
 // The subcommand table is the verb list, lite::verbs() (lib/lite/verbs/verbs.hpp, one descriptor per verb:
 // name, summary, needs_torch). Each cmd_<name>.cpp binds CLI11 flags straight onto its verb's options struct
 // and returns the function that runs it: validate, call the library, print the result record, return the exit
-// code; each executable registers the setups it runs against the verbs' descriptors (setups_*.cpp).
+// code; it registers that setup against its verb's descriptor, so the executable that compiles it runs the verb
+// (apps/CMakeLists.txt: cmd_cache_sim.cpp in lite and lite-mpi, every other cmd_*.cpp in lite-torch).
 // cli_main.cpp owns dispatch and the mapping of typed errors to exit codes.
 #include <exception>
 #include <functional>
@@ -27,19 +28,22 @@ namespace lite::cli {
 using Runner = std::function<int()>;
 using Setup = Runner (*)(CLI::App& subcommand);
 
-// The verbs this executable runs itself, each registered against its descriptor: each binary links its own
-// table (setups_torch.cpp in lite-torch, setups_torch_free.cpp in lite and lite-mpi). `lite VERB --help` for
-// every verb (tests/cli/test_cli_basics.py) checks that none is missing.
+// The verbs this executable runs itself, each registered against its descriptor by the cmd_<name>.cpp compiled
+// into it, with one line at namespace scope:
+//   const SetupRegistration registered{quantize::verb(), setup_quantize};
+// `lite VERB --help` for every verb (tests/cli/test_cli_basics.py) and scripts/check_verbs.py (ctest house/verbs)
+// check that none is missing or in the wrong executable.
 struct SetupEntry {
   const VerbDescriptor* verb;
   Setup setup;
 };
 const std::vector<SetupEntry>& local_setups();
+struct SetupRegistration {
+  SetupRegistration(const VerbDescriptor& verb, Setup setup);
+};
 
 // Parses argv for the subcommands this executable runs and runs the chosen one; maps errors to exit codes.
 int run_cli(int argc, char** argv);
-// lite-mpi: ranks other than the one reporting a failure print no error line (they still exit with its code).
-void set_error_printing(bool on);
 // The exit code run_cli would give `error`, without printing it.
 int exit_code_of(std::exception_ptr error, const std::string& command);
 

@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_common.hpp"
+#include "error_line.hpp"
+#include "output.hpp"
+#include "terminal_progress.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 
@@ -63,6 +65,7 @@ bool resolve_config(const CLI::App& app, const ConfigFlags& flags, Options& opti
     options = std::move(resolved);
     check_config_not_named(flags.config, nlohmann::json(options));
   }
+  print_option_warnings("lite " + app.get_name());
   if (flags.dump) {
     std::cout << nlohmann::json(options).dump(2) << std::endl;
     return true;
@@ -79,7 +82,9 @@ int run_verb(const CLI::App& app, const ConfigFlags& flags, const OutputOptions&
   if (resolve_config(app, flags, options)) return int(exit_ok);
   validate(options);
   auto progress = make_progress(output);
-  return print_outcome(run(options, *progress), output);
+  VerbOutcome outcome = run(options, *progress);
+  print_option_warnings("lite " + app.get_name());  // from a recipe's steps
+  return print_outcome(outcome, output);
 }
 
 }  // namespace lite::cli

@@ -26,6 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "error_line.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 
@@ -200,11 +203,13 @@ int launch_local(const LaunchPlan& plan) {
   for (size_t r = 0; r < workers.size(); ++r) {
     const auto& w = workers[r];
     if (w.killed_by_launcher)
-      std::fprintf(stderr, "lite %s: error: rank %zu: still running %.0f s after another rank failed; stopped it\n",
-                   plan.command.c_str(), r, plan.timeout_s + 10);
+      print_error_line("lite " + plan.command, "error",
+                       fmt::format("rank {}: still running {:.0f} s after another rank failed; stopped it", r,
+                                   plan.timeout_s + 10));
     else if (WIFSIGNALED(w.status))
-      std::fprintf(stderr, "lite %s: error: rank %zu: killed by signal %d (%s)\n", plan.command.c_str(), r,
-                   WTERMSIG(w.status), strsignal(WTERMSIG(w.status)));
+      print_error_line("lite " + plan.command, "error",
+                       fmt::format("rank {}: killed by signal {} ({})", r, WTERMSIG(w.status),
+                                   strsignal(WTERMSIG(w.status))));
   }
   for (const auto& w : workers)
     if (exit_code_of(w) == exit_bad_input) return exit_bad_input;

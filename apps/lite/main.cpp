@@ -11,13 +11,14 @@
 #include <filesystem>
 #include <string>
 
-#include "cli_common.hpp"
 #include "command.hpp"
+#include "command_line.hpp"
+#include "error_line.hpp"
+#include "mpi_environment.hpp"
 #include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/verbs/verbs.hpp"
-#include "mpi_environment.hpp"
 
 namespace {
 
@@ -38,9 +39,10 @@ int exec_mpi_side(char** argv, const lite::cli::MpiEnvironment& mpi) {
   const std::string path = side_path("lite-mpi");
   ::execv(path.c_str(), argv);
   if (mpi.rank == 0)
-    std::fprintf(stderr, "lite cache-sim: error: mpirun/srun: %d ranks, but %s cannot run (%s); build lite with "
-                 "Open MPI (libopenmpi-dev) for lite-mpi, or run cache-sim without the launcher\n",
-                 mpi.size, path.c_str(), std::strerror(errno));
+    lite::cli::print_error_line(std::string("lite ") + lite::cache::verb().name, "error",
+                                "mpirun/srun: " + std::to_string(mpi.size) + " ranks, but " + path + " cannot run (" +
+                                    std::strerror(errno) + "); build lite with Open MPI (libopenmpi-dev) for "
+                                    "lite-mpi, or run cache-sim without the launcher");
   return lite::exit_bad_input;
 }
 
@@ -56,8 +58,9 @@ int main(int argc, char** argv) {
     if (command && command->needs_torch) {
       const std::string path = side_path("lite-torch");
       ::execv(path.c_str(), argv);
-      std::fprintf(stderr, "lite %s: internal error: cannot run %s: %s; reinstall lite (the subcommands that load "
-                   "models live in that executable)\n", argv[1], path.c_str(), std::strerror(errno));
+      lite::cli::print_error_line(std::string("lite ") + argv[1], "internal error",
+                                  "cannot run " + path + ": " + std::strerror(errno) +
+                                      "; reinstall lite (the subcommands that load models live in that executable)");
       return lite::exit_internal;
     }
   }

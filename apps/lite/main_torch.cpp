@@ -1,8 +1,9 @@
-// lite-torch: the half of the lite command that loads LibTorch: the verbs whose descriptor says needs_torch
-// (setups_torch.cpp). `lite` execs it with its own argv, so messages, exit codes and signals are those of `lite`.
-// See command.hpp.
-#include "cli_common.hpp"
+// lite-torch: the half of the lite command that loads LibTorch: the verbs whose descriptor says needs_torch (each
+// cmd_<name>.cpp compiled into it registers its setup). `lite` execs it with its own argv, so messages, exit codes
+// and signals are those of `lite`. See command.hpp.
 #include "command.hpp"
+#include "command_line.hpp"
+#include "torch_log_flags.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/torch_log.hpp"
 

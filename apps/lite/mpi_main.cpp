@@ -7,19 +7,21 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
-#include "cli_common.hpp"
 #include "command.hpp"
+#include "command_line.hpp"
+#include "error_line.hpp"
+#include "mpi_sweep.hpp"
 #include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
-#include "mpi_sweep.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], lite::cache::verb().name) != 0) {  // before MPI_Init: nothing else runs here
-    const char* name = argc < 2 ? "SUBCOMMAND" : argv[1];
-    std::fprintf(stderr, "lite: error: %s: lite-mpi runs only cache-sim (lite execs it under mpirun/srun); run 'lite %s'\n",
-                 name, argc < 2 ? "--help" : name);
+    const std::string name = argc < 2 ? "SUBCOMMAND" : argv[1];
+    lite::cli::print_error_line("lite", "error", name + ": lite-mpi runs only cache-sim (lite execs it under "
+                                "mpirun/srun); run 'lite " + (argc < 2 ? std::string("--help") : name) + "'");
     return lite::exit_bad_input;
   }
   int provided = 0;

@@ -27,10 +27,11 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "error_line.hpp"
 #include "lite/cache/mrc_partitions.hpp"
-#include "lite/cache/verb.hpp"
 #include "lite/cache/record_store.hpp"
 #include "lite/cache/sweep.hpp"
+#include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "cli_common.hpp"
+#include "flag_wording.hpp"
 #include "lite/measure/timing_options.hpp"
 
 namespace lite::cli {

@@ -73,7 +73,7 @@ class DistillFashionMnist(LiteTestCase):
         shutil.rmtree(cls.fixtures, ignore_errors=True)
 
     def base(self, out, *extra, samples=2000, latency_iterations=0):
-        return ["--teacher", TEACHER, "--student", self.student, "--data", TRAIN_IMAGES, "--labels", TRAIN_LABELS,
+        return ["--teacher", TEACHER, "--student", self.student, "--data", TRAIN_IMAGES, "--data-labels", TRAIN_LABELS,
                 "--samples", samples, "--latency-iterations", latency_iterations, "-o", out, *QUICK, *extra]
 
     def test_short_distillation_improves_a_fresh_student_and_writes_a_loadable_artifact(self):
@@ -205,7 +205,7 @@ class DistillFashionMnist(LiteTestCase):
             ("empty data", args(empty), [str(empty), "empty"]),
             ("data the teacher rejects", args(wrong_shape), [str(wrong_shape), "teacher", "do not fit"]),
             ("label count", args(short_labels), [str(short_labels), "9", "10"]),
-            ("idx labels of another split", args(TRAIN_IMAGES, None, out, "--labels",
+            ("idx labels of another split", args(TRAIN_IMAGES, None, out, "--data-labels",
                                                  FMNIST / "t10k-labels-idx1-ubyte.gz"), ["10000", "60000"]),
             ("output shapes differ", args(EVAL, self.student5), [str(self.student5), "outputs shape", "[2, 5]"]),
             ("output folder missing", args(EVAL, None, self.tmp / "nowhere" / "s.pt"), ["nowhere", "folder"]),
@@ -218,7 +218,7 @@ class DistillFashionMnist(LiteTestCase):
             ("alpha above 1", args(EVAL, None, out, "--alpha", "1.5"), ["--alpha", "between 0 and 1"]),
             ("alpha below 0", args(EVAL, None, out, "--alpha", "-0.5"), ["--alpha"]),
             ("epochs zero", args(EVAL, None, out, "--epochs", "0"), ["--epochs"]),
-            ("batch zero", args(EVAL, None, out, "--batch", "0"), ["--batch"]),
+            ("batch zero", args(EVAL, None, out, "--train-batch", "0"), ["--train-batch"]),
             ("unknown optimizer", args(EVAL, None, out, "--optimizer", "adma"), ["--optimizer", "did you mean 'adam'"]),
             ("missing teacher", ["--teacher", self.tmp / "none.pt", "--student", self.student, "--data", EVAL,
                                  "-o", out], ["none.pt"]),
@@ -232,7 +232,7 @@ class DistillFashionMnist(LiteTestCase):
     def test_student_from_prune_recovers_accuracy_pruning_took(self):
         out = self.tmp / "pruned.pt"
         code, doc, err = distill("--teacher", TEACHER, "--student-from-prune", "0.5", "--data", TRAIN_IMAGES,
-                                 "--labels", TRAIN_LABELS, "--samples", 2000, "--epochs", 1, "--latency-iterations",
+                                 "--data-labels", TRAIN_LABELS, "--samples", 2000, "--epochs", 1, "--latency-iterations",
                                  0, "-o", out, *QUICK)
         self.assertEqual(code, 0, err)
         r = doc["result"]
@@ -288,7 +288,7 @@ class DistillFashionMnist(LiteTestCase):
         numpy.save(str(y), data["y"][:600].numpy())
         out = self.tmp / "s.pt"
         def streamed(data=x, labels=y):
-            return ["--teacher", TEACHER, "--student", self.student, "--data", data, "--labels", labels, "--epochs", 1,
+            return ["--teacher", TEACHER, "--student", self.student, "--data", data, "--data-labels", labels, "--epochs", 1,
                     "--latency-iterations", 0, "-o", out, *QUICK]
         common = streamed()
         code, doc, err = distill(*common, "--data-memory-mb", 1)  # 1.8 MB of samples
@@ -327,7 +327,7 @@ class DistillFashionMnist(LiteTestCase):
         tmpdir = self.tmp / "tmpdir"
         tmpdir.mkdir()
         out = self.tmp / "s.pt"
-        args = ["--teacher", TEACHER, "--student", self.student, "--data", x, "--labels", y, "--epochs", 1,
+        args = ["--teacher", TEACHER, "--student", self.student, "--data", x, "--data-labels", y, "--epochs", 1,
                 "--latency-iterations", 0, "-o", out, *QUICK, "--data-memory-mb", 1, "--json"]
         r = run_lite("distill", *args, env={"TMPDIR": str(tmpdir)})  # 1.9 MB of float samples over 1 MB
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -348,6 +348,35 @@ class DistillFashionMnist(LiteTestCase):
 
     def test_verb_page_documents_every_flag(self):
         self.assert_verb_page_documents_every_flag("distill")
+
+    def test_the_old_spellings_of_the_renamed_options_still_work_and_warn(self):
+        # --labels and --batch were distill's names for the training labels and batch; they are --data-labels and
+        # --train-batch now (--labels labels --eval in every other verb), and the old spellings are read, with a
+        # warning each, until the next release.
+        new = run_lite("distill", "--teacher", TEACHER, "--student", self.student, "--data", TRAIN_IMAGES,
+                       "--data-labels", TRAIN_LABELS, "--train-batch", 32, "--dump-config")
+        old = run_lite("distill", "--teacher", TEACHER, "--student", self.student, "--data", TRAIN_IMAGES,
+                       "--labels", TRAIN_LABELS, "--batch", 32, "--dump-config")
+        self.assertEqual((new.returncode, old.returncode), (0, 0), old.stderr)
+        self.assertEqual(json.loads(old.stdout), json.loads(new.stdout))
+        self.assertEqual(new.stderr, "")
+        self.assertEqual(old.stderr.splitlines(), [
+            "lite distill: warning: --labels is renamed --data-labels; the old name works until the next release",
+            "lite distill: warning: --batch is renamed --train-batch; the old name works until the next release"])
+        # The same in a config file (and so in a recipe step): the old key is read, with the same warning.
+        config = self.tmp / "old.json"
+        config.write_text(json.dumps({"teacher": str(TEACHER), "student": str(self.student), "data": str(TRAIN_IMAGES),
+                                      "labels": str(TRAIN_LABELS), "batch": 32}))
+        from_file = run_lite("distill", "--config", config, "--dump-config")
+        self.assertEqual(from_file.returncode, 0, from_file.stderr)
+        self.assertEqual(json.loads(from_file.stdout), json.loads(new.stdout))
+        self.assertEqual(len(from_file.stderr.splitlines()), 2, from_file.stderr)
+        self.assertIn("--labels is renamed --data-labels", from_file.stderr)
+        # Both names at once are one option given twice.
+        both = self.tmp / "both.json"
+        both.write_text(json.dumps({"teacher": str(TEACHER), "student": str(self.student), "data": str(TRAIN_IMAGES),
+                                    "batch": 32, "train_batch": 16}))
+        self.assert_rejected("distill", "--config", both, needles=["batch", "--train-batch", "old name"])
 
 
 if __name__ == "__main__":

@@ -66,8 +66,8 @@ class DistillParallel(LiteTestCase):
 
     def args(self, out, student=None, epochs=2, timeout=30, batch=64, teacher=TEACHER):
         return ["--teacher", teacher, "--student", student or self.student, "--data", TRAIN_IMAGES,
-                "--labels", TRAIN_LABELS, "--samples", SAMPLES, "--eval", EVAL, "--eval-samples", 300,
-                "--epochs", epochs, "--batch", batch, "--latency-iterations", 0, "--timeout", timeout, "-o", out]
+                "--data-labels", TRAIN_LABELS, "--samples", SAMPLES, "--eval", EVAL, "--eval-samples", 300,
+                "--epochs", epochs, "--train-batch", batch, "--latency-iterations", 0, "--timeout", timeout, "-o", out]
 
     def test_two_local_processes_train_identical_weights_and_write_a_loadable_artifact(self):
         code, stdout, stderr = self.reference_run
@@ -142,7 +142,7 @@ class DistillParallel(LiteTestCase):
         numpy.save(str(y), data["y"][:SAMPLES].numpy())
         def args(out):
             a = self.args(out, self.mlp, epochs=1)
-            a[a.index("--data") + 1], a[a.index("--labels") + 1] = x, y
+            a[a.index("--data") + 1], a[a.index("--data-labels") + 1] = x, y
             return [*a, "--data-memory-mb", 1]
         one, many = self.tmp / "one.pt", self.tmp / "many.pt"
         one_result = self.distill_json(*args(one), "--threads", "1")
@@ -223,7 +223,8 @@ class DistillParallel(LiteTestCase):
             ("launcher and world flags", [*base, "--launch-local", 2, "--rank", 0], ["--launch-local", "--rank"]),
             ("bucket of zero MB", [*base, "--bucket-mb", 0], ["--bucket-mb"]),
             ("bucket not finite", [*base, "--bucket-mb", "nan"], ["--bucket-mb"]),
-            ("batch too small", [*self.args(out, self.mlp, epochs=1, batch=3), "--launch-local", 2], ["--batch", "4"]),
+            ("batch too small", [*self.args(out, self.mlp, epochs=1, batch=3), "--launch-local", 2],
+             ["--train-batch", "4"]),
             ("a missing file under the launcher",
              [*self.args(out, self.mlp, epochs=1, teacher=self.tmp / "none.pt"), "--launch-local", 2], ["none.pt"]),
         ]

@@ -232,7 +232,7 @@ class ProfileBadInput(LiteTestCase):
         self.assert_rejected("profile", MODEL, "--trace", self.tmp / "t.json", needles=["--trace: needs", "--ops"])
         self.assert_rejected("profile", MODEL, "--qps", "100", needles=["--requests"])
         self.assert_rejected("profile", MODEL, "--requests", "10", needles=["--requests: needs", "--qps"])
-        self.assert_rejected("profile", MODEL, "--labels", EVAL, needles=["--labels: needs", "--eval"])
+        self.assert_rejected("profile", MODEL, "--labels", EVAL, needles=["--labels: gives the labels of the evaluation data", "--eval"])
         self.assert_rejected("profile", MODEL, "--qengine", "fbgem",
                              needles=["unknown quantized engine 'fbgem'", "onednn"])
         self.assert_rejected("profile", MODEL, MODEL, MODEL, needles=["lite profile", "run 'lite profile --help'"])

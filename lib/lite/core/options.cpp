@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
+#include <utility>
 
 #include "lite/core/text.hpp"
 
@@ -99,9 +100,29 @@ void OptionReader::check_integer_range(const std::string& key, const nlohmann::j
                     "give a value in that range");
 }
 
+void OptionReader::warn_renamed(const std::string& old_key, const std::string& new_key) const {
+  warn_option("{" + prefix_ + old_key + "} is renamed {" + prefix_ + new_key + "}; the old name works until the next "
+              "release");
+}
+
+namespace {
+std::vector<std::string>& option_warnings() {
+  static std::vector<std::string> warnings;
+  return warnings;
+}
+}  // namespace
+
+void warn_option(const std::string& text) {
+  auto& w = option_warnings();
+  if (std::find(w.begin(), w.end(), text) == w.end()) w.push_back(text);
+}
+
+std::vector<std::string> take_option_warnings() { return std::exchange(option_warnings(), {}); }
+
 void OptionReader::finish() const {
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+    if (std::find(renamed_.begin(), renamed_.end(), it.key()) != renamed_.end()) continue;
     std::string problem = fmt::format("unknown option '{}'", it.key());
     if (auto m = closest_match(it.key(), known_)) problem += fmt::format("; did you mean '{}'?", *m);
     throw OptionError(prefix_ + it.key(), problem, "valid keys: " + join(known_, ", "));

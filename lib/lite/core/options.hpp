@@ -1,5 +1,5 @@
 #pragma once
-// The one options pattern every verb follows (profile, quantize, cache-sim, prune, distill, run):
+// The one options pattern every verb follows (each lib/lite/<area>/options.hpp of lib/lite/verbs/verbs.cpp's list):
 //
 //   struct <Verb>Options { ...fields, defaults as member initializers... };   lib/lite/<verb>/options.hpp
 //   void to_json(nlohmann::json&, const <Verb>Options&);        every key: --dump-config, reports, recipes
@@ -69,6 +69,21 @@ class OptionReader {
     return *this;
   }
 
+  // An option renamed in this release: its old key is still read, into the new key's field, with a warning
+  // (take_option_warnings), until the next release. Both keys at once are an OptionError.
+  template <class T>
+  OptionReader& renamed(const std::string& old_key, const std::string& new_key, T& field) {
+    renamed_.push_back(old_key);
+    auto it = object_.find(old_key);
+    if (it == object_.end()) return *this;
+    if (object_.contains(new_key))
+      throw OptionError(prefix_ + old_key, "is the old name of {" + prefix_ + new_key + "}, which is given too",
+                        "keep only {" + prefix_ + new_key + "}");
+    warn_renamed(old_key, new_key);
+    assign(old_key, *it, field);
+    return *this;
+  }
+
   // A nested object read by its own from_json (which may use a nested reader with prefix_for(key)).
   std::string prefix_for(const std::string& key) const { return prefix_ + key + "."; }
   const std::string& prefix() const { return prefix_; }
@@ -123,10 +138,18 @@ class OptionReader {
   // nlohmann's get<T>() wraps an integer that T cannot hold (-1 as uint64_t is 2^64-1): refused by key instead.
   void check_integer_range(const std::string& key, const nlohmann::json& value, long double low, long double high) const;
 
+  void warn_renamed(const std::string& old_key, const std::string& new_key) const;
+
   const nlohmann::json& object_;
   std::string prefix_;
   std::vector<std::string> known_;
+  std::vector<std::string> renamed_;  // old keys still read (not offered as valid keys)
 };
+
+// Warnings about options (an old key or flag still read): collected while options are read, taken by the CLI,
+// which prints each on stderr once ("lite distill: warning: ..."), with {key} references worded as its flags.
+void warn_option(const std::string& text);
+std::vector<std::string> take_option_warnings();
 
 // Writes an options struct into a JSON object through the same field list its from_json reads (an unset
 // optional is null), so to_json and from_json cannot drift apart:

@@ -1,13 +1,13 @@
 #pragma once
 // The descriptor of a verb (a `lite` subcommand): what the CLI table, the recipe schema and the step dispatch all
 // read, so a verb's name is written once. Each verb exports its own, header-only and torch-free, as
-// lite::<area>::verb() in lib/lite/<area>/verb.hpp (quantize/, prune/, profile/, distill/, cache/ for cache-sim,
-// recipe/ for run); lib/lite/verbs/verbs.cpp lists them in `lite --help` order. Header-only because the
+// lite::<area>::verb() in lib/lite/<area>/verb.hpp (cache/ holds cache-sim's, recipe/ run's, every other area
+// that is a verb its own); lib/lite/verbs/verbs.cpp lists them in `lite --help` order. Header-only because the
 // torch-free `lite` reads every descriptor without linking the torch-side libraries that hold the verbs.
 //
 // The parts that need a verb's code are registered against the descriptor (never its name as a string), one
-// table per place that runs verbs: each executable's CLI setups (apps/lite/setups_torch.cpp, setups_torch_free.cpp)
-// and lite run's step runners (lib/lite/recipe/runner_steps.cpp). tests/unit/recipe/test_verbs.cpp and
+// table per place that runs verbs: each executable's CLI setups (each apps/lite/cmd_<name>.cpp registers its own in
+// the executable that compiles it) and lite run's step runners (lib/lite/recipe/runner_steps.cpp). tests/unit/recipe/test_verbs.cpp and
 // test_step_runners.cpp, tests/cli/test_cli_basics.py and scripts/check_verbs.py (ctest house/verbs) hold them
 // together.
 #include <optional>

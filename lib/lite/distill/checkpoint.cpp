@@ -8,6 +8,7 @@
 #include "lite/core/atomic_file.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/json_input.hpp"
+#include "lite/core/options.hpp"
 #include "lite/model/tensor_bounds.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/model/zip_directory.hpp"
@@ -79,20 +80,29 @@ std::string first_difference(const nlohmann::json& actual, const nlohmann::json&
   return {};
 }
 
+// The training state's counters and history in the checkpoint's meta record, read and written through one field
+// list (beside the record's format, fingerprint and state description).
+template <class Fields, class S>
+Fields& train_state_fields(Fields& f, S& s) {
+  return f.field("next_epoch", s.next_epoch)
+      .field("next_step", s.next_step)
+      .field("global_step", s.global_step)
+      .field("epoch_loss_sum", s.epoch_loss_sum)
+      .field("best_epoch", s.best_epoch)
+      .field("best_metric", s.best_metric)
+      .field("history", s.history);
+}
+
 }  // namespace
 
 void save_checkpoint(const fs::path& path, const torch::jit::Module& student, const torch::optim::Optimizer& optimizer,
                      const TrainState& state, const nlohmann::json& fingerprint) {
-  nlohmann::json meta{{"format", "lite-distill-checkpoint/1"},
-                      {"fingerprint", fingerprint},
-                      {"state", describe_state(student)},
-                      {"next_epoch", state.next_epoch},
-                      {"next_step", state.next_step},
-                      {"global_step", state.global_step},
-                      {"epoch_loss_sum", state.epoch_loss_sum},
-                      {"best_epoch", state.best_epoch},
-                      {"best_metric", state.best_metric},
-                      {"history", state.history}};
+  nlohmann::json meta;
+  OptionWriter writer(meta);
+  train_state_fields(writer, state);
+  meta["format"] = "lite-distill-checkpoint/1";
+  meta["fingerprint"] = fingerprint;
+  meta["state"] = describe_state(student);
   torch::serialize::OutputArchive archive;
   archive.write("meta", c10::IValue(meta.dump()));
   archive.write("weights", c10::IValue(as_list(copy_state(student))));
@@ -113,22 +123,6 @@ void save_checkpoint(const fs::path& path, const torch::jit::Module& student, co
     }
   });
 }
-
-namespace {
-
-EpochRecord record_from_json(const nlohmann::json& j) {
-  EpochRecord e;
-  e.epoch = j.at("epoch");
-  e.train_loss = j.at("train_loss");
-  e.metric = j.at("metric_percent");
-  e.lr_end = j.at("lr_end");
-  e.samples_per_s = j.at("samples_per_s");
-  e.seconds = j.at("seconds");
-  e.best = j.at("best");
-  return e;
-}
-
-}  // namespace
 
 void load_checkpoint(const fs::path& path, torch::jit::Module& student, torch::optim::Optimizer& optimizer,
                      TrainState& state, const nlohmann::json& fingerprint) {
@@ -174,15 +168,13 @@ void load_checkpoint(const fs::path& path, torch::jit::Module& student, torch::o
     std::lock_guard<std::mutex> lock(default_generator().mutex());
     default_generator().set_state(rng);
   }
-  state.next_epoch = meta.at("next_epoch");
-  state.next_step = meta.at("next_step");
-  state.global_step = meta.at("global_step");
-  state.epoch_loss_sum = meta.at("epoch_loss_sum");
-  state.best_epoch = meta.at("best_epoch");
-  state.best_metric = meta.at("best_metric");
+  try {
+    OptionReader reader(meta);
+    train_state_fields(reader, state);  // the format, fingerprint and state description were checked above
+  } catch (const OptionError& e) {
+    throw InputError(file, "has a damaged training state: " + e.problem() + " (" + e.key() + ")", fix);
+  }
   state.best_weights = from_list(best);
-  state.history.clear();
-  for (const auto& e : meta.at("history")) state.history.push_back(record_from_json(e));
 }
 
 }  // namespace lite::distill

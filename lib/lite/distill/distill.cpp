@@ -61,7 +61,7 @@ fs::path output_path(const DistillOptions& o) {
 void check_file_roles(const DistillOptions& o, const fs::path& out) {
   FileRoles roles;
   roles.reads("{teacher}", o.teacher).reads("{student}", o.student).reads("{data}", o.data);
-  roles.reads_optional("{labels}", o.labels).reads_optional("{eval}", o.eval).reads_optional("{eval_labels}", o.eval_labels);
+  roles.reads_optional("{data_labels}", o.data_labels).reads_optional("{eval}", o.eval).reads_optional("{eval_labels}", o.eval_labels);
   roles.writes("output", out);
   std::error_code ec;
   if (fs::is_directory(o.checkpoint_dir, ec)) {  // a folder distill creates holds no input yet
@@ -118,8 +118,8 @@ void load_training(Session& s, DistillResult& r) {
     const uint64_t per_sample = std::max<uint64_t>(1, model::sample_bytes_in_memory(*layout));
     if (uint64_t(n) * per_sample > budget) {
       const uint64_t chunk_bytes = std::min<uint64_t>(budget / 4, uint64_t(64) << 20);
-      const int64_t chunk = std::max<int64_t>(o.batch, int64_t(chunk_bytes / per_sample));
-      s.stream.emplace(*layout, o.labels, o.samples, chunk);
+      const int64_t chunk = std::max<int64_t>(o.train_batch, int64_t(chunk_bytes / per_sample));
+      s.stream.emplace(*layout, o.data_labels, o.samples, chunk);
       s.train_checksum = s.stream->scan(s.progress);
       s.train = s.stream->chunk(0);
       r.data_chunk_samples = s.stream->chunk_samples();
@@ -130,7 +130,7 @@ void load_training(Session& s, DistillResult& r) {
       return;
     }
   }
-  s.train = load_data(o.data, o.labels, o.samples);
+  s.train = load_data(o.data, o.data_labels, o.samples);
   s.train_checksum = s.train.x.sum().item<double>();
   const uint64_t bytes = uint64_t(s.train.x.nbytes());
   r.data_path = "loaded whole";
@@ -189,7 +189,7 @@ void check_models(Session& s) {
                      "give the student the teacher's output layer (same number of classes)");
   model::Dataset all_labels = s.train;
   if (s.stream) all_labels.y = s.stream->labels();
-  check_labels(all_labels, t.size(1), s.o.labels);
+  check_labels(all_labels, t.size(1), s.o.data_labels);
   if (s.o.eval) {
     probe(s.teacher, s.validation, "teacher");
     check_labels(s.validation, t.size(1), s.o.eval_labels);
@@ -254,10 +254,11 @@ nlohmann::json fingerprint(const Session& s) {
                                      ? nlohmann::json{{"pruned_ratio", *o.student_from_prune},
                                                       {"criterion", o.prune_criterion}}
                                      : nlohmann::json(s.student.sha256);
+  // The keys are a file format, so checkpoints of earlier releases still resume ("batch" is train_batch's old key).
   return {{"teacher_sha256", s.teacher.sha256}, {"student_sha256", student},
           {"train_samples", train_size(s)},     {"train_shape", train_shape},
           {"train_checksum", s.train_checksum}, {"data_chunk_samples", s.stream ? s.stream->chunk_samples() : 0},
-          {"epochs", o.epochs},                 {"batch", o.batch},
+          {"epochs", o.epochs},                 {"batch", o.train_batch},
           {"lr", o.lr},                         {"optimizer", find_optimizer(o.optimizer).names.front()},
           {"momentum", o.momentum},             {"weight_decay", o.weight_decay},
           {"warmup_fraction", o.warmup_fraction}, {"temperature", o.temperature},
@@ -331,7 +332,7 @@ void train_student(Session& s, DistillResult& r) {
     parameters.push_back(p);
   }
   auto optimizer = find_optimizer(o.optimizer).make(parameters, o);
-  const int64_t steps = steps_per_epoch(train_size(s), o.batch, 2 * s.sync->world_size());
+  const int64_t steps = steps_per_epoch(train_size(s), o.train_batch, 2 * s.sync->world_size());
   const auto schedule = make_schedule(o.lr, steps * o.epochs, o.warmup_fraction);
   TrainState state;
   if (o.resume) {
@@ -406,8 +407,8 @@ DistillResult run(const DistillOptions& o, Progress& progress, const RunContext&
   check_paths(o);
   set_intra_op_threads(o.threads);
   const World world = resolve_world(o);
-  if (world.distributed() && o.batch < 2 * world.size)
-    throw OptionError("batch", fmt::format("gives {} ranks fewer than 2 samples each", world.size),
+  if (world.distributed() && o.train_batch < 2 * world.size)
+    throw OptionError("train_batch", fmt::format("gives {} ranks fewer than 2 samples each", world.size),
                       fmt::format("raise {{batch}} to at least {} (the global batch is split over the ranks)", 2 * world.size));
   std::unique_ptr<DataParallel> data_parallel = join_world(world, o);  // rendezvous first: a bad setup fails fast
   DistillResult r;

@@ -149,10 +149,12 @@ struct DistillResult {
 
 void to_json(nlohmann::json& j, const StepStatus& s);
 void to_json(nlohmann::json& j, const EpochRecord& e);
+void from_json(const nlohmann::json& j, EpochRecord& e);  // OptionError naming a missing or mistyped key
 void to_json(nlohmann::json& j, const ModelSummary& m);
 void to_json(nlohmann::json& j, const PruneStage& p);
 void to_json(nlohmann::json& j, const DistillResult& r);
 void to_json(nlohmann::json& j, const RankFigures& f);
+void from_json(const nlohmann::json& j, RankFigures& f);
 void to_json(nlohmann::json& j, const DistributedSummary& d);
 
 // `context`: how it was invoked, recorded in the artifact (lite/core/run_context.hpp).

@@ -358,17 +358,7 @@ DistributedSummary GlooDataParallel::summarize(torch::jit::Module& student, doub
     }
     for (int r = 0; r < world_.size; ++r) {
       auto v = store_->get("lite/figures/" + std::to_string(r));
-      const auto f = nlohmann::json::parse(std::string(v.begin(), v.end()));
-      RankFigures rf;
-      rf.rank = f.at("rank");
-      rf.host = f.at("host");
-      rf.samples = f.at("samples");
-      rf.train_s = f.at("train_s");
-      rf.allreduce_s = f.at("allreduce_s");
-      rf.samples_per_s = f.at("samples_per_s");
-      rf.allreduce_share = f.at("allreduce_share");
-      rf.weights_sha256 = f.at("weights_sha256");
-      d.ranks.push_back(rf);
+      d.ranks.push_back(nlohmann::json::parse(std::string(v.begin(), v.end())).get<RankFigures>());
     }
   } catch (const Error&) {
     throw;

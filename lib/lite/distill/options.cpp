@@ -16,13 +16,13 @@ void distill_fields(Fields& f, O& o) {
   f.field("teacher", o.teacher)
       .field("student", o.student)
       .field("data", o.data)
-      .field("labels", o.labels)
+      .field("data_labels", o.data_labels)
       .field("eval", o.eval)
       .field("eval_labels", o.eval_labels)
       .field("samples", o.samples)
       .field("eval_samples", o.eval_samples)
       .field("epochs", o.epochs)
-      .field("batch", o.batch)
+      .field("train_batch", o.train_batch)
       .field("eval_batch", o.eval_batch)
       .field("lr", o.lr)
       .field("optimizer", o.optimizer)
@@ -57,6 +57,7 @@ void to_json(nlohmann::json& j, const DistillOptions& o) {
 void from_json(const nlohmann::json& j, DistillOptions& o) {
   OptionReader r(j);
   distill_fields(r, o);
+  r.renamed("labels", "data_labels", o.data_labels).renamed("batch", "train_batch", o.train_batch);
   r.finish();
 }
 
@@ -99,9 +100,10 @@ void validate_data_parallel(const DistillOptions& o) {
   option_rules::in_range("launch_local", o.launch_local, 0, 64, "one worker per core group, e.g. 2");
   positive("bucket_mb", o.bucket_mb, "1 MB buckets suit most students");
   const int planned = o.launch_local > 0 ? o.launch_local : o.world_size;
-  if (planned > 1 && o.batch < 2 * planned)
-    throw OptionError("batch", fmt::format("gives {} ranks fewer than 2 samples each", planned),
-                      fmt::format("raise {{batch}} to at least {} (the global batch is split over the ranks)", 2 * planned));
+  if (planned > 1 && o.train_batch < 2 * planned)
+    throw OptionError("train_batch", fmt::format("gives {} ranks fewer than 2 samples each", planned),
+                      fmt::format("raise {{train_batch}} to at least {} (the global batch is split over the ranks)",
+                                  2 * planned));
   if (o.launch_local > 0 && (o.world_size > 0 || o.rank >= 0 || !o.master.empty()))
     throw OptionError("launch_local", "starts its own workers, so world_size, rank and master must be unset",
                       "drop {world_size}, {rank} and {master}, or {launch_local}");
@@ -118,7 +120,7 @@ void validate(const DistillOptions& o) {
   option_rules::at_least("samples", double(o.samples), 0, "0 trains on every sample");
   option_rules::at_least("eval_samples", double(o.eval_samples), 0, "0 validates on every sample");
   option_rules::at_least("epochs", o.epochs, 1);
-  option_rules::at_least("batch", double(o.batch), 1);
+  option_rules::at_least("train_batch", double(o.train_batch), 1);
   option_rules::at_least("eval_batch", double(o.eval_batch), 1);
   positive("lr", o.lr, "try 1e-3 for adam, 0.05 for sgd");
   // Past float32's range (3.4e38) the step itself is inf (an lr of 1e300 ended in an internal error); a merely

@@ -18,13 +18,15 @@ struct DistillOptions {
   std::filesystem::path teacher;  // TorchScript teacher (frozen: eval mode, no gradients)
   std::filesystem::path student;  // TorchScript student, trained from its current weights
   std::filesystem::path data;     // training data: torch.save tensor or {"x","y"} dict, .npy, idx
-  std::optional<std::filesystem::path> labels;       // labels of an idx --data file (a dict's "y" is read from it)
+  // Labels of an idx data file (a dict's "y" is read from it). Key "labels" until this release: it is read, with a
+  // warning, until the next one, when "labels" labels eval as in every other verb.
+  std::optional<std::filesystem::path> data_labels;
   std::optional<std::filesystem::path> eval;         // validation data; unset: validate on the training data
   std::optional<std::filesystem::path> eval_labels;  // labels of an idx eval file
   int64_t samples = 0;         // train on the first N samples of data (0: all)
   int64_t eval_samples = 0;    // validate on the first N samples of eval (0: all)
   int epochs = 3;
-  int64_t batch = 64;
+  int64_t train_batch = 64;    // the global training batch; key "batch" until this release (read, with a warning)
   int64_t eval_batch = 256;    // batch of the no-grad passes (teacher logits, validation)
   double lr = 1e-3;
   std::string optimizer = "adam";  // a name of the optimizer table (optimizers.hpp)

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "lite/core/environment.hpp"
+#include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 #include "lite/distill/distill.hpp"
 #include "lite/model/torch_environment.hpp"
@@ -13,10 +14,42 @@ void to_json(nlohmann::json& j, const StepStatus& s) {
        {"loss", s.loss},   {"samples_per_s", s.samples_per_s}, {"lr", s.lr}, {"eta_s", s.eta_s}};
 }
 
+namespace {
+// The records' one field list each, read and written through it (lite/core/options.hpp's OptionReader and
+// OptionWriter), so what a checkpoint or a peer rank wrote is read back by the same keys.
+template <class Fields, class E>
+Fields& epoch_record_fields(Fields& f, E& e) {
+  return f.field("epoch", e.epoch)
+      .field("train_loss", e.train_loss)
+      .field("metric_percent", e.metric)
+      .field("lr_end", e.lr_end)
+      .field("samples_per_s", e.samples_per_s)
+      .field("seconds", e.seconds)
+      .field("best", e.best);
+}
+
+template <class Fields, class F>
+Fields& rank_figures_fields(Fields& f, F& r) {
+  return f.field("rank", r.rank)
+      .field("host", r.host)
+      .field("samples", r.samples)
+      .field("train_s", r.train_s)
+      .field("allreduce_s", r.allreduce_s)
+      .field("samples_per_s", r.samples_per_s)
+      .field("allreduce_share", r.allreduce_share)
+      .field("weights_sha256", r.weights_sha256);
+}
+}  // namespace
+
 void to_json(nlohmann::json& j, const EpochRecord& e) {
-  j = {{"epoch", e.epoch},     {"train_loss", e.train_loss},       {"metric_percent", e.metric},
-       {"lr_end", e.lr_end},   {"samples_per_s", e.samples_per_s}, {"seconds", e.seconds},
-       {"best", e.best}};
+  OptionWriter w(j);
+  epoch_record_fields(w, e);
+}
+
+void from_json(const nlohmann::json& j, EpochRecord& e) {
+  OptionReader r(j);
+  epoch_record_fields(r, e);
+  r.finish();
 }
 
 void to_json(nlohmann::json& j, const ModelSummary& m) {
@@ -79,14 +112,14 @@ void to_json(nlohmann::json& j, const DistillResult& r) {
 }
 
 void to_json(nlohmann::json& j, const RankFigures& f) {
-  j = {{"rank", f.rank},
-       {"host", f.host},
-       {"samples", f.samples},
-       {"train_s", f.train_s},
-       {"allreduce_s", f.allreduce_s},
-       {"samples_per_s", f.samples_per_s},
-       {"allreduce_share", f.allreduce_share},
-       {"weights_sha256", f.weights_sha256}};
+  OptionWriter w(j);
+  rank_figures_fields(w, f);
+}
+
+void from_json(const nlohmann::json& j, RankFigures& f) {
+  OptionReader r(j);
+  rank_figures_fields(r, f);
+  r.finish();
 }
 
 void to_json(nlohmann::json& j, const DistributedSummary& d) {
@@ -138,7 +171,7 @@ report::Table models_table(const DistillResult& r) {
 report::Table epochs_table(const DistillResult& r) {
   report::Table t;
   t.title = fmt::format("training: {} samples, batch {}, {} lr {:g}, T {:g}, alpha {:g}; teacher logits {}; {:.0f} samples/s",
-                        r.train_samples, r.options.batch, r.options.optimizer, r.options.lr, r.options.temperature,
+                        r.train_samples, r.options.train_batch, r.options.optimizer, r.options.lr, r.options.temperature,
                         r.alpha, r.teacher_logits, r.train_samples_per_s);
   t.columns = {"epoch", "train loss", r.metric, "lr at end", "samples/s", "seconds", "best"};
   for (const auto& e : r.epochs)
@@ -170,7 +203,7 @@ report::Table ranks_table(const DistillResult& r, const DistributedSummary& d) {
   t.title = fmt::format("data parallel: {} processes over {} ({}, rendezvous {}); global batch {} split over the ranks; "
                         "{} gradient bucket{} ({}) all-reduced per step; {:.0f} samples/s in all, all-reduce {:.1f}% of "
                         "training time, scaling efficiency {:.2f}",
-                        d.world_size, d.backend, d.source, d.master, r.options.batch, d.buckets, d.buckets == 1 ? "" : "s",
+                        d.world_size, d.backend, d.source, d.master, r.options.train_batch, d.buckets, d.buckets == 1 ? "" : "s",
                         format_bytes(double(d.allreduce_bytes_per_step)), d.samples_per_s, 100.0 * d.allreduce_share,
                         d.scaling_efficiency);
   t.columns = {"rank", "host", "samples", "samples/s", "train s", "all-reduce s", "all-reduce share", "weights sha256"};
@@ -184,11 +217,7 @@ report::Table ranks_table(const DistillResult& r, const DistributedSummary& d) {
 }  // namespace
 
 report::Report to_report(const DistillResult& r) {
-  report::Report rep;
-  rep.command = "distill";
-  rep.environment = host_environment();
-  add_torch_environment(rep.environment);
-  rep.result = r;
+  report::Report rep = torch_verb_report("distill", r);
   rep.tables.push_back(models_table(r));
   if (r.prune) rep.tables.push_back(prune_table(r));
   rep.tables.push_back(epochs_table(r));

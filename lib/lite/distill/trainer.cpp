@@ -77,7 +77,7 @@ void write_checkpoint(StepLoop& l) {
 // The steps of one epoch from state.next_step on. Returns false when the loss stopped being finite.
 bool run_epoch_steps(StepLoop& l, int epoch, int64_t steps, EpochRecord& record) {
   Session& s = l.s;
-  const int64_t n = train_size(s), batch = s.o.batch;
+  const int64_t n = train_size(s), batch = s.o.train_batch;
   const auto order = epoch_order(s, epoch, n);
   ProgressPhase phase(s.progress, fmt::format("epoch {}/{}", epoch + 1, s.o.epochs), uint64_t(steps));
   phase.advance(uint64_t(l.state.next_step));
@@ -191,7 +191,7 @@ double teacher_validation_metric(Session& s) {
 TrainOutcome train(Session& s, torch::optim::Optimizer& optimizer, const CosineSchedule& schedule, TrainState state) {
   TrainOutcome outcome;
   StepLoop l{s, optimizer, schedule, state, outcome, dynamic_cast<TrainingProgress*>(&s.progress)};
-  const int64_t steps = steps_per_epoch(train_size(s), s.o.batch, 2 * s.sync->world_size());
+  const int64_t steps = steps_per_epoch(train_size(s), s.o.train_batch, 2 * s.sync->world_size());
   try {
     for (int epoch = state.next_epoch; epoch < s.o.epochs; ++epoch) {
       EpochRecord record;

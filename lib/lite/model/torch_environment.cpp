@@ -93,4 +93,13 @@ void add_torch_environment(Environment& env) {
   env.quantized_engine = current_quantized_engine();
 }
 
+report::Report torch_verb_report(const std::string& command, nlohmann::json result) {
+  report::Report rep;
+  rep.command = command;
+  rep.environment = host_environment();
+  add_torch_environment(rep.environment);
+  rep.result = std::move(result);
+  return rep;
+}
+
 }  // namespace lite

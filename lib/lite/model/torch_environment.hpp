@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "lite/core/environment.hpp"
+#include "lite/core/report.hpp"
 
 namespace lite {
 
@@ -11,6 +12,9 @@ std::string libtorch_version();
 
 // Adds libtorch version, thread counts and the quantized engine to `env`.
 void add_torch_environment(Environment& env);
+// A torch verb's report, opened: its command, this machine's environment with libtorch's facts, and its result
+// record (everything --json prints); the verb adds its tables, findings and notes.
+report::Report torch_verb_report(const std::string& command, nlohmann::json result);
 
 // Quantized engines this libtorch supports, e.g. {"onednn", "qnnpack"}.
 std::vector<std::string> quantized_engines();

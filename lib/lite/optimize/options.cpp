@@ -20,13 +20,11 @@ using namespace option_rules;
 
 template <class Fields, class O>
 void optimize_fields(Fields& f, O& o) {
-  f.field("model", o.model)
+  model::eval_data_fields(f, o)
+      .field("model", o.model)
       .field("output", o.output)
-      .field("eval", o.eval)
-      .field("labels", o.labels)
       .field("calib", o.calib)
       .field("calib_samples", o.calib_samples)
-      .field("inputs", o.inputs)
       .field("target_p99_ms", o.target_p99_ms)
       .field("target_p50_ms", o.target_p50_ms)
       .field("target_throughput", o.target_throughput)
@@ -54,7 +52,6 @@ void optimize_fields(Fields& f, O& o) {
       .field("duration_s", o.duration_s)
       .field("warmup", o.warmup)
       .field("threads", o.threads)
-      .field("eval_batch", o.eval_batch)
       .field("budget_s", o.budget_s)
       .field("work_dir", o.work_dir)
       .field("emit_recipe", o.emit_recipe)
@@ -161,12 +158,11 @@ void check_cache(const OptimizeOptions& o, const Target& target) {
 void check_files(const OptimizeOptions& o) {
   FileRoles roles;
   roles.reads("{model}", o.model)
-      .reads_optional("{eval}", o.eval)
-      .reads_optional("{labels}", o.labels)
       .reads_optional("{calib}", o.calib)
       .reads_optional("{trace}", o.trace)
       .reads_optional("{data}", o.data)
       .reads_optional("{data_labels}", o.data_labels);
+  model::add_reads(roles, o);
   roles.writes("output", output_path(o));
   if (!o.emit_recipe.empty()) roles.writes("emit_recipe", o.emit_recipe);
   if (!o.plot.empty()) roles.writes("plot", o.plot);
@@ -189,7 +185,7 @@ void validate(const OptimizeOptions& o) {
       throw OptionError("max_accuracy_drop", "is an accuracy budget, but no {eval} data is given to judge it on",
                         "pass {eval} FILE (with labels: accuracy; without: agreement with the model)");
   }
-  if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
+  model::validate(o);
   if (o.calib_samples < 1) throw OptionError("calib_samples", "must be at least 1", "e.g. 256");
   check_search_space(o);
   if (o.prune_sensitivity && !o.eval)
@@ -205,7 +201,6 @@ void validate(const OptimizeOptions& o) {
   at_least("duration_s", o.duration_s, 0.01);
   if (o.warmup < 1) throw OptionError("warmup", "must be at least 1", "e.g. 5");
   thread_count("threads", o.threads);
-  if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1", "e.g. 64");
   check_positive("budget_s", o.budget_s, "600");
   check_files(o);
 }

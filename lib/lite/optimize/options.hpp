@@ -10,18 +10,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
 
 namespace lite::optimize {
 
-struct OptimizeOptions {
+// eval, labels, eval_batch and inputs are the shared evaluation-data fragment (model/eval_data.hpp).
+struct OptimizeOptions : model::EvalData {
   std::filesystem::path model;
   std::filesystem::path output;                 // the chosen artifact; empty: MODEL.optimized.pt beside the model
-  std::optional<std::filesystem::path> eval;    // judged on: accuracy with labels, else agreement with the model
-  std::optional<std::filesystem::path> labels;  // labels for an idx eval file
   std::optional<std::filesystem::path> calib;   // static int8's calibration data; unset: eval
   int64_t calib_samples = 256;
-  std::vector<model::InputSpec> inputs;         // when the model declares no shape
   // One latency target, at `batch` (the batch size the service runs).
   std::optional<double> target_p99_ms;
   std::optional<double> target_p50_ms;
@@ -60,7 +59,6 @@ struct OptimizeOptions {
   double duration_s = 2.0;                     // at most, but for the exhaustive grid
   int warmup = 5;
   int threads = 0;                              // 0: libtorch's default
-  int64_t eval_batch = 64;
   std::optional<double> budget_s;               // seconds the whole search may take
   std::filesystem::path work_dir;               // empty: OUTPUT.work beside the output
   std::filesystem::path emit_recipe;            // a lite run recipe that rebuilds and gates the choice

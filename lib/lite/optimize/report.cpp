@@ -247,11 +247,7 @@ report::Table search_table(const OptimizeResult& r) {
 }  // namespace
 
 report::Report to_report(const OptimizeResult& r) {
-  report::Report rep;
-  rep.command = verb().name;
-  rep.environment = host_environment();
-  add_torch_environment(rep.environment);
-  rep.result = r;
+  report::Report rep = torch_verb_report(verb().name, r);
   rep.tables.push_back(search_table(r));
   rep.tables.push_back(variants_table(r));
   if (r.measured > 0) rep.tables.push_back(frontier_table(r));

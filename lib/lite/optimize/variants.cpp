@@ -79,10 +79,10 @@ fs::path build_recovered(const VariantSpec& family, const fs::path& pruned, cons
   d.teacher = o.model;
   d.student = pruned;
   d.data = *o.data;
-  d.labels = o.data_labels;
+  d.data_labels = o.data_labels;
   // The best epoch is picked on training samples: the evaluation data judges the search, it must not also pick.
   d.eval = d.data;
-  d.eval_labels = d.labels;
+  d.eval_labels = d.data_labels;
   d.eval_samples = kRecoverySelectionSamples;
   d.samples = o.recover_samples;
   d.epochs = o.recover_epochs;

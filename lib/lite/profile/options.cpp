@@ -26,8 +26,8 @@ measure::TimingOptions timing_of(const ProfileOptions& o) {
 // The one field list of ProfileOptions: to_json writes it, from_json reads it (unknown keys rejected).
 template <class Fields, class O>
 void profile_fields(Fields& f, O& o) {
-  f.field("models", o.models)
-      .field("inputs", o.inputs)
+  model::eval_data_fields(f, o)
+      .field("models", o.models)
       .field("input_files", o.input_files)
       .field("batch", o.batch);
   measure::timing_knob_fields(f, o.timing)
@@ -36,9 +36,6 @@ void profile_fields(Fields& f, O& o) {
       .field("top", o.top)
       .field("op_iterations", o.op_iterations)
       .field("trace", o.trace)
-      .field("eval", o.eval)
-      .field("labels", o.labels)
-      .field("eval_batch", o.eval_batch)
       .field("qps", o.qps)
       .field("requests", o.requests)
       .field("seed", o.seed)
@@ -96,8 +93,7 @@ void validate(const ProfileOptions& o) {
                                                 arrival_s, kMaxLoadSeconds),
                         "give fewer {requests} or higher rates");
   }
-  if (o.labels && !o.eval) throw OptionError("labels", "needs evaluation data", "add {eval} FILE");
-  at_least("eval_batch", double(o.eval_batch), 1);
+  model::validate(o);
 }
 
 }  // namespace lite::profile

@@ -11,14 +11,15 @@
 
 #include "lite/core/options.hpp"
 #include "lite/measure/timing_options.hpp"
+#include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
 
 namespace lite::profile {
 
-// lite profile's options (see lite/core/options.hpp for the pattern). Keys are the field names.
-struct ProfileOptions {
+// lite profile's options (see lite/core/options.hpp for the pattern). Keys are the field names; eval, labels,
+// eval_batch and inputs are the shared evaluation-data fragment (model/eval_data.hpp).
+struct ProfileOptions : model::EvalData {
   std::vector<std::filesystem::path> models;  // one model, or two for an A/B comparison (A = baseline)
-  std::vector<model::InputSpec> inputs;   // JSON: ["1x3x224x224", "8x128:int64"]
   std::vector<std::filesystem::path> input_files;  // a tensor file per input
   std::optional<int64_t> batch;           // replaces the leading dimension of every input; unset keeps the shapes
   measure::TimingKnobs timing;                     // warmup 20 (the profiling executor specializes in the first 2), 2 s
@@ -27,8 +28,6 @@ struct ProfileOptions {
   int top = 15;                           // rows in the per-op tables
   int op_iterations = 20;                 // iterations profiled with operator callbacks
   std::filesystem::path trace;            // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
-  std::optional<std::filesystem::path> eval, labels;  // accuracy with labels
-  int64_t eval_batch = 64;
   std::vector<double> qps;                // load mode: offered rates (requests/s), one run each
   int64_t requests = 0;                   // requests per load run
   uint64_t seed = 1;                      // inputs and arrivals are seeded

@@ -25,7 +25,8 @@ void from_json(const nlohmann::json& j, LayerRatio& r) {
 // The one field list of PruneOptions: to_json writes it, from_json reads it (unknown keys rejected).
 template <class Fields, class O>
 void prune_fields(Fields& f, O& o) {
-  f.field("model", o.model)
+  model::eval_data_fields(f, o)
+      .field("model", o.model)
       .field("output", o.output)
       .field("ratio", o.ratio)
       .field("layer_ratios", o.layer_ratios)
@@ -38,16 +39,13 @@ void prune_fields(Fields& f, O& o) {
       .field("round_to", o.round_to)
       .field("unstructured", o.unstructured)
       .field("sparsity", o.sparsity)
-      .field("inputs", o.inputs)
-      .field("eval", o.eval)
-      .field("labels", o.labels)
       .field("tolerance", o.tolerance)
       .field("agreement_floor", o.agreement_floor)
       .field("sensitivity", o.sensitivity)
       .field("sensitivity_ratios", o.sensitivity_ratios)
       .field("dry_run", o.dry_run)
       .field("batches", o.batches);
-  measure::timing_knob_fields(f, o.timing).field("eval_batch", o.eval_batch);
+  measure::timing_knob_fields(f, o.timing);
 }
 
 void to_json(nlohmann::json& j, const PruneOptions& o) {
@@ -103,9 +101,8 @@ namespace {
 void check_files(const PruneOptions& o) {
   FileRoles roles;
   roles.reads("{model}", o.model)
-      .reads_optional("{data}", o.data)
-      .reads_optional("{eval}", o.eval)
-      .reads_optional("{labels}", o.labels);
+      .reads_optional("{data}", o.data);
+  model::add_reads(roles, o);
   const bool analyses = o.sensitivity || (o.tolerance && !o.ratio && o.layer_ratios.empty());
   if (!o.dry_run && analyses) {
     roles.writes("output", sensitivity_path(o, ".sensitivity.csv"), "the sensitivity CSV");
@@ -146,8 +143,7 @@ void validate(const PruneOptions& o) {
   for (auto b : o.batches)
     for (const auto& spec : o.inputs) model::check_input_size(spec, b);
   if (o.data_samples < 1) throw OptionError("data_samples", "must be at least 1", "give 1 or more");
-  if (o.labels && !o.eval)
-    throw OptionError("labels", "gives the labels of the evaluation data", "pass {eval} too");
+  model::validate(o);
   if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
     throw OptionError("tolerance", "must be >= 0 points", "give 0 or more points");
   option_rules::in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with the original");
@@ -159,7 +155,6 @@ void validate(const PruneOptions& o) {
       throw OptionError("sensitivity_ratios", fmt::format("ratios must be in (0, 1), got {}", r), "e.g. 0.1,0.3,0.5");
   measure::check_batch_sizes("batches", o.batches);
   measure::validate(o.timing);
-  if (o.eval_batch < 1) throw OptionError("eval_batch", "must be at least 1", "give 1 or more");
   check_files(o);
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/measure/timing_options.hpp"
+#include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
 
 namespace lite::prune {
@@ -23,7 +24,8 @@ struct LayerRatio {
   double ratio = 0;
 };
 
-struct PruneOptions {
+// eval, labels, eval_batch and inputs are the shared evaluation-data fragment (model/eval_data.hpp).
+struct PruneOptions : model::EvalData {
   std::filesystem::path model;
   std::filesystem::path output;        // empty: MODEL.pruned.pt beside the model
   std::optional<double> ratio;         // fraction of each group's channels to remove, in [0, 1)
@@ -37,9 +39,6 @@ struct PruneOptions {
   int64_t round_to = 1;                // kept channel counts are multiples of this (where possible)
   bool unstructured = false;           // zero single weights instead of removing channels
   std::optional<double> sparsity;      // unstructured: fraction of each layer's weights set to zero
-  std::vector<model::InputSpec> inputs;         // when the model declares no input shape
-  std::optional<std::filesystem::path> eval;    // evaluation data: accuracy with labels, else agreement
-  std::optional<std::filesystem::path> labels;  // labels for an idx --eval file
   std::optional<double> tolerance;     // points of accuracy (or agreement) the result may lose
   double agreement_floor = 5.0;        // without a tolerance: points of top-1 agreement the result may lose
   bool sensitivity = false;            // prune each group alone at each ratio; CSV + SVG, no model
@@ -47,7 +46,6 @@ struct PruneOptions {
   bool dry_run = false;
   std::vector<int64_t> batches = {1, 32};  // latency is measured at these batch sizes
   measure::TimingKnobs timing{/*warmup=*/3, /*iterations=*/{}, /*duration_s=*/1.0};
-  int64_t eval_batch = 64;
 };
 
 void to_json(nlohmann::json& j, const LayerRatio& r);

@@ -136,11 +136,7 @@ report::Table layer_table(const PruneResult& r) {
 }  // namespace
 
 report::Report to_report(const PruneResult& r) {
-  report::Report rep;
-  rep.command = "prune";
-  rep.environment = host_environment();
-  add_torch_environment(rep.environment);
-  rep.result = r;
+  report::Report rep = torch_verb_report("prune", r);
   if (r.measured) rep.tables.push_back(summary_table(r));
   if (!r.sensitivity.empty()) {
     report::Table t;

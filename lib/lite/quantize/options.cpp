@@ -21,9 +21,8 @@ void check_outputs(const QuantizeOptions& o, const std::filesystem::path& out) {
   FileRoles roles;
   roles.reads("{model}", o.model)
       .reads_optional("{calib}", o.calib)
-      .reads_optional("{calib_stats}", o.calib_stats)
-      .reads_optional("{eval}", o.eval)
-      .reads_optional("{labels}", o.labels);
+      .reads_optional("{calib_stats}", o.calib_stats);
+  model::add_reads(roles, o);
   roles.writes("output", out);
   if (o.write_calib_json) {
     auto sidecar = out;
@@ -42,24 +41,21 @@ std::filesystem::path output_path(const QuantizeOptions& o, const std::string& m
 // The one field list of QuantizeOptions: to_json writes it, from_json reads it (unknown keys rejected).
 template <class Fields, class O>
 void quantize_fields(Fields& f, O& o) {
-  f.field("model", o.model)
+  model::eval_data_fields(f, o)
+      .field("model", o.model)
       .field("output", o.output)
       .field("mode", o.mode)
       .field("calib", o.calib)
       .field("calib_samples", o.calib_samples)
       .field("calib_method", o.calib_method)
       .field("calib_stats", o.calib_stats)
-      .field("eval", o.eval)
-      .field("labels", o.labels)
       .field("eval_samples", o.eval_samples)
       .field("tolerance", o.tolerance)
       .field("skip", o.skip)
       .field("only", o.only)
       .field("qengine", o.qengine)
-      .field("inputs", o.inputs)
       .field("batches", o.batches);
   measure::timing_knob_fields(f, o.timing)
-      .field("eval_batch", o.eval_batch)
       .field("dry_run", o.dry_run)
       .field("allow_slower", o.allow_slower)
       .field("allow_noisy", o.allow_noisy)
@@ -84,7 +80,7 @@ void validate(const QuantizeOptions& o) {
   find_mode(o.mode);
   find_calib_method(o.calib_method);
   at_least("calib_samples", double(o.calib_samples), 1);
-  at_least("eval_batch", double(o.eval_batch), 1);
+  model::validate(o);
   if (o.eval_samples) at_least("eval_samples", double(*o.eval_samples), 1);
   measure::check_batch_sizes("batches", o.batches);
   for (auto b : o.batches)
@@ -93,7 +89,6 @@ void validate(const QuantizeOptions& o) {
   measure::validate(o.timing);
   in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with float");
   if (o.budget_s) in_range("budget_s", *o.budget_s, 1, 1e6, "seconds the whole command may take");
-  if (o.labels && !o.eval) throw OptionError("labels", "gives the labels of the evaluation data", "add {eval} FILE");
   if (!o.output.empty()) {
     check_outputs(o, o.output);
   } else {

@@ -10,11 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/measure/timing_options.hpp"
+#include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
 
 namespace lite::quantize {
 
-struct QuantizeOptions {
+// eval, labels, eval_batch and inputs are the shared evaluation-data fragment (model/eval_data.hpp).
+struct QuantizeOptions : model::EvalData {
   std::filesystem::path model;
   std::filesystem::path output;  // empty: MODEL.<tag>.pt beside the model
   std::string mode = "auto";
@@ -22,18 +24,14 @@ struct QuantizeOptions {
   int64_t calib_samples = 256;                 // first N samples of calib
   std::string calib_method = "mse";
   std::optional<std::filesystem::path> calib_stats;  // reuse an earlier run's calibration JSON
-  std::optional<std::filesystem::path> eval;         // evaluation data (labels: accuracy; else agreement)
-  std::optional<std::filesystem::path> labels;       // labels for an idx eval file
   // Judge quality on the first N samples of the evaluation data. Unset: an explicit mode on all of them; auto on as
   // many as the float model evaluates in kJudgeSeconds (judging.hpp), at least kMinJudgedSamples.
   std::optional<int64_t> eval_samples;
   std::optional<double> tolerance;                   // points of accuracy (or top-1 agreement) to give up
   std::vector<std::string> skip, only;               // layer-name globs
   std::string qengine = "onednn";
-  std::vector<model::InputSpec> inputs;    // when the model declares no shape
   std::vector<int64_t> batches = {1, 64};  // latency is measured at these batch sizes
   measure::TimingKnobs timing{/*warmup=*/5, /*iterations=*/{}, /*duration_s=*/1.0};
-  int64_t eval_batch = 64;
   bool dry_run = false;
   bool allow_slower = false;
   // The "speed" gate fails when the speed comparison ran on an oversubscribed machine or found an implausible

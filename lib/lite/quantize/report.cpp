@@ -332,11 +332,7 @@ void add_notes(const QuantizeResult& r, report::Report& rep) {
 }  // namespace
 
 report::Report to_report(const QuantizeResult& r) {
-  report::Report rep;
-  rep.command = "quantize";
-  rep.environment = host_environment();
-  add_torch_environment(rep.environment);
-  rep.result = r;
+  report::Report rep = torch_verb_report("quantize", r);
 
   if (r.dry_run) {
     for (const auto& p : r.plans)

@@ -52,7 +52,7 @@ struct HasAllowNoisy : std::false_type {};
 template <class Options>
 struct HasAllowNoisy<Options, std::void_t<decltype(std::declval<Options&>().allow_noisy)>> : std::true_type {};
 
-// The verbs that write a model artifact (quantize, prune, distill) share one shape: options whose output the
+// The verbs that write a model artifact (quantize, prune, distill, optimize) share one shape: options whose output the
 // runner sets, lite run's context (its command line) passed on, the verb's validate() under the step's key path, run(), to_report(), gates.
 // validate/run/to_report are found by argument-dependent lookup in the verb's namespace.
 template <class Options>

@@ -73,7 +73,7 @@ TEST_CASE("validate names the option that cannot work") {
   CHECK(with([](DistillOptions& o) { o.alpha = 1.5; }) == "alpha");
   CHECK(with([](DistillOptions& o) { o.alpha = -0.1; }) == "alpha");
   CHECK(with([](DistillOptions& o) { o.epochs = 0; }) == "epochs");
-  CHECK(with([](DistillOptions& o) { o.batch = 0; }) == "batch");
+  CHECK(with([](DistillOptions& o) { o.train_batch = 0; }) == "train_batch");
   CHECK(with([](DistillOptions& o) { o.weight_decay = -1; }) == "weight_decay");
   CHECK(with([](DistillOptions& o) { o.warmup_fraction = 2; }) == "warmup_fraction");
   CHECK(with([](DistillOptions& o) { o.momentum = 1; }) == "momentum");

@@ -77,11 +77,11 @@ DistillOptions streamed_options(const NpyData& d, const fs::path& student, const
   o.teacher = lite::test::bundled_model().string();
   o.student = student.string();
   o.data = d.x.string();
-  o.labels = d.y.string();
+  o.data_labels = d.y.string();
   o.eval = lite::test::bundled_eval().string();
   o.eval_samples = 200;
   o.epochs = 2;
-  o.batch = 32;
+  o.train_batch = 32;
   o.lr = 3e-3;
   o.threads = 1;
   o.latency_iterations = 0;

@@ -42,7 +42,7 @@ DistillOptions options(const fs::path& student, const fs::path& dir, const std::
   o.data = lite::test::bundled_eval().string();
   o.samples = 200;
   o.epochs = 2;
-  o.batch = 32;
+  o.train_batch = 32;
   o.lr = 3e-3;
   o.threads = 1;
   o.latency_iterations = 0;
