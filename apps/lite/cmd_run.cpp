@@ -33,7 +33,8 @@ recipe::Recipe read_and_check(const RunState& s) {
     recipe::check(r, s.options);
     return r;
   } catch (const OptionError& e) {
-    if (e.key() == "output" || e.key() == "work_dir" || e.key() == "report_md") throw;  // a flag of lite run
+    if (e.key() == "output" || e.key() == "work_dir" || e.key() == "report_md" || e.key() == "junit")
+      throw;  // a flag of lite run
     throw InputError(describe_problem(s.options.recipe.string() + ": " + e.key(), e.problem(), e.fix()));
   }
 }
@@ -58,6 +59,8 @@ Runner setup_run(CLI::App& app) {
                  "it)");
   app.add_option("--report-md", s->options.report_md,
                  "Also write a markdown summary to FILE (append it to $GITHUB_STEP_SUMMARY for a CI job summary)");
+  app.add_option("--junit", s->options.junit,
+                 "Also write the gates as JUnit XML to FILE, one test case per gate (CI test reporters)");
   app.add_flag("--allow-noisy", s->options.allow_noisy,
                "Accept speed gates timed on an oversubscribed machine or showing an implausible speedup");
   add_shared_flags(app, s->output, s->config, /*verbose=*/false);
@@ -70,6 +73,7 @@ Runner setup_run(CLI::App& app) {
     auto progress = make_progress(s->output);
     const recipe::RunResult result = recipe::run(r, s->options, *progress, run_context());
     if (!s->options.report_md.empty()) write_file_atomically(s->options.report_md, recipe::to_markdown(result));
+    if (!s->options.junit.empty()) write_file_atomically(s->options.junit, recipe::to_junit(result));
     return print_outcome({recipe::to_report(result), result.gates.passed()}, s->output);
   };
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Example CI job step: gate a model with a lite recipe. Runs `lite run RECIPE`, keeps the JSON report and the
-# final artifact, appends the markdown summary to $GITHUB_STEP_SUMMARY when set (GitHub Actions shows it on the
+# Example CI job step: gate a model with a lite recipe. Runs `lite run RECIPE`, keeps the JSON report, the JUnit
+# file of the gates (OUT/NAME.junit.xml, for the CI system's test reporter) and the final artifact, appends the markdown summary to $GITHUB_STEP_SUMMARY when set (GitHub Actions shows it on the
 # run's page; elsewhere it is printed), and exits with lite's status: 0 every gate passed, 1 a gate failed (the
 # job fails; the artifact is still written for inspection), 2 the recipe or an input is invalid.
 #   usage: scripts/ci/lite-gate.sh RECIPE.json
@@ -11,7 +11,8 @@ lite=${LITE:-lite}
 out=${LITE_GATE_OUT:-lite-gate}
 name=$(basename "$recipe" .json)
 mkdir -p "$out"
-"$lite" run "$recipe" -o "$out/$name.pt" --report-md "$out/$name.md" --json > "$out/$name.report.json"
+"$lite" run "$recipe" -o "$out/$name.pt" --report-md "$out/$name.md" --junit "$out/$name.junit.xml" --json \
+  > "$out/$name.report.json"
 status=$?
 if [ -f "$out/$name.md" ]; then
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 import unittest
+import xml.etree.ElementTree as ElementTree
 
 import torch
 
@@ -53,6 +54,35 @@ def small_variant(name, folder, steps=None, evaluate=None, gates=None):
     return path
 
 
+def check_junit(test, path, result):
+    """The --junit file against the run's own JSON result: the JUnit schema's required elements and attributes, one
+    test case per gate (a step's own failed gate included) and per step whose own gates passed, a <failure> with
+    the measured value and the bound for each failed gate, and counts that add up."""
+    root = ElementTree.parse(path).getroot()
+    test.assertEqual(root.tag, "testsuites")
+    suites = root.findall("testsuite")
+    test.assertEqual(len(suites), 1)
+    suite = suites[0]
+    for attribute in ("name", "tests", "failures", "errors", "time"):
+        test.assertIn(attribute, suite.attrib)
+    cases = suite.findall("testcase")
+    passing_steps = [s["step"] for s in result["steps"] if s["gates"]["passed"]]
+    test.assertEqual([c.get("name") for c in cases],
+                     [g["gate"] for g in result["gates"]] + [f"{s}: own gates" for s in passing_steps])
+    test.assertEqual(int(suite.get("tests")), len(cases))
+    test.assertEqual(int(root.get("tests")), len(cases))
+    failed = {g["gate"]: g for g in result["gates"] if not g["passed"]}
+    test.assertEqual(int(suite.get("failures")), len(failed))
+    for case in cases:
+        test.assertIn("classname", case.attrib)
+        failures = case.findall("failure")
+        test.assertEqual(len(failures), 1 if case.get("name") in failed else 0, case.get("name"))
+        if failures and failed[case.get("name")]["comparison"]:
+            message = failures[0].get("message")
+            test.assertIn("measured", message)
+            test.assertIn(failed[case.get("name")]["comparison"], message)
+
+
 class ShippedRecipes(LiteTestCase):
     def setUp(self):
         super().setUp()
@@ -63,7 +93,8 @@ class ShippedRecipes(LiteTestCase):
         out = self.tmp / "out" / "model.pt"
         out.parent.mkdir()
         md = self.tmp / "summary.md"
-        r = run_lite("run", recipe, "-o", out, "--json", "--report-md", md, timeout=600)
+        junit = self.tmp / "gates.xml"
+        r = run_lite("run", recipe, "-o", out, "--json", "--report-md", md, "--junit", junit, timeout=600)
         self.assertIn(r.returncode, (0, 1), r.stderr)
         doc = json.loads(r.stdout)
         result = doc["result"]
@@ -89,6 +120,7 @@ class ShippedRecipes(LiteTestCase):
         self.assertIn("lite run `", summary)
         for g in result["gates"]:
             self.assertIn(g["gate"], summary)
+        check_junit(self, junit, result)
         return r, result, out
 
     def check_final_artifact(self, result, out):
@@ -166,10 +198,17 @@ class GatesAndErrors(LiteTestCase):
         recipe = self.write(self.dynamic_recipe(max_size=1, max_accuracy_drop=100))
         out = self.tmp / "m.pt"
         work = self.tmp / "work"
-        r = run_lite("run", recipe, "-o", out, "--work-dir", work, timeout=300)
+        junit = self.tmp / "gates.xml"
+        r = run_lite("run", recipe, "-o", out, "--work-dir", work, "--junit", junit, timeout=300)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(sorted(p.name for p in work.iterdir()),
                          ["original.frozen.pt", "step0-quantize.json", "step0-quantize.pt"])
+        root = ElementTree.parse(junit).getroot()
+        failures = root.findall("testsuite/testcase/failure")
+        self.assertEqual(len(failures), 1)
+        self.assertTrue(failures[0].get("message").startswith("max_size: measured "), failures[0].get("message"))
+        self.assertIn("bound <= 1 B", failures[0].get("message"))
+        self.assertEqual(root.get("failures"), "1")
         self.assertIn("max_size", r.stdout)
         self.assertIn("FAIL", r.stdout)
         self.assertIn("FAILED (max_size)", r.stdout)
@@ -237,6 +276,19 @@ class GatesAndErrors(LiteTestCase):
         recipe = self.write(self.dynamic_recipe())
         self.assert_rejected("run", recipe, "-o", DATA / "fmnist_cnn.pt", needles=["-o"], watch=[DATA])
 
+    def test_bad_junit_paths_are_refused_before_any_work(self):
+        recipe = self.write(self.dynamic_recipe())
+        out = self.tmp / "m.pt"
+        cases = [("the recipe itself", recipe, ["--junit"]),
+                 ("the model", DATA / "fmnist_cnn.pt", ["--junit"]),
+                 ("the artifact", out, ["--junit"]),
+                 ("a folder", self.tmp, ["--junit"]),
+                 ("a missing folder", self.tmp / "nowhere" / "gates.xml", ["--junit", "nowhere"])]
+        for name, path, needles in cases:
+            with self.subTest(case=name):
+                self.assert_rejected("run", recipe, "-o", out, "--junit", path, needles=needles, watch=[DATA])
+                self.assertFalse(out.exists())
+
     def test_ctrl_c_exits_130_and_writes_no_final_artifact(self):
         doc = self.dynamic_recipe()
         doc["evaluate"]["duration_s"] = 30  # long enough to be interrupted in the evaluation
@@ -263,7 +315,7 @@ class GatesAndErrors(LiteTestCase):
         dumped = json.loads(r.stdout)
         self.assertEqual(dumped["recipe"], str(recipe))
         self.assertEqual(dumped["output"], str(self.tmp / "x.pt"))
-        self.assertEqual(set(dumped), {"recipe", "output", "work_dir", "report_md", "allow_noisy"})
+        self.assertEqual(set(dumped), {"recipe", "output", "work_dir", "report_md", "junit", "allow_noisy"})
         self.assertEqual(list(self.tmp.iterdir()), [])
         config = self.tmp / "run.json"
         config.write_text(json.dumps(dumped))
@@ -302,6 +354,9 @@ class CiExample(LiteTestCase):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("FAILED", summary.read_text())
         self.assertIn("max_size", r.stderr)
+        junit = ElementTree.parse(self.tmp / "gate" / "fail.junit.xml").getroot()
+        self.assertEqual([c.get("name") for c in junit.iter("testcase") if c.find("failure") is not None],
+                         ["max_size"])
 
 
 class SpeedupBaseline(LiteTestCase):

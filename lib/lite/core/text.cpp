@@ -62,6 +62,8 @@ std::string xml_escape(std::string_view s) {
     else if (c == '<') out += "&lt;";
     else if (c == '>') out += "&gt;";
     else if (c == '"') out += "&quot;";
+    else if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));  // no XML 1.0 document may hold it, escaped or not
     else out += c;
   }
   return out;

@@ -14,7 +14,8 @@ inline const VerbDescriptor& verb() {
     RecipeStepShape& step = v.recipe_step.emplace();
     // The student defaults to the latest artifact (e.g. the pruned model) and the teacher to the recipe's model.
     step.model_key = "student";
-    step.path_keys = {"teacher", "student", "data", "labels", "eval", "eval_labels"};
+    // "labels": data_labels's old key, read until the next release (options.cpp).
+    step.path_keys = {"teacher", "student", "data", "data_labels", "labels", "eval", "eval_labels"};
     step.owned_keys = {"output", "checkpoint_dir", "resume"};
     step.defaults = {{"teacher", "@model"}};
     step.makes_model = [](const nlohmann::json&) { return true; };

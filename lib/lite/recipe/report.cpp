@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "lite/core/text.hpp"
+#include "lite/recipe/report_internal.hpp"
 #include "lite/recipe/runner.hpp"
 
 namespace lite::recipe {
@@ -21,15 +22,6 @@ std::string format_value(double v, const std::string& unit) {
   return fmt::format("{:.4f}", v);
 }
 
-std::string measured_text(const GateResult& g) {
-  if (g.comparison.empty()) return "failed";
-  return g.value ? format_value(*g.value, g.unit) : "not measured";
-}
-
-std::string bound_text(const GateResult& g) {
-  return g.comparison.empty() ? "" : g.comparison + " " + format_value(g.bound, g.unit);
-}
-
 std::string artifact_name(const std::string& path) {
   return path.empty() ? "-" : std::filesystem::path(path).filename().string();
 }
@@ -39,6 +31,22 @@ std::string verdict(const RunResult& r) {
 }
 
 }  // namespace
+
+namespace detail {
+
+std::string measured_text(const GateResult& g) {
+  if (g.comparison.empty()) return "failed";
+  return g.value ? format_value(*g.value, g.unit) : "not measured";
+}
+
+std::string bound_text(const GateResult& g) {
+  return g.comparison.empty() ? "" : g.comparison + " " + format_value(g.bound, g.unit);
+}
+
+}  // namespace detail
+
+using detail::bound_text;
+using detail::measured_text;
 
 void to_json(nlohmann::json& j, const GateResult& g) {
   j = {{"gate", g.name},

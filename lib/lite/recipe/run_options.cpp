@@ -12,6 +12,7 @@ void run_fields(Fields& f, O& o) {
       .field("output", o.output)
       .field("work_dir", o.work_dir)
       .field("report_md", o.report_md)
+      .field("junit", o.junit)
       .field("allow_noisy", o.allow_noisy);
 }
 

@@ -14,6 +14,7 @@ struct RunOptions {
   std::filesystem::path output;    // final artifact; empty: MODEL.<recipe name>.pt beside the model
   std::filesystem::path work_dir;  // intermediate artifacts and reports; empty: OUTPUT without .pt + ".work"
   std::filesystem::path report_md; // markdown summary (checked as an output, written by the caller)
+  std::filesystem::path junit;     // the gates as JUnit XML for CI test reporters (as report_md)
   // Accept speed gates (min_speedup, max_p99_ms, a quantize step's speed gate) timed on an oversubscribed machine
   // or showing an implausible speedup; without it they fail (lite/measure/machine_load.hpp, speed_claim.hpp).
   bool allow_noisy = false;

@@ -98,6 +98,7 @@ void check_outputs(const Recipe& recipe, const RunOptions& options) {
   for (const auto& input : recipe.input_files()) roles.reads("", input);
   if (recipe.last_model_step() >= 0) roles.writes("output", output_path(recipe, options));
   if (!options.report_md.empty()) roles.writes("report_md", options.report_md);
+  if (!options.junit.empty()) roles.writes("junit", options.junit);
   std::error_code ec;
   if (fs::is_directory(work, ec)) {  // a folder lite creates holds no input yet
     for (const auto& step : recipe.steps) {

@@ -75,5 +75,7 @@ RunResult run(const Recipe& recipe, const RunOptions& options, Progress& progres
 report::Report to_report(const RunResult& result);
 // A markdown summary for a CI job summary or a pull-request comment.
 std::string to_markdown(const RunResult& result);
+// The gates as a JUnit XML file for CI test reporters (junit.cpp).
+std::string to_junit(const RunResult& result);
 
 }  // namespace lite::recipe
