@@ -12,6 +12,8 @@ PACKAGES=(
   zlib1g-dev libzstd-dev zstd                # .gz idx files, .zst traces
   dataset-fashion-mnist                      # the bundled model's data set
   universal-ctags                            # the function-length house check (tests)
+  lintian                                    # the Debian package check (tests/install/check_deb.sh)
+  zsh fish                                   # the generated completions' tests
   python3-torch python3-torchvision python3-numpy  # interop tests and fixture scripts only
   libtcmalloc-minimal4                       # benchmarks time on glibc malloc and on tcmalloc
 )

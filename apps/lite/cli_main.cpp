@@ -11,26 +11,22 @@
 
 #include "command.hpp"
 #include "error_line.hpp"
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "number_flags.hpp"
 #include "torch_log_flags.hpp"
+#include "version_info.hpp"
 #include "lite/core/deadline.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
-#include "lite/core/version.hpp"
 #include "lite/verbs/verbs.hpp"
 
 namespace lite::cli {
 
 namespace {
-
-std::string version_text() {
-  return std::string("lite ") + lite::version() + " (commit " + lite::git_commit() + ", " + lite::build_type() +
-         " build, " + lite::compiler() + ")\nlibtorch " + LITE_LIBTORCH_VERSION + "\n";
-}
 
 Setup local_setup(const VerbDescriptor& verb) {
   for (const auto& s : local_setups())
@@ -156,7 +152,20 @@ int exit_code_of(std::exception_ptr error, const std::string& command) {
   return code;
 }
 
+nlohmann::json local_flag_catalog() {
+  CLI::App app{"lite"};
+  app.name("lite");
+  configure_help(app);
+  for (const VerbDescriptor* v : verbs())
+    if (Setup setup = local_setup(*v)) setup(*app.add_subcommand(v->name, v->summary));
+  return flag_catalog(app);
+}
+
 int run_cli(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--flag-catalog") {  // for `lite --generate-docs` (docgen.hpp)
+    std::printf("%s\n", local_flag_catalog().dump(2).c_str());
+    return exit_ok;
+  }
   // Broken pipe (README "Exit codes"): a reader that stops early (`lite ... --json | head -c 10`) ends the
   // output, not the command. Without this, the first write after it closed kills lite with SIGPIPE (exit 141);
   // ignored, the write fails with EPIPE, which std::cout and stdio keep to themselves, and lite ends as the

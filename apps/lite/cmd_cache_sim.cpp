@@ -9,6 +9,7 @@
 #include "cache_sim_backend.hpp"
 #include "command.hpp"
 #include "config_flags.hpp"
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "number_flags.hpp"
 #include "lite/cache/options.hpp"
@@ -43,7 +44,8 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->delimiter(',')
                    ->allow_extra_args(false),
                NumberText::unsigned_whole, "a whole number of nodes, e.g. 4 or 1,2,4,8");
-  app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", "))
+  with_values(app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", ")),
+              cache::route_names())
       ->group("Cluster");
   decimal_only(app.add_option("--virtual-nodes", o.virtual_nodes,
                               "ketama points per node on the hash ring")
@@ -60,7 +62,9 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
 void add_trace_flags(CLI::App& app, cache::CacheSimOptions& o) {
   std::string formats;
   for (const auto& e : cache::trace_formats()) formats += std::string(formats.empty() ? "" : "|") + e.name;
-  app.add_option("--format", o.format, "Trace format: " + formats + "; auto reads it from the name, else the contents")
+  with_values(app.add_option("--format", o.format,
+                             "Trace format: " + formats + "; auto reads it from the name, else the contents"),
+              names_of(cache::trace_formats(), [](const auto& e) { return e.name; }))
       ->group("Trace");
   app.add_option("--csv-columns", o.csv_columns,
                  "1-based csv columns, e.g. time=2,key=5,size=4 (default: from the header names, else key=1)")
@@ -122,9 +126,12 @@ Runner setup_cache_sim(CLI::App& app) {
       "--target-* was given and nothing reached it (results still printed). Details: docs/cache-sim.md.");
   app.add_option("TRACE", o.trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
   add_trace_flags(app, o);
-  app.add_option("--policy", o.policies,
-                 "Policies: " + join(cache::policy_names(), ", ") +
-                     ", or all; parameters as s3fifo:small=0.1; 'list' describes them")
+  std::vector<std::string> policy_words = cache::policy_names();
+  policy_words.insert(policy_words.end(), {"all", "list"});
+  with_values(app.add_option("--policy", o.policies,
+                             "Policies: " + join(cache::policy_names(), ", ") +
+                                 ", or all; parameters as s3fifo:small=0.1; 'list' describes them"),
+              policy_words)
       ->default_str(default_policies)  // shown: the list is emptied above
       ->group("Simulation")
       ->allow_extra_args(false);

@@ -12,6 +12,7 @@
 #include "command_line.hpp"
 #include "config_flags.hpp"
 #include "error_line.hpp"
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "launch_local.hpp"
@@ -186,7 +187,8 @@ Runner setup_distill(CLI::App& app) {
   add_renamed_flag(app, "--batch", "train_batch", o.train_batch);
   app.add_option("--eval-batch", o.eval_batch, "Batch size of teacher and validation passes");
   app.add_option("--lr", o.lr, "Peak learning rate");
-  app.add_option("--optimizer", o.optimizer, optimizer_help());
+  with_values(app.add_option("--optimizer", o.optimizer, optimizer_help()),
+              names_of(distill::optimizers(), [](const auto& e) { return e.names.front(); }));
   app.add_option("--momentum", o.momentum, "SGD momentum");
   app.add_option("--weight-decay", o.weight_decay, "Weight decay");
   app.add_option("--warmup-fraction", o.warmup_fraction,
@@ -208,7 +210,8 @@ Runner setup_distill(CLI::App& app) {
                  "Forwards timed per model for the latency row; 0 skips it");
   app.add_option("--student-from-prune", o.student_from_prune,
                  "Instead of --student: prune the teacher at ratio R, then distill");
-  app.add_option("--criterion", o.prune_criterion, word_options(prune_criterion_help()));
+  with_values(app.add_option("--criterion", o.prune_criterion, word_options(prune_criterion_help())),
+              names_of(prune::criterion_infos(), [](const auto& c) { return c.name; }));
   app.add_option("--data-memory-mb", o.data_memory_mb,
                  "Stream training data larger than this in chunks; 0 is half of MemAvailable");
   add_parallel_flags(app, o);

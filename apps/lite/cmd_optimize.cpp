@@ -10,12 +10,14 @@
 #include "command_line.hpp"
 #include "config_flags.hpp"
 #include "data_flags.hpp"
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/optimize/optimize.hpp"
 #include "lite/optimize/verb.hpp"
+#include "lite/quantize/scheme.hpp"
 
 namespace lite::cli {
 
@@ -52,7 +54,10 @@ void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
       ->delimiter(',')->capture_default_str();
   app.add_flag("--prune-sensitivity", o.prune_sensitivity,
                "Also prune at the per-group ratios prune's sensitivity analysis picks within the budget (needs --eval)");
-  app.add_option("--modes", o.modes, "Quantization modes to try; float is the model frozen")
+  std::vector<std::string> modes{"float"};
+  for (const auto& m : quantize::mode_names())
+    if (m != "auto") modes.push_back(m);
+  with_values(app.add_option("--modes", o.modes, "Quantization modes to try; float is the model frozen"), modes)
       ->delimiter(',')->capture_default_str();
   app.add_option("--data", o.data, "Training data: each pruned model is recovered by distillation from the original");
   app.add_option("--data-labels", o.data_labels, "Labels of an idx --data file");

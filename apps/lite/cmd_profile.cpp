@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "config_flags.hpp"
 #include "data_flags.hpp"
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "number_flags.hpp"
@@ -45,7 +46,9 @@ Runner setup_profile(CLI::App& app) {
                              "(default: {:g}, none with --iterations)",
                              measure::kDefaultProfileBudget))
       ->group("Timing");
-  app.add_option("--qengine", o.qengine, "Quantized engine for quantized models, onednn or qnnpack")->group("Timing");
+  with_values(app.add_option("--qengine", o.qengine, "Quantized engine for quantized models, onednn or qnnpack"),
+              {"onednn", "qnnpack"})
+      ->group("Timing");
   app.add_flag("--ops", o.ops, "Per-operator and per-module breakdown of self time")->group("Analysis");
   app.add_option("--top", o.top, "Rows in the --ops tables")->group("Analysis");
   app.add_option("--op-iterations", o.op_iterations, "Forwards profiled with --ops")->group("Analysis");

@@ -8,6 +8,7 @@
 #include "command_line.hpp"
 #include "config_flags.hpp"
 #include "data_flags.hpp"
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "timing_flags.hpp"
 #include "lite/core/error.hpp"
@@ -56,7 +57,8 @@ Runner setup_prune(CLI::App& app) {
                  "Fraction of each group's channels to remove, in [0, 1), or GLOB=R for matching layers (repeatable)");
   app.add_flag("--global", o.global, "Rank channels across all groups and remove --ratio of all channels");
   app.add_option("--global-floor", o.global_floor, "With --global: every group keeps at least this fraction");
-  app.add_option("--criterion", o.criterion, word_options(criterion_help()));
+  with_values(app.add_option("--criterion", o.criterion, word_options(criterion_help())),
+              names_of(prune::criterion_infos(), [](const auto& c) { return c.name; }));
   app.add_option("--data", o.data, "Samples for --criterion taylor (tensor or dict file, .npy, idx)");
   app.add_option("--data-samples", o.data_samples, "Use the first N samples of --data");
   app.add_option("--exclude", o.exclude, "Keep the channels of layers matching this glob (repeatable)");

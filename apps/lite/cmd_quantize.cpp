@@ -13,6 +13,7 @@
 #include "command_line.hpp"
 #include "config_flags.hpp"
 #include "data_flags.hpp"
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "timing_flags.hpp"
 #include "lite/core/error.hpp"
@@ -78,10 +79,11 @@ Runner setup_quantize(CLI::App& app) {
   name_flag("budget_s", "--budget");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "Artifact path (default: " + default_output_names() + " beside MODEL)");
-  app.add_option("--mode", o.mode, word_options(mode_help()));
+  with_values(app.add_option("--mode", o.mode, word_options(mode_help())), quantize::mode_names());
   app.add_option("--calib", o.calib, "Calibration data for static mode (tensor or dict file, .npy, .npz, idx)");
   app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib");
-  app.add_option("--calib-method", o.calib_method, word_options(calib_method_help()));
+  with_values(app.add_option("--calib-method", o.calib_method, word_options(calib_method_help())),
+              names_of(quantize::calib_methods(), [](const auto& m) { return m.name; }));
   app.add_option("--calib-stats", o.calib_stats, "Reuse the calibration JSON of an earlier run instead of calibrating");
   app.add_flag("--no-calib-json{false}", o.write_calib_json, "Do not write the calibration JSON beside the artifact");
   add_eval_data_flags(app, o, s->data);
@@ -95,7 +97,8 @@ Runner setup_quantize(CLI::App& app) {
                              quantize::kAutoTolerance));
   app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable)");
   app.add_option("--only", o.only, "Quantize only layers matching this glob (repeatable)");
-  app.add_option("--qengine", o.qengine, "Quantized engine the consumer will use: onednn or qnnpack");
+  with_values(app.add_option("--qengine", o.qengine, "Quantized engine the consumer will use: onednn or qnnpack"),
+              {"onednn", "qnnpack"});
   app.add_option("--batch", o.batches, "Batch sizes latency is measured at")->delimiter(',');
   add_timing_flags(app, o.timing);
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, schemes, expected size) and write nothing");

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lite/core/verb.hpp"
 
 namespace CLI {
@@ -41,6 +43,9 @@ const std::vector<SetupEntry>& local_setups();
 struct SetupRegistration {
   SetupRegistration(const VerbDescriptor& verb, Setup setup);
 };
+
+// The flags of every verb this executable runs, as data (flag_catalog.hpp); `EXECUTABLE --flag-catalog` prints it.
+nlohmann::json local_flag_catalog();
 
 // Parses argv for the subcommands this executable runs and runs the chosen one; maps errors to exit codes.
 int run_cli(int argc, char** argv);

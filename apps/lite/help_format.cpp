@@ -115,19 +115,7 @@ class WrappingFormatter : public CLI::Formatter {
     return out;
   }
 
-  // The description with what CLI11 would print beside the name at the end of its first line (before a closing ':'
-  // that opens a list): "(default VALUE)", "(not with --duration)", "(needs --x)".
-  std::string make_option_desc(const CLI::Option* opt) const override {
-    std::string desc = opt->get_description(), notes;
-    const std::string value = opt->get_type_size() != 0 ? shown_default(opt->get_default_str()) : "";
-    if (!value.empty()) notes += " (default " + value + ")";
-    for (const CLI::Option* other : opt->get_excludes()) notes += " (not with " + other->get_name() + ")";
-    for (const CLI::Option* other : opt->get_needs()) notes += " (needs " + other->get_name() + ")";
-    if (!opt->get_envname().empty()) notes += " (from $" + opt->get_envname() + ")";
-    std::size_t at = std::min(desc.find('\n'), desc.size());
-    if (at > 0 && (desc[at - 1] == ':' || desc[at - 1] == '.')) --at;
-    return desc.insert(at, notes);
-  }
+  std::string make_option_desc(const CLI::Option* opt) const override { return option_help_text(opt); }
 
  private:
   std::string paragraph(const std::string& text) const {
@@ -187,6 +175,18 @@ std::size_t help_width() {
 void configure_help(CLI::App& app, std::size_t width) {
   app.formatter(std::make_shared<WrappingFormatter>(clamped(width)));
   app.option_defaults()->always_capture_default();
+}
+
+std::string option_help_text(const CLI::Option* opt) {
+  std::string desc = opt->get_description(), notes;
+  const std::string value = opt->get_type_size() != 0 ? shown_default(opt->get_default_str()) : "";
+  if (!value.empty()) notes += " (default " + value + ")";
+  for (const CLI::Option* other : opt->get_excludes()) notes += " (not with " + other->get_name() + ")";
+  for (const CLI::Option* other : opt->get_needs()) notes += " (needs " + other->get_name() + ")";
+  if (!opt->get_envname().empty()) notes += " (from $" + opt->get_envname() + ")";
+  std::size_t at = std::min(desc.find('\n'), desc.size());
+  if (at > 0 && (desc[at - 1] == ':' || desc[at - 1] == '.')) --at;
+  return desc.insert(at, notes);
 }
 
 CLI::Option* default_in_words(CLI::Option* option) { return option->default_str(""); }

@@ -25,6 +25,11 @@ std::size_t help_width();
 // capture its bound variable's value as its shown default. Call before adding subcommands: they copy both.
 void configure_help(CLI::App& app, std::size_t width = help_width());
 
+// An option's description as --help prints it: with what CLI11 would print beside the name added at the end of its
+// first line (before a closing ':' that opens a list): "(default VALUE)", "(not with --duration)", "(needs --x)".
+// The man pages and completions (flag_catalog.hpp) print the same text.
+std::string option_help_text(const CLI::Option* option);
+
 // For an option whose description already words its default (the value alone would mislead: 0 for "all cores",
 // -1 for "from $RANK"): the captured value is not shown. Returns `option`.
 CLI::Option* default_in_words(CLI::Option* option);

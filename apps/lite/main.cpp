@@ -11,8 +11,11 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "command.hpp"
 #include "command_line.hpp"
+#include "docgen.hpp"
 #include "error_line.hpp"
 #include "mpi_environment.hpp"
 #include "lite/cache/verb.hpp"
@@ -46,9 +49,46 @@ int exec_mpi_side(char** argv, const lite::cli::MpiEnvironment& mpi) {
   return lite::exit_bad_input;
 }
 
+// `lite --generate-docs DIR` (the build runs it): the man pages and completions of every verb, from this executable's
+// flag catalog and lite-torch's (docgen.hpp).
+int generate_docs(const std::string& dir) {
+  nlohmann::json catalog = lite::cli::local_flag_catalog();
+  const std::string torch = side_path("lite-torch");
+  if (::access(torch.c_str(), X_OK) == 0) {
+    std::string text;
+    if (FILE* pipe = ::popen(("'" + torch + "' --flag-catalog").c_str(), "r")) {
+      char buffer[4096];
+      for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+      if (::pclose(pipe) != 0) text.clear();
+    }
+    if (text.empty()) {
+      lite::cli::print_error_line("lite", "error", torch + " --flag-catalog failed; rebuild lite");
+      return lite::exit_internal;
+    }
+    const nlohmann::json torch_catalog = nlohmann::json::parse(text);  // named: a range-for over a temporary's
+    for (const auto& verb : torch_catalog["verbs"]) catalog["verbs"].push_back(verb);  // member would dangle
+  }
+  nlohmann::json ordered = {{"verbs", nlohmann::json::array()}};  // `lite --help`'s order
+  for (const lite::VerbDescriptor* v : lite::verbs())
+    for (const auto& verb : catalog["verbs"])
+      if (verb["name"] == v->name) ordered["verbs"].push_back(verb);
+  lite::cli::docgen::generate(dir, ordered);
+  return lite::exit_ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--generate-docs") {
+    try {
+      return generate_docs(argv[2]);
+    } catch (const lite::Error& e) {
+      lite::cli::print_error_line("lite", "error", e.what());
+      return lite::exit_code_for(e.kind());
+    }
+  }
+  // --version reports libtorch's run-time facts too (quantized engines, oneDNN's ISA): lite-torch knows them.
+  if (argc == 2 && std::string(argv[1]) == "--version") ::execv(side_path("lite-torch").c_str(), argv);
   if (argc > 1) {
     const lite::VerbDescriptor* command = lite::find_verb(argv[1]);
     if (command == &lite::cache::verb()) {  // the one verb lite-mpi runs

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "torch_log_flags.hpp"
 #include "lite/core/error.hpp"
@@ -16,7 +17,9 @@ namespace lite::cli {
 void add_output_flags(CLI::App& app, OutputOptions& o) {
   std::string names;
   for (const auto& p : report::printers()) names += std::string(names.empty() ? "" : ", ") + p.name;
-  app.add_option("--output-format", o.format, "Output printer: " + names)->group("Output");
+  with_values(app.add_option("--output-format", o.format, "Output printer: " + names),
+              names_of(report::printers(), [](const auto& p) { return std::string(p.name); }))
+      ->group("Output");
   app.add_flag("--json", o.json, "Same as --output-format json (the complete result)")->group("Output");
   app.add_flag("--csv", o.csv, "Same as --output-format csv")->group("Output");
   app.add_flag("--markdown", o.markdown, "Same as --output-format markdown")->group("Output");

@@ -34,8 +34,8 @@ class CliBasics(LiteTestCase):
         self.assertIn("byte miss ratio and request latency", " ".join(run_lite("cache-sim", "--help").stdout.split()))
 
     def test_torch_free_work_never_loads_libtorch(self):
-        """`lite` itself does not link libtorch (cache-sim, --help, --version start like a small program);
-        the verbs that load models run in lite-torch beside it."""
+        """`lite` itself does not link libtorch (cache-sim and --help start like a small program; --version asks
+        lite-torch for libtorch's facts); the verbs that load models run in lite-torch beside it."""
         import subprocess
         linked = subprocess.run(["ldd", LITE], capture_output=True, text=True).stdout
         self.assertNotIn("libtorch", linked)
@@ -49,7 +49,7 @@ class CliBasics(LiteTestCase):
         r = run_lite("--version")
         self.assertEqual(r.returncode, 0)
         self.assertRegex(r.stdout, r"lite \d+\.\d+\.\d+")
-        self.assertRegex(r.stdout, r"libtorch 1\.13")
+        self.assertRegex(r.stdout, r"libtorch: 1\.13")
         self.assertRegex(r.stdout, r"(Release|Debug|RelWithDebInfo|MinSizeRel) build")
 
     def test_unknown_subcommand_suggests_the_closest(self):
