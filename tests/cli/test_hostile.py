@@ -187,6 +187,25 @@ class AbsurdValues(HostileCase):
             % str(MODEL), self.tmp)
         self.assert_rejected("profile", self.tmp / "big.pt", needles=["big.pt"])
 
+    def test_negative_and_huge_dimensions_declared_in_lite_json(self):
+        """Issue 38 item 1: a model's own lite.json is untrusted input; its shapes pass --input's rule, and the
+        error names the model file, for every verb that reads them (it was exit 3 in profile, and prune and
+        quantize blamed --batch)."""
+        for name, inputs in (("negative.pt", [{"shape": [-1, 99999999999, 28, 28], "dtype": "float32"}]),
+                             ("zero.pt", [{"shape": [1, 0, 28, 28]}]),
+                             ("dtype.pt", [{"shape": [1, 1, 28, 28], "dtype": "complex128"}])):
+            python("import torch, json\n"
+                   "m = torch.jit.load(%r)\n"
+                   "torch.jit.save(m, %r, _extra_files={'lite.json': json.dumps({'inputs': %r})})\n"
+                   % (str(MODEL), name, inputs), self.tmp)
+            out = self.tmp / "out.pt"
+            for sub, extra in (("profile", ["--iterations", "2"]), ("prune", ["--ratio", "0.3", "-o", out]),
+                               ("quantize", ["--mode", "dynamic", "-o", out])):
+                with self.subTest(model=name, sub=sub):
+                    self.rejected_keeping(sub, self.tmp / name, *extra, inputs=[self.tmp / name],
+                                          needles=[name, "lite.json"])
+                    self.assertFalse(out.exists())
+
     def test_output_layer_with_no_features(self):
         python(
             "import torch\n"

@@ -9,7 +9,7 @@ import subprocess
 import textwrap
 import unittest
 
-from litetest import DATA, PYTHON, LiteTestCase, run_lite, run_lite_json
+from litetest import DATA, PYTHON, LiteTestCase, run_lite, run_lite_json, run_lite_measured
 
 CNN = DATA / "fmnist_cnn.pt"  # input 1x1x28x28, 10 classes
 FAST = ["--warmup", "1", "--iterations", "2"]
@@ -284,6 +284,23 @@ class HostileDataFiles(LiteTestCase):
         npy = self.tmp / "claims.npy"
         npy.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(16))
         self.rejected("profile", "--eval", npy, needles=["claims.npy", "truncated .npy data (16 of 4000000000000 bytes)"])
+
+    def test_an_npz_member_shorter_than_its_npy_shape_is_refused_before_it_is_inflated(self):
+        """Issue 38 item 2: a well-formed zip whose x.npy declares 3.1 GB of samples and holds 256 MiB of zeros
+        (260 KB packed): refused from the member's header and its directory size, without inflating the 256 MiB."""
+        import zipfile
+        import numpy as np
+        npz = self.tmp / "bomb.npz"
+        with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as z, z.open("x.npy", "w", force_zip64=True) as f:
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False,
+                                                      "shape": (1_000_000, 1, 28, 28)})
+            for _ in range(16):
+                f.write(bytes(16 << 20))
+        self.assertLess(npz.stat().st_size, 2 << 20)
+        r, peak_mib = run_lite_measured("profile", DATA / "fmnist_cnn.pt", "--eval", npz, "--iterations", "2")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("bomb.npz/x.npy: truncated .npy data (268435456 of 3136000000 bytes)", r.stderr)
+        self.assertLess(peak_mib, 200, "the member was inflated before its header was checked")
 
     def test_an_idx_gz_inflating_to_4_gib_stops_at_its_header(self):
         bomb = self.tmp / "bomb-idx3-ubyte.gz"

@@ -191,7 +191,12 @@ Dataset from_pickle(const fs::path& path, const std::vector<char>& bytes) {
 Dataset from_npz(const fs::path& path, const std::vector<char>& bytes) {
   std::vector<std::pair<std::string, c10::IValue>> entries;
   bool positional = true;
-  for (auto& m : read_zip_members(std::string_view(bytes.data(), bytes.size()), path.string())) {
+  // An .npy member's header says how many bytes its shape needs: a member declared at fewer is refused before it
+  // is inflated (a zip bomb costs its header, not its inflation). A member that is no .npy at all is judged whole.
+  const MemberCheck npy_header_fits = [&](const std::string& name, std::string_view head, uint64_t size) {
+    if (ends_with(name, ".npy") && head.substr(0, 6) == "\x93NUMPY") parse_npy_header(head, size, (path / name).string());
+  };
+  for (auto& m : read_zip_members(std::string_view(bytes.data(), bytes.size()), path.string(), npy_header_fits)) {
     std::string name = ends_with(m.name, ".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
     // np.savez without names writes arr_0, arr_1, ...; only such names (digits, few enough to compare) are positional
     positional = positional && name.rfind("arr_", 0) == 0 && name.size() > 4 && name.size() <= 4 + 18 &&

@@ -96,8 +96,12 @@ void from_json(const nlohmann::json& j, InputSpec& s) {
     }
     return;
   }
-  s.shape = j.at("shape").get<std::vector<int64_t>>();
-  s.dtype = j.value("dtype", std::string("float32"));
+  // {"shape": [...], "dtype": ...}, as a model's lite.json declares it: a model file is untrusted input, so its
+  // dimensions and dtype pass the rule --input's do (positive, at most 2^31, a known dtype, fits in memory).
+  InputSpec declared;
+  declared.shape = j.at("shape").get<std::vector<int64_t>>();
+  declared.dtype = j.value("dtype", std::string("float32"));
+  from_json(nlohmann::json(to_string(declared)), s);
 }
 
 }  // namespace lite::model

@@ -70,9 +70,25 @@ std::string inflate_raw(std::string_view in, uint64_t out_size, const std::strin
                    "save the file again");
 }
 
+// The first `n` bytes `in` inflates to, or fewer where it ends or breaks (inflate_raw judges the whole member).
+std::string inflate_prefix(std::string_view in, uint64_t n) {
+  z_stream z{};
+  if (inflateInit2(&z, -15) != Z_OK) return {};
+  std::string out(size_t(n), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  while (z.avail_out > 0 && inflate(&z, Z_NO_FLUSH) == Z_OK) {
+  }
+  out.resize(out.size() - z.avail_out);
+  inflateEnd(&z);
+  return out;
+}
+
 }  // namespace
 
-std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& file) {
+std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& file, const MemberCheck& check) {
   const std::string damaged = "is not a readable zip (.npz) archive";
   const size_t lowest = s.size() > kEndRecordSearchBytes ? s.size() - kEndRecordSearchBytes : 0;
   size_t eocd = find_end_record(s.substr(lowest));
@@ -117,6 +133,10 @@ std::vector<ZipMember> read_zip_members(std::string_view s, const std::string& f
                        "save it with numpy.savez or numpy.savez_compressed");
     check_declared_size(ZipDirectoryEntry{m.name, method, packed, size}, s.size(), file, kResave);
     const std::string_view raw = s.substr(size_t(data), size_t(packed));
+    if (check) {
+      const uint64_t head = std::min(size, kMemberHeadBytes);
+      check(m.name, method == 0 ? std::string(raw.substr(0, size_t(head))) : inflate_prefix(raw, head), size);
+    }
     m.bytes = method == 0 ? std::string(raw) : inflate_raw(raw, size, file, m.name);
     members.push_back(std::move(m));
   }

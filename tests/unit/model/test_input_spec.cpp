@@ -51,3 +51,15 @@ TEST_CASE("bad input specs are usage errors that show the expected form") {
   CHECK_THROWS_WITH_AS(parse_input_spec("1x3:flaot32"), doctest::Contains("did you mean 'float32'"),
                        UsageError);
 }
+
+TEST_CASE("a declared object shape passes --input's rule: positive dimensions up to 2^31, a known dtype") {
+  for (const char* text : {R"({"shape": [-1, 99999999999, 28, 28]})", R"({"shape": [1, 0, 28]})",
+                           R"({"shape": []})", R"({"shape": [1, 4294967296]})",
+                           R"({"shape": [1, 3], "dtype": "complex128"})"}) {
+    CAPTURE(text);
+    CHECK_THROWS_AS(nlohmann::json::parse(text).get<model::InputSpec>(), UsageError);
+  }
+  const auto ok = nlohmann::json::parse(R"({"shape": [8, 128], "dtype": "int64"})").get<model::InputSpec>();
+  CHECK(ok.shape == std::vector<int64_t>{8, 128});
+  CHECK(ok.dtype == "int64");
+}

@@ -88,3 +88,29 @@ TEST_CASE("the directory alone gives each member's declared size, and a size the
   CHECK(has(why, "; re-save it"));
   CHECK(lite::model::zip_directory_in_memory("not a zip").empty());
 }
+
+TEST_CASE("the member check sees each member's first bytes and declared size before it is inflated, and can refuse it") {
+  const std::string data = std::string(200000, 'a');
+  const std::string archive = one_member_zip("x.npy", deflate_bytes(data, -15), 8, data.size());
+  std::string seen_name;
+  size_t seen_head = 0;
+  uint64_t seen_size = 0;
+  auto members = read_zip_members(archive, "ok.npz", [&](const std::string& name, std::string_view head, uint64_t size) {
+    seen_name = name;
+    seen_head = head.size();
+    seen_size = size;
+    CHECK(head == std::string_view(data).substr(0, head.size()));
+  });
+  CHECK(seen_name == "x.npy");
+  CHECK(seen_head == lite::model::kMemberHeadBytes);  // the head only, not the 200 kB member
+  CHECK(seen_size == data.size());
+  CHECK(members[0].bytes == data);
+  CHECK_THROWS_AS(read_zip_members(archive, "ok.npz",
+                                   [](const std::string& name, std::string_view, uint64_t) {
+                                     throw lite::InputError(name, "refused by its header", "fix it");
+                                   }),
+                  lite::InputError);
+  const std::string small = "tiny";
+  read_zip_members(one_member_zip("s.npy", small, 0, small.size()), "ok.npz",
+                   [&](const std::string&, std::string_view head, uint64_t) { CHECK(head == small); });
+}
