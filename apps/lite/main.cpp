@@ -21,6 +21,7 @@
 #include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/core/options.hpp"
 #include "lite/verbs/verbs.hpp"
 
 namespace {
@@ -96,6 +97,14 @@ int main(int argc, char** argv) {
       if (mpi.size > 1) return exec_mpi_side(argv, mpi);
     }
     if (command && command->needs_torch) {
+      // libgomp reads OMP_NUM_THREADS as lite-torch loads, and prints its own line for a value it rejects: checked
+      // here first, so lite's error is the only line (cli_main checks again for a direct lite-torch run).
+      try {
+        lite::option_rules::thread_environment();
+      } catch (const lite::Error& e) {
+        lite::cli::print_error_line(std::string("lite ") + argv[1], "error", e.what());
+        return lite::exit_code_for(e.kind());
+      }
       const std::string path = side_path("lite-torch");
       ::execv(path.c_str(), argv);
       lite::cli::print_error_line(std::string("lite ") + argv[1], "internal error",

@@ -155,8 +155,9 @@ class AbsurdValues(HostileCase):
 
     def test_thread_variables_beyond_the_machine(self):
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            r = run_lite("profile", MODEL, "--iterations", "2", env={name: "100000"})
-            self.assert_bad_input(r, name, "100000")
+            for value in ("100000", "abc", "-3"):  # libgomp's own complaint came first for the last two
+                r = run_lite("profile", MODEL, "--iterations", "2", env={name: value})
+                self.assert_bad_input(r, name, value)
         r = run_lite("profile", MODEL, "--iterations", "2", "--json", env={"OMP_NUM_THREADS": "1"})
         self.assertEqual(r.returncode, 0, r.stderr)
 
@@ -164,6 +165,11 @@ class AbsurdValues(HostileCase):
         for value in ("2000000000", "99999999999999999999"):
             self.assert_rejected("profile", MODEL, "--batch", value, needles=["--batch"])
             self.assert_rejected("quantize", MODEL, "--mode", "dynamic", "--batch", value, needles=["--batch"])
+        student = self.copy(MODEL, "student.pt")
+        for value in ("3000000000", "99999999999999999999"):  # issue 38 item 4: distill took them, exit 0
+            for flag in ("--train-batch", "--eval-batch"):
+                self.assert_rejected("distill", "--teacher", MODEL, "--student", student, "--data", EVAL, flag, value,
+                                     "-o", self.tmp / "d.pt", needles=[flag])
 
     def test_load_that_would_never_end(self):
         self.assert_rejected("profile", MODEL, "--qps", "1e9", "--requests", "99999999999", needles=["--qps"])

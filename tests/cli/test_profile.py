@@ -93,6 +93,36 @@ class ProfileBundledModel(LiteTestCase):
         self.assertEqual(doc["result"]["inputs"][0]["shape"], [4, 1, 28, 28])
 
 
+class LoadRunPlan(LiteTestCase):
+    def test_a_long_load_run_says_how_long_up_front(self):
+        """Issue 38 item 4: --qps 0.001 --requests 3 starts a ~50-minute run; the terminal is told so before it
+        begins (as quantize and prune announce their timing), and SIGINT then ends it with 130."""
+        import os
+        import pty
+        import signal
+        import time
+        from litetest import LITE
+        master, slave = pty.openpty()
+        p = subprocess.Popen([LITE, "profile", MODEL, "--qps", "0.001", "--requests", "3", "--seed", "1"],
+                             stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        seen, deadline = b"", time.monotonic() + 120
+        try:
+            while b"until the last arrival" not in seen and time.monotonic() < deadline:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.wait(timeout=30)
+            os.close(master)
+        text = seen.decode(errors="replace")
+        self.assertRegex(text, r"lite profile: load test: 3 requests at 0\.001 req/s \(Poisson arrivals\): \d+ min "
+                               r"until the last arrival", text)
+        self.assertEqual(p.returncode, 130)
+
+
 class ProfileCompare(LiteTestCase):
     def test_compare_reports_the_speedup_interval_and_agreement(self):
         frozen = self.tmp / "frozen.pt"

@@ -113,6 +113,39 @@ class PruneCNN(LiteTestCase):
         self.assertIn(r.returncode, (0, 1), r.stderr)
         self.assertIn("lite prune: timing the pruned model against the original at batch 1: at most 10 s", r.stderr)
 
+    def test_a_signal_while_timing_stops_the_command_and_writes_nothing(self):
+        """Issue 38 item 4: SIGTERM or SIGINT while prune times the two models ends it with 143 / 130 and no
+        artifact (it carried on to a full report and exit 1: the signal was taken for a failed freeze)."""
+        import os
+        import pty
+        import signal
+        import subprocess
+        import time
+        from litetest import LITE
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            with self.subTest(signal=sig.name):
+                out = self.tmp / "signalled.pt"
+                master, slave = pty.openpty()
+                p = subprocess.Popen([LITE, "prune", MODEL, "--ratio", "0.25", "-o", out, "--batch", "1",
+                                      "--iterations", "20000"], stdout=subprocess.PIPE, stderr=slave)
+                os.close(slave)
+                seen, deadline = b"", time.monotonic() + 120
+                try:
+                    while b"timing the pruned model" not in seen and time.monotonic() < deadline:
+                        try:
+                            seen += os.read(master, 65536)
+                        except OSError:
+                            break
+                    time.sleep(0.5)  # inside the timing (20000 calls a model: ~10 s here)
+                    p.send_signal(sig)
+                    stdout, _ = p.communicate(timeout=60)
+                finally:
+                    os.close(master)
+                self.assertIn(b"timing the pruned model", seen)
+                self.assertEqual(p.returncode, code, seen.decode(errors="replace")[-500:])
+                self.assertEqual(stdout, b"")
+                self.assertFalse(out.exists())
+
     def test_ratio_zero_gives_identical_outputs(self):
         out = self.tmp / "zero.pt"
         code, doc, err = lite_json(MODEL, "--ratio", "0", "-o", out, *FAST)

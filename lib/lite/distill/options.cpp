@@ -120,8 +120,10 @@ void validate(const DistillOptions& o) {
   option_rules::at_least("samples", double(o.samples), 0, "0 trains on every sample");
   option_rules::at_least("eval_samples", double(o.eval_samples), 0, "0 validates on every sample");
   option_rules::at_least("epochs", o.epochs, 1);
-  option_rules::at_least("train_batch", double(o.train_batch), 1);
-  option_rules::at_least("eval_batch", double(o.eval_batch), 1);
+  // A batch is one tensor dimension: --input's bound (2^31). Past int64, CLI11 reads the largest int64, which lands
+  // here too.
+  option_rules::in_range("train_batch", double(o.train_batch), 1, double(1LL << 31), "e.g. 64");
+  option_rules::in_range("eval_batch", double(o.eval_batch), 1, double(1LL << 31), "e.g. 64");
   positive("lr", o.lr, "try 1e-3 for adam, 0.05 for sgd");
   // Past float32's range (3.4e38) the step itself is inf (an lr of 1e300 ended in an internal error); a merely
   // too-large lr diverges to a NaN loss, which the finite_loss gate reports (the unit test uses 1e30).

@@ -71,8 +71,13 @@ LoadRun run_load(torch::jit::Module& module, const std::vector<torch::Tensor>& i
   std::vector<double> start(arrivals.size()), finish(arrivals.size());
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
   torch::NoGradGuard no_grad;
-  ProgressPhase phase(progress,
-                      fmt::format("load {:g} req/s, ~{:.0f} s", qps, arrivals.empty() ? 0.0 : arrivals.back() / 1000),
+  // The arrivals are drawn before the run, so its length is known up front (--qps 0.001 --requests 3 is ~50 min).
+  const double planned_s = arrivals.empty() ? 0.0 : arrivals.back() / 1000;
+  progress.announce(fmt::format("lite profile: load test: {} requests at {:g} req/s (Poisson arrivals): {} until the "
+                                "last arrival, plus its service",
+                                requests, qps, planned_s >= 120 ? fmt::format("{:.0f} min", planned_s / 60)
+                                                                : fmt::format("{:.0f} s", planned_s)));
+  ProgressPhase phase(progress, fmt::format("load {:g} req/s, ~{:.0f} s", qps, planned_s),
                       static_cast<uint64_t>(requests));
   auto origin = Clock::now();
   auto ms_now = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - origin).count(); };

@@ -62,6 +62,8 @@ torch::jit::Module deployed(const torch::jit::Module& module, const std::vector<
     frozen = true;
     note = f.note;
     return f.module;
+  } catch (const Interrupted&) {
+    throw;  // not a failure to freeze
   } catch (const std::exception&) {
     frozen = false;
     torch::jit::Module m = module.clone();
@@ -426,6 +428,7 @@ PruneResult run(const PruneOptions& o, Progress& progress, const RunContext& con
   throw_if_interrupted();
 
   measure_both(c, source, built, unstructured, r);
+  throw_if_interrupted();  // a signal during the timing ends the command here: nothing is written (exit 130/143)
   write_pruned(c, source, built, out, r);
 
   if (r.tolerance_given && r.quality.drop > r.tolerance) r.gates.fail("tolerance");
