@@ -14,6 +14,7 @@ PACKAGES=(
   universal-ctags                            # the function-length house check (tests)
   lintian                                    # the Debian package check (tests/install/check_deb.sh)
   zsh fish                                   # the generated completions' tests
+  iproute2                                   # ip netns: the cross-host tests' hosts (tests/cli/netns_hosts.py)
   python3-torch python3-torchvision python3-numpy  # interop tests and fixture scripts only
   libtcmalloc-minimal4                       # benchmarks time on glibc malloc and on tcmalloc
 )

@@ -18,7 +18,7 @@ FLAG = re.compile(r"(?<![\w-])(--[a-z0-9][a-z0-9-]*)(?![\w*-])")  # not torchrun
 NOT_LITE_FLAGS = {"--help", "--version", "--generate-docs", "--flag-catalog", "--allow-run-as-root",
                   "--oversubscribe", "--np", "--mca", "--hostfile", "--host", "--nproc-per-node", "--nnodes",
                   "--output-on-failure", "--test-dir", "--build", "--target", "--prefix", "--config", "--install",
-                  "--torch"}
+                  "--torch", "--mpi", "--job-name", "--ntasks-per-node", "--cpus-per-task", "--time"}
 
 
 def help_flags(verb):

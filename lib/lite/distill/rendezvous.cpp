@@ -9,11 +9,19 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
 
 namespace lite::distill {
 
@@ -32,6 +40,31 @@ bool loopback(const std::string& host) {
 
 // GLOO_SOCKET_IFNAME (as in PyTorch) picks the interface; a loopback master means one machine; otherwise
 // Gloo's default device (the address this machine's hostname resolves to).
+// The interfaces of this host that have an address (what GLOO_SOCKET_IFNAME may name).
+std::vector<std::string> addressed_interfaces() {
+  std::vector<std::string> names;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return names;
+  for (const ifaddrs* a = list; a; a = a->ifa_next)
+    if (a->ifa_addr && (a->ifa_addr->sa_family == AF_INET || a->ifa_addr->sa_family == AF_INET6) &&
+        std::find(names.begin(), names.end(), a->ifa_name) == names.end())
+      names.emplace_back(a->ifa_name);
+  ::freeifaddrs(list);
+  return names;
+}
+
+// A GLOO_SOCKET_IFNAME this host lacks is refused before the rendezvous, naming the interfaces it has (Gloo's own
+// message, "ifa != nullptr", reached the user through a timeout's words).
+void check_gloo_interface(const World& w) {
+  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+  if (!ifname || !*ifname) return;
+  const auto names = addressed_interfaces();
+  if (std::find(names.begin(), names.end(), ifname) == names.end())
+    throw UsageError(fmt::format("rank {}: GLOO_SOCKET_IFNAME: this host has no interface '{}' with an address (it "
+                                 "has: {}); name one of them (the one that reaches rank 0's {}), or unset it",
+                                 w.rank, escape_control(ifname), join(names, ", "), w.host));
+}
+
 std::shared_ptr<::gloo::transport::Device> gloo_device(const World& w) {
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
     return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
@@ -127,6 +160,7 @@ std::string c10d_reason(const std::exception& e) {
 
 Connection rendezvous(const World& w) {
   quiet_c10d_logging();
+  check_gloo_interface(w);
   Connection c;
   c.store = connect_store(w);
   try {

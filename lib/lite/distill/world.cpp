@@ -1,4 +1,4 @@
-// Resolving the world of a data-parallel job from options and torchrun's environment (see world.hpp).
+// Resolving the world of a data-parallel job from options and torchrun's (or Slurm's) environment (see world.hpp).
 // Torch-free.
 #include "lite/distill/world.hpp"
 
@@ -26,6 +26,19 @@ int env_int(const EnvironmentLookup& env, const char* name, int fallback, bool& 
   return int(n);
 }
 
+// torchrun's variable, else Slurm's for the same fact (srun starts one task per rank and sets SLURM_NTASKS,
+// SLURM_PROCID, SLURM_LOCALID): `slurm` says the second was read.
+int env_int_or_slurm(const EnvironmentLookup& env, const char* name, const char* slurm_name, int fallback, bool& used,
+                     bool& slurm) {
+  bool torchrun = false;
+  const int value = env_int(env, name, fallback, torchrun);
+  if (torchrun) return used = true, value;
+  bool from_slurm = false;
+  const int s = env_int(env, slurm_name, fallback, from_slurm);
+  if (from_slurm) used = slurm = true;
+  return s;
+}
+
 uint16_t parse_port(const std::string& text, const std::string& key, const std::string& whole) {
   char* end = nullptr;
   errno = 0;
@@ -49,20 +62,20 @@ void parse_master(const std::string& text, std::string& host, uint16_t& port) {
 World resolve_world(const DistillOptions& o, const EnvironmentLookup& env) {
   World w;
   w.timeout_s = o.timeout_s;
-  bool from_env = false, from_options = false;
+  bool from_env = false, from_options = false, slurm = false;
   if (o.world_size > 0) {
     w.size = o.world_size;
     from_options = true;
   } else {
-    w.size = std::max(1, env_int(env, "WORLD_SIZE", 1, from_env));
+    w.size = std::max(1, env_int_or_slurm(env, "WORLD_SIZE", "SLURM_NTASKS", 1, from_env, slurm));
   }
   if (o.rank >= 0) {
     w.rank = o.rank;
     from_options = true;
   } else {
-    w.rank = env_int(env, "RANK", 0, from_env);
+    w.rank = env_int_or_slurm(env, "RANK", "SLURM_PROCID", 0, from_env, slurm);
   }
-  w.local_rank = env_int(env, "LOCAL_RANK", w.rank, from_env);
+  w.local_rank = env_int_or_slurm(env, "LOCAL_RANK", "SLURM_LOCALID", w.rank, from_env, slurm);
   if (w.rank >= w.size)
     throw OptionError("rank", fmt::format("is {} but the world has {} process{}", w.rank, w.size, w.size == 1 ? "" : "es"),
                       fmt::format("give each process a rank from 0 to {} (or set {{world_size}})", w.size - 1));
@@ -79,7 +92,10 @@ World resolve_world(const DistillOptions& o, const EnvironmentLookup& env) {
                       "pass ADDR:PORT where rank 0 listens (or set MASTER_ADDR and MASTER_PORT)");
   }
   if (w.size == 1) w.source = "one process";
-  else w.source = from_env && from_options ? "options and environment" : from_env ? "environment (torchrun)" : "options";
+  else
+    w.source = from_env && from_options ? "options and environment"
+               : from_env               ? (slurm ? "environment (Slurm)" : "environment (torchrun)")
+                                        : "options";
   return w;
 }
 

@@ -20,7 +20,7 @@ struct World {
   std::string host;          // rendezvous host (rank 0's machine)
   uint16_t port = 0;
   double timeout_s = 300;
-  std::string source;        // "one process", "options", "environment (torchrun)", or "options and environment"
+  std::string source;        // "one process", "options", "environment (torchrun)", "environment (Slurm)", or "options and environment"
   bool distributed() const { return size > 1; }
   std::string master() const { return host + ":" + std::to_string(port); }
 };

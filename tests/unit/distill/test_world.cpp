@@ -74,6 +74,26 @@ TEST_CASE("torchrun's variables describe the world, options override them one by
   CHECK(w.source == "options and environment");
 }
 
+TEST_CASE("Slurm's task variables stand in where torchrun's are absent, and torchrun's win where both are set") {
+  FakeEnvironment slurm{{{"SLURM_NTASKS", "4"}, {"SLURM_PROCID", "2"}, {"SLURM_LOCALID", "0"},
+                         {"MASTER_ADDR", "node01"}, {"MASTER_PORT", "29500"}}};
+  auto w = resolve_world(DistillOptions{}, slurm.lookup());
+  CHECK(w.size == 4);
+  CHECK(w.rank == 2);
+  CHECK(w.local_rank == 0);
+  CHECK(w.master() == "node01:29500");
+  CHECK(w.source == "environment (Slurm)");
+  slurm.vars["WORLD_SIZE"] = "2";
+  slurm.vars["RANK"] = "1";
+  slurm.vars["LOCAL_RANK"] = "1";
+  w = resolve_world(DistillOptions{}, slurm.lookup());
+  CHECK(w.size == 2);
+  CHECK(w.rank == 1);
+  CHECK(w.local_rank == 1);
+  CHECK(w.source == "environment (torchrun)");
+  CHECK(rejected_key(DistillOptions{}, FakeEnvironment{{{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "0"}}}) == "master");
+}
+
 TEST_CASE("bad worlds are refused by key or by variable") {
   DistillOptions o;
   o.world_size = 2;

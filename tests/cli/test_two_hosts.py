@@ -1,0 +1,109 @@
+"""lite's two distributed paths across hosts (issue 39), with the hosts made inside this machine: network namespaces
+joined by a bridge (netns_hosts.py), each with its own address, so every byte between ranks crosses a veth link.
+
+- cache-sim over MPI: mpirun, started in host 0, places one rank per host from a hostfile and starts the other hosts'
+  daemons through an rsh agent that enters their namespace; the records on two and three hosts equal a
+  single-process run.
+- distill over Gloo: one rank per host started as torchrun starts it (WORLD_SIZE, RANK, MASTER_ADDR of host 0),
+  the interface named with GLOO_SOCKET_IFNAME; the weights equal one process's on the same global batch.
+
+Skipped, with the reason printed, where namespaces cannot be made (not root, no iproute2) or MPI is absent.
+"""
+import json
+import os
+import subprocess
+import unittest
+
+import torch
+
+from litetest import LITE, LiteTestCase, run_lite
+from netns_hosts import Hosts, unavailable
+from test_cache_sim_mpi import MPI_MISSING, CacheSimMpiBase, comparable
+from test_distill_parallel import Mlp, weights
+from test_distill import EVAL, TEACHER, TRAIN_IMAGES, TRAIN_LABELS
+
+NETNS_MISSING = unavailable()
+if NETNS_MISSING:
+    print(f"test_two_hosts: skipped: {NETNS_MISSING}", flush=True)
+
+
+@unittest.skipIf(NETNS_MISSING or MPI_MISSING, NETNS_MISSING or MPI_MISSING or "")
+class CacheSimOnHosts(CacheSimMpiBase):
+    def test_ranks_on_two_and_three_hosts_give_the_records_of_one_process(self):
+        trace = self.zipf_txt()
+        args = [trace, "--policy", "lru,s3fifo,sieve,arc", "--sizes", "50,200,800,3000", "--mrc",
+                "--target-hit-ratio", "0.7", "--threads", "1"]
+        code1, one = self.single(*args)
+        for count in (2, 3):
+            with self.subTest(hosts=count), Hosts(count) as hosts:
+                hostfile = hosts.hostfile(self.tmp / f"hosts{count}")
+                where = hosts.run(0, [*hosts.mpirun(hostfile, count), "sh", "-c",
+                                      "ip -4 -o addr show eth0 | awk '{print $4}'"], timeout=120)
+                self.assertEqual(where.returncode, 0, where.stderr)
+                self.assertEqual(sorted(where.stdout.split()), [f"{hosts.address(i)}/24" for i in range(count)],
+                                 "one rank on each host")
+                r = hosts.run(0, [*hosts.mpirun(hostfile, count), LITE, "cache-sim", *args, "--json", "-q"])
+                self.assertEqual(r.returncode, code1, r.stderr)
+                many = json.loads(r.stdout)
+                self.assertEqual(many["result"]["timing"]["ranks"], count)
+                self.assertEqual(comparable(many), comparable(one))
+
+
+@unittest.skipIf(NETNS_MISSING, NETNS_MISSING or "")
+class DistillOnHosts(LiteTestCase):
+    def test_one_rank_on_each_of_two_hosts_trains_what_one_process_trains(self):
+        torch.manual_seed(0)
+        student = self.tmp / "mlp.pt"
+        torch.jit.script(Mlp()).save(str(student))
+
+        def args(out):
+            return ["distill", "--teacher", TEACHER, "--student", student, "--data", TRAIN_IMAGES, "--data-labels",
+                    TRAIN_LABELS, "--samples", 384, "--eval", EVAL, "--eval-samples", 300, "--epochs", 2,
+                    "--train-batch", 64, "--latency-iterations", 0, "--timeout", 60, "--threads", 1, "-o", out,
+                    "--json"]
+
+        one_out = self.tmp / "one.pt"
+        r = run_lite(*args(one_out))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        one = json.loads(r.stdout)["result"]
+        two_out = self.tmp / "two.pt"
+        with Hosts(2) as hosts:
+            procs = [hosts.popen(rank, [LITE, *args(two_out)],
+                                 env={"WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": "0",
+                                      "MASTER_ADDR": hosts.address(0), "MASTER_PORT": "29511",
+                                      "GLOO_SOCKET_IFNAME": "eth0"})
+                     for rank in (0, 1)]
+            (out0, err0), (out1, err1) = [p.communicate(timeout=600) for p in procs]
+        self.assertEqual(procs[0].returncode, 0, err0)
+        self.assertEqual(procs[1].returncode, 0, err1)
+        two = json.loads(out0)["result"]
+        d = two["distributed"]
+        self.assertEqual(d["world_size"], 2)
+        self.assertEqual(d["master"], f"{hosts.address(0)}:29511")
+        self.assertTrue(d["weights_identical"])
+        for a, b in zip(weights(one_out), weights(two_out)):
+            self.assertTrue(torch.allclose(a, b, atol=1e-5, rtol=1e-4), (a - b).abs().max())
+        for e1, e2 in zip(one["epochs"], two["epochs"], strict=True):
+            self.assertLessEqual(abs(e1["metric_percent"] - e2["metric_percent"]), 100 / 300 + 1e-9)
+
+    def test_an_interface_the_host_lacks_is_named_at_once_not_waited_for(self):
+        args = ["distill", "--teacher", TEACHER, "--student", TEACHER, "--data", EVAL, "--samples", 256, "--epochs", 1,
+                "--latency-iterations", 0, "--timeout", 60, "-o", self.tmp / "x.pt"]
+        with Hosts(2) as hosts:
+            procs = [hosts.popen(rank, [LITE, *args],
+                                 env={"WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": "0",
+                                      "MASTER_ADDR": hosts.address(0), "MASTER_PORT": "29512",
+                                      "GLOO_SOCKET_IFNAME": "eth9"})
+                     for rank in (0, 1)]
+            results = [p.communicate(timeout=50) for p in procs]  # well inside --timeout 60: no waiting
+        for rank, (p, (out, err)) in enumerate(zip(procs, results)):
+            with self.subTest(rank=rank):
+                self.assertEqual(p.returncode, 2, err)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                for needle in (f"rank {rank}", "GLOO_SOCKET_IFNAME", "'eth9'", "eth0"):
+                    self.assertIn(needle, err)
+        self.assertFalse((self.tmp / "x.pt").exists())
+
+
+if __name__ == "__main__":
+    unittest.main()
