@@ -322,6 +322,14 @@ class CacheSimCli(LiteTestCase):
         self.assertEqual(doc["result"]["records"][0]["size"], 18446744073709551615)
         self.assertEqual(doc["result"]["records"][0]["n_miss"], len(set(t.read_text().split())))
 
+    def test_whole_number_flags_beyond_64_bits_are_rejected_not_wrapped(self):
+        """CLI11's strtoull saturated 2^64 without an error (issue 38 item 4, as --seed); the shared decimal rule
+        refuses it for every whole-number flag."""
+        t = self.zipf_txt()
+        r = self.rejected([t, "--sample-objects", "18446744073709551616"], "--sample-objects", "out of range",
+                          "18446744073709551615")
+        self.assert_flag_form(r, "--sample-objects")
+
     def test_non_finite_numbers_and_sample_objects_0_are_rejected(self):
         t = self.zipf_txt()
         cases = [
