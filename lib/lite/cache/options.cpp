@@ -67,7 +67,7 @@ SimulationConfig resolve(const CacheSimOptions& o) {
   c.format = parse_trace_format(o.format);
   if (!o.csv_columns.empty()) c.csv = parse_csv_columns(o.csv_columns);
   c.has_header = o.has_header;
-  c.policies = parse_policies(o.policies.empty() ? "lru" : join(o.policies, ","));
+  c.policies = parse_policies(o.policies.empty() ? std::string(kDefaultPolicy) : join(o.policies, ","));
   c.sizes = parse_sizes(o.sizes, o.bytes);
   c.bytes = o.bytes;
   c.mrc = o.mrc;
