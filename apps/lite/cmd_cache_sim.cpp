@@ -114,7 +114,7 @@ Runner setup_cache_sim(CLI::App& app) {
   auto s = std::make_shared<State>();
   auto& o = s->options;
   const std::string default_policies = join(o.policies, ",");
-  o.policies.clear();  // a flag replaces the default list; run() falls back to lru when none is given
+  o.policies.clear();  // a flag replaces the default list; resolve() falls back to kDefaultPolicy
   name_flag("trace", "TRACE");
   name_flag("policies", "--policy");
   name_flag("hit_latency_ms", "--hit-latency");

@@ -181,6 +181,14 @@ class AbsurdValues(HostileCase):
         self.assert_rejected("distill", "--teacher", MODEL, "--student", student, "--data", EVAL, "--lr", "1e300",
                              needles=["--lr"])
 
+    def test_seed_beyond_64_bits(self):
+        """2^64 was read by strtoull and ran with another seed (issue 38 item 4): every verb with --seed refuses it."""
+        student = self.copy(MODEL, "student.pt")
+        r = self.assert_rejected("profile", MODEL, "--seed", "18446744073709551616", needles=["--seed", "out of range"])
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assert_rejected("distill", "--teacher", MODEL, "--student", student, "--data", EVAL,
+                             "--seed", "18446744073709551616", needles=["--seed", "out of range"])
+
     def test_proc_file_as_model(self):
         self.assert_rejected("profile", "/proc/self/environ", needles=["/proc/self/environ"])
         self.assert_rejected("quantize", "/proc/self/environ", "--mode", "dynamic", needles=["/proc/self/environ"])

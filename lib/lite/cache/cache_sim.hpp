@@ -120,13 +120,17 @@ struct ClusterSpec {
 
 // ---- the resolved configuration and results -----------------------------------------------------
 
+// The policy cache-sim simulates when none is given: the options, their resolution and the configuration
+// all start from this one name.
+inline constexpr const char* kDefaultPolicy = "lru";
+
 // What simulate() runs: CacheSimOptions with every spec parsed and every profile report loaded.
 struct SimulationConfig {
   std::string trace = "-";                 // path, or "-" for stdin
   TraceFormat format = TraceFormat::auto_detect;
   CsvColumns csv;
   bool has_header = false;                  // force: first csv line is a header
-  std::vector<PolicySpec> policies = {{"lru", {}}};  // may be empty with mrc (the LRU curve alone)
+  std::vector<PolicySpec> policies = {{kDefaultPolicy, {}}};  // may be empty with mrc (the LRU curve alone)
   std::vector<SizeSpec> sizes;              // empty = auto
   bool bytes = false;
   bool mrc = false;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "lite/cache/cluster.hpp"
+#include "lite/cache/report_cells.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cache {
@@ -60,8 +61,8 @@ nlohmann::json recommendation_json(const ClusterRecommendation& x) {
   return o;
 }
 
-std::string ratio(double r) { return fmt::format("{:.4f}", r); }
-std::string ms(const std::optional<double>& v) { return !v ? "-" : *v == 0 ? std::string("0") : format_ms(*v); }
+using detail::ms_cell;
+using detail::ratio_cell;
 
 report::Table records_table(const ClusterResult& c, bool bytes) {
   report::Table t;
@@ -75,8 +76,8 @@ report::Table records_table(const ClusterResult& c, bool bytes) {
     if (r.latency) p99 = r.latency->p99_ms;
     else if (!r.variants.empty()) p99 = r.variants.front().second.p99_ms;
     t.rows.push_back({r.policy, size_label(r.size, bytes), std::to_string(r.nodes), size_label(r.node_size, bytes),
-                      ratio(1.0 - r.counters.miss_ratio()), ms(p99), fmt::format("{:.2f}", r.max_over_mean),
-                      fmt::format("{:.1f}% (node {})", share * 100, r.hottest), ratio(r.hottest_hit_ratio)});
+                      ratio_cell(1.0 - r.counters.miss_ratio()), ms_cell(p99), fmt::format("{:.2f}", r.max_over_mean),
+                      fmt::format("{:.1f}% (node {})", share * 100, r.hottest), ratio_cell(r.hottest_hit_ratio)});
   }
   return t;
 }
@@ -97,7 +98,7 @@ void add_recommendation(const ClusterResult& c, bool bytes, report::Report& rep)
     row.push_back(x.policy + (best ? " (best)" : x.offline_bound ? " (offline bound)" : ""));
     if (x.nodes)
       row.insert(row.end(), {std::to_string(*x.nodes), size_label(x.node_size, bytes), size_label(x.size, bytes),
-                             ratio(x.hit_ratio), ms(x.p99_ms), fmt::format("{:.2f}", x.max_over_mean)});
+                             ratio_cell(x.hit_ratio), ms_cell(x.p99_ms), fmt::format("{:.2f}", x.max_over_mean)});
     else
       row.insert(row.end(), {"not reached", "-", "-", "-", "-", "-"});
     t.rows.push_back(std::move(row));

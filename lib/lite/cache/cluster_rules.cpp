@@ -92,12 +92,8 @@ bool recommend_cluster(ClusterResult& cluster, const SimulationConfig& opt) {
   cluster.per_policy.clear();
   cluster.best.reset();
   if (!opt.target_hit_ratio && !opt.target_p99_ms) return true;
-  cluster.target = opt.target_hit_ratio ? fmt::format("hit ratio >= {:g}", *opt.target_hit_ratio)
-                                        : fmt::format("p99 <= {:g} ms", *opt.target_p99_ms);
-  std::vector<std::string> variants;
-  if (opt.target_p99_ms)
-    for (const auto& v : opt.variants) variants.push_back(v.label);
-  if (variants.empty()) variants.emplace_back();
+  cluster.target = sizing_target_text(opt);
+  const std::vector<std::string> variants = sizing_variants(opt);
   bool online = false;
   for (const auto& p : opt.policies) online = online || !find_policy(p.name).needs_next_access;
   for (const auto& p : opt.policies)

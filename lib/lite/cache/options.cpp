@@ -1,5 +1,5 @@
-// lite cache-sim's options as data, their rules by key, their resolution into a SimulationConfig, and the
-// verb's entry point run() (see options.hpp).
+// lite cache-sim's options as data, their rules by key and their resolution into a checked SimulationConfig
+// (see options.hpp). The verb's entry point run() is run.cpp.
 #include "lite/cache/options.hpp"
 
 #include <fmt/format.h>
@@ -10,10 +10,7 @@
 #include "lite/cache/cluster.hpp"
 #include "lite/cache/record_store.hpp"
 #include "lite/cache/route.hpp"
-#include "lite/cache/sweep.hpp"
-#include "lite/core/atomic_file.hpp"
 #include "lite/core/file_roles.hpp"
-#include "lite/core/interrupt.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
@@ -70,7 +67,7 @@ SimulationConfig resolve(const CacheSimOptions& o) {
   c.format = parse_trace_format(o.format);
   if (!o.csv_columns.empty()) c.csv = parse_csv_columns(o.csv_columns);
   c.has_header = o.has_header;
-  c.policies = parse_policies(o.policies.empty() ? "lru" : join(o.policies, ","));
+  c.policies = parse_policies(o.policies.empty() ? std::string(kDefaultPolicy) : join(o.policies, ","));
   c.sizes = parse_sizes(o.sizes, o.bytes);
   c.bytes = o.bytes;
   c.mrc = o.mrc;
@@ -199,35 +196,6 @@ SimulationConfig prepare(const CacheSimOptions& o) {
   check_resolved(config);
   check_paths(o);
   return config;
-}
-
-std::unique_ptr<RecordStore> open_record_store(const CacheSimOptions& o, const SimulationConfig& config) {
-  if (o.results_dir.empty()) return nullptr;
-  return std::make_unique<RecordStore>(o.results_dir, o.trace, record_options_key(config));
-}
-
-void finish_run(const CacheSimOptions& o, SimulationConfig config, CacheSimResult& result) {
-  throw_if_interrupted();  // a signal after the last poll still writes and prints nothing
-  if (!o.plot.empty()) {
-    write_file_atomically(o.plot, render_svg(result));
-    result.plot = o.plot;
-    result.notes.push_back("plot written to " + o.plot);
-  }
-  if (!o.results_dir.empty())
-    result.notes.push_back(fmt::format("{{results_dir}} {}: {} record{} reused, {} simulated and written there",
-                                       o.results_dir, result.reused_records, result.reused_records == 1 ? "" : "s",
-                                       result.records.size() - std::min(result.records.size(), result.reused_records)));
-  result.config = std::move(config);
-}
-
-CacheSimResult run(const CacheSimOptions& o, Progress& progress) {
-  SimulationConfig config = prepare(o);
-  std::unique_ptr<RecordStore> store = open_record_store(o, config);
-  SweepControl control;
-  control.store = store.get();
-  CacheSimResult result = simulate(config, progress, control);
-  finish_run(o, std::move(config), result);
-  return result;
 }
 
 }  // namespace lite::cache

@@ -23,7 +23,7 @@ struct CacheSimOptions {
   std::string format = "auto";                 // trace format (table in trace_source.cpp), or auto
   std::string csv_columns;                     // "time=2,key=5,size=4,cost=6[,delimiter=tab]"; "" = from the header
   bool has_header = false;                     // the first csv line is a header
-  std::vector<std::string> policies = {"lru"};  // specs ("s3fifo:small=0.2"), "all", or "none" (with mrc)
+  std::vector<std::string> policies = {kDefaultPolicy};  // specs ("s3fifo:small=0.2"), "all", or "none" (with mrc)
   std::string sizes = "auto";                  // "auto", or a list: 1000, 64MiB, 0.1, 10%
   bool bytes = false;                          // byte mode
   bool mrc = false;                            // the exact LRU curve in one pass

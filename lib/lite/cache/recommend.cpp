@@ -19,6 +19,19 @@ bool meets_sizing_target(double hit_ratio, std::optional<double> p99_ms, const S
   return p99_ms && options.target_p99_ms && *p99_ms <= *options.target_p99_ms + 1e-12;
 }
 
+std::string sizing_target_text(const SimulationConfig& options) {
+  return options.target_hit_ratio ? fmt::format("hit ratio >= {:g}", *options.target_hit_ratio)
+                                  : fmt::format("p99 <= {:g} ms", *options.target_p99_ms);
+}
+
+std::vector<std::string> sizing_variants(const SimulationConfig& options) {
+  std::vector<std::string> names;
+  if (options.target_p99_ms)
+    for (const auto& v : options.variants) names.push_back(v.label);
+  if (names.empty()) names.emplace_back();
+  return names;
+}
+
 namespace {
 
 Recommendation first_meeting_target(const CacheSimResult& result, const SimulationConfig& opt, const PolicySpec& p,
@@ -58,14 +71,8 @@ Recommendation from_curve(const MrcCurve& mrc, double target_hit_ratio) {
 RecommendationSet recommend(const CacheSimResult& result, const SimulationConfig& opt) {
   RecommendationSet set;
   if (!opt.target_hit_ratio && !opt.target_p99_ms) return set;
-  set.target = opt.target_hit_ratio ? fmt::format("hit ratio >= {:g}", *opt.target_hit_ratio)
-                                    : fmt::format("p99 <= {:g} ms", *opt.target_p99_ms);
-  std::vector<std::string> variant_names;
-  if (opt.target_p99_ms && !opt.variants.empty())
-    for (const auto& v : opt.variants) variant_names.push_back(v.label);
-  else
-    variant_names.push_back("");
-  for (const std::string& variant : variant_names)
+  set.target = sizing_target_text(opt);
+  for (const std::string& variant : sizing_variants(opt))
     for (const auto& p : opt.policies) set.per_policy.push_back(first_meeting_target(result, opt, p, variant));
   const bool only_oracles = std::all_of(set.per_policy.begin(), set.per_policy.end(),
                                         [](const Recommendation& r) { return r.offline_bound; });

@@ -4,6 +4,7 @@
 // and the options' targets, so it is unit-tested on hand-made records.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lite/cache/cache_sim.hpp"
 
@@ -22,6 +23,13 @@ std::optional<double> p99_of(const Record& r, const std::string& variant) {
 // Whether a hit ratio and p99 meet the sizing target of `options`: the hit ratio when a target hit ratio is given,
 // else the p99 (with a 1e-12 slack, so a figure equal to the target meets it).
 bool meets_sizing_target(double hit_ratio, std::optional<double> p99_ms, const SimulationConfig& options);
+
+// The sizing target in words ("hit ratio >= 0.9" or "p99 <= 5 ms"), as both reports name it.
+std::string sizing_target_text(const SimulationConfig& options);
+
+// The latency variants a target is judged under, each a recommendation per policy: every --miss-latency-from
+// variant for a p99 target that has them, else one "" (the record's own cost model).
+std::vector<std::string> sizing_variants(const SimulationConfig& options);
 
 // Needs options.target_hit_ratio or options.target_p99_ms; reads result.records (policy-major, sizes
 // ascending) and result.mrc (for --policy none --mrc, where the one-pass curve answers for LRU).

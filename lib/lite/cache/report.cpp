@@ -6,6 +6,7 @@
 
 #include "lite/cache/cache_sim.hpp"
 #include "lite/cache/cluster.hpp"
+#include "lite/cache/report_cells.hpp"
 #include "lite/cache/policies.hpp"
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
@@ -24,8 +25,8 @@ nlohmann::json counters_json(const Counters& c) {
           {"n_miss_byte", c.n_miss_byte}, {"byte_miss_ratio", c.byte_miss_ratio()}};
 }
 
-std::string ratio(double r) { return fmt::format("{:.4f}", r); }
-std::string ms(double v) { return v == 0 ? std::string("0") : format_ms(v); }
+using detail::ms_cell;
+using detail::ratio_cell;
 
 }  // namespace
 
@@ -236,26 +237,26 @@ report::Table results_table(const CacheSimResult& r) {
     std::vector<std::string> row = {rec.policy, size_label(rec.size, bytes)};
     if (ws) row.push_back(*ws ? fmt::format("{:.2f}%", 100.0 * double(rec.size) / double(*ws)) : "-");
     if (sampled) row.push_back(size_label(rec.simulated_size, bytes) + (rec.small_sample ? " (small)" : ""));
-    row.push_back(ratio(rec.counters.miss_ratio()));
-    if (sampled) row.push_back(rec.miss_ratio_error ? ratio(*rec.miss_ratio_error) : "-");
-    if (bytes) row.push_back(ratio(rec.counters.byte_miss_ratio()));
+    row.push_back(ratio_cell(rec.counters.miss_ratio()));
+    if (sampled) row.push_back(rec.miss_ratio_error ? ratio_cell(*rec.miss_ratio_error) : "-");
+    if (bytes) row.push_back(ratio_cell(rec.counters.byte_miss_ratio()));
     row.push_back(format_count(rec.counters.n_miss));
     if (has_cost) {
       row.push_back(rec.miss_cost_s ? seconds_text(*rec.miss_cost_s) : "-");
       row.push_back(rec.saved_cost_s ? seconds_text(*rec.saved_cost_s) : "-");
     }
     if (r.sampling_check) {
-      row.push_back(rec.full ? ratio(rec.full->miss_ratio()) : "-");
+      row.push_back(rec.full ? ratio_cell(rec.full->miss_ratio()) : "-");
       row.push_back(rec.full ? fmt::format("{:+.4f}", rec.counters.miss_ratio() - rec.full->miss_ratio()) : "-");
     }
     if (rec.latency) {
-      row.push_back(ms(rec.latency->mean_ms));
-      row.push_back(ms(rec.latency->p50_ms));
-      row.push_back(ms(rec.latency->p99_ms));
+      row.push_back(ms_cell(rec.latency->mean_ms));
+      row.push_back(ms_cell(rec.latency->p50_ms));
+      row.push_back(ms_cell(rec.latency->p99_ms));
     }
     for (const auto& [label, f] : rec.variants) {
-      row.push_back(ms(f.mean_ms));
-      row.push_back(ms(f.p99_ms));
+      row.push_back(ms_cell(f.mean_ms));
+      row.push_back(ms_cell(f.p99_ms));
     }
     t.rows.push_back(std::move(row));
   }
@@ -278,10 +279,10 @@ report::Table curve_table(const MrcCurve& c, bool bytes) {
   if (c.partitions) m.columns.insert(m.columns.end(), {"min", "max", "std error"});
   for (size_t i = 0; i < c.at_sizes.size(); ++i) {
     const auto& p = c.at_sizes[i];
-    std::vector<std::string> row = {size_label(p.size, bytes), ratio(p.miss_ratio)};
-    if (c.bytes) row.push_back(ratio(p.byte_miss_ratio));
+    std::vector<std::string> row = {size_label(p.size, bytes), ratio_cell(p.miss_ratio)};
+    if (c.bytes) row.push_back(ratio_cell(p.byte_miss_ratio));
     if (c.partitions)
-      row.insert(row.end(), {ratio(c.partitions->at_sizes[i].min), ratio(c.partitions->at_sizes[i].max),
+      row.insert(row.end(), {ratio_cell(c.partitions->at_sizes[i].min), ratio_cell(c.partitions->at_sizes[i].max),
                              fmt::format("{:.4f}", c.partitions->at_sizes[i].std_error)});
     m.rows.push_back(std::move(row));
   }
@@ -304,8 +305,8 @@ void add_recommendation(const CacheSimResult& r, report::Report& rep) {
     const bool best = set.best && set.best->policy == x.policy && set.best->variant == x.variant;
     row.push_back(x.policy + (best ? " (best)" : x.offline_bound ? " (offline bound)" : ""));
     row.push_back(x.size ? size_label(*x.size, bytes) : "not reached");
-    row.push_back(x.size ? ratio(x.miss_ratio) : "-");
-    row.push_back(x.p99_ms ? ms(*x.p99_ms) : "-");
+    row.push_back(x.size ? ratio_cell(x.miss_ratio) : "-");
+    row.push_back(x.p99_ms ? ms_cell(*x.p99_ms) : "-");
     rt.rows.push_back(std::move(row));
   }
   rep.tables.push_back(std::move(rt));
@@ -378,7 +379,7 @@ void add_notes(const CacheSimResult& r, const SimulationConfig& o, report::Repor
                                     r.trace.sampling, r.trace.sample_rate, format_count(r.trace.n_req),
                                     format_count(r.trace.n_req_total)));
   if (!r.cost_model.empty())
-    rep.notes.push_back(fmt::format("latency: hit {} ms, miss from {}", ms(o.hit_latency_ms),
+    rep.notes.push_back(fmt::format("latency: hit {} ms, miss from {}", ms_cell(o.hit_latency_ms),
                                     r.cost_model == "constant" ? format_ms(*o.miss_latency_ms) + " ms"
                                     : r.cost_model == "cost column" ? "the trace's cost column"
                                                                      : "the lite profile reports (log-normal through p50 and p99)"));

@@ -14,6 +14,7 @@
 
 #include "lite/cache/trace_internal.hpp"
 #include "lite/core/error.hpp"
+#include "lite/core/file_roles.hpp"
 
 namespace lite::cache::detail {
 
@@ -118,6 +119,10 @@ std::unique_ptr<ByteSource> open_source(const std::string& path, const std::stri
     if (::stat(path.c_str(), &st) != 0)
       throw InputError(name, std::string("cannot open the trace: ") + std::strerror(errno), "check the path");
     if (S_ISDIR(st.st_mode)) throw InputError(name, "is a directory, not a trace file", "pass a trace file");
+    // A device never ends (/dev/urandom, /dev/zero) or is not a trace at all: refuse it before reading.
+    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+      throw InputError(name, "is " + special_file_kind(st.st_mode) + ", not a trace file (a trace is a regular file, a FIFO or stdin)",
+                       "pass a trace file, or '-' to read stdin");
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw InputError(name, std::string("cannot open the trace: ") + std::strerror(errno), "check the path and its permissions");
     own = true;

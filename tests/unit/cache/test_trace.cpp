@@ -198,6 +198,19 @@ TEST_CASE("format detection and errors") {
   CHECK(read_all(explicit_format).keys == std::vector<uint64_t>{5, 6, 5});
 }
 
+TEST_CASE("a character device is refused as a trace before it is read (issue 38): it may never end") {
+  for (const char* device : {"/dev/urandom", "/dev/zero", "/dev/null"}) {
+    struct stat st {};
+    if (::stat(device, &st) != 0 || !S_ISCHR(st.st_mode)) continue;
+    auto c = config(device);
+    c.format = TraceFormat::oracle_general;
+    c.skip_bad_lines = true;
+    auto message = message_of(c);
+    CHECK(message.find(device) != std::string::npos);
+    CHECK(message.find("is a character device, not a trace file") != std::string::npos);
+  }
+}
+
 TEST_CASE("keys: decimal ids are numbers in every format, other text is hashed") {
   uint64_t k = 0;
   CHECK(lite::cache::detail::parse_key(" 123 ", k));
