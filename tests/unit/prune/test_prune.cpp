@@ -2,6 +2,9 @@
 // (groups, the flatten factor, the output kept), every criterion in the table, the surgery (parameter
 // count equals the plan; removing channels whose weights are all zero leaves outputs unchanged) and
 // unstructured sparsity per layer.
+#include <fstream>
+#include <sstream>
+
 #include <torch/script.h>
 #include <torch/torch.h>
 // glog (through the torch headers) defines CHECK as an abort; doctest's CHECK must win.
@@ -209,13 +212,17 @@ TEST_CASE("unstructured: per-layer sparsity equals the request and global reache
 
 namespace {
 
-// Runs `script` (argv[1]: the folder it writes models into) with Debian's python; false, with a message, when
-// python or torchvision is missing (the test is then skipped, as the CLI tests skip without them).
+// Runs `script` (argv[1]: the folder it writes models into) with Debian's python. When python, torch or
+// torchvision is missing the case FAILS with the script's output: a skip would pass while checking nothing.
 bool python_wrote_models(test::ScratchDir& dir, const std::string& script) {
   auto py = dir.file("make.py", script);
-  std::string command = "/usr/bin/python3 " + py.string() + " " + dir.path.string() + " > /dev/null 2>&1";
+  auto log = dir.path / "make.log";
+  std::string command = "/usr/bin/python3 " + py.string() + " " + dir.path.string() + " > " + log.string() + " 2>&1";
   if (std::system(command.c_str()) == 0) return true;
-  MESSAGE("skipped: /usr/bin/python3 with torchvision is not available");
+  std::ifstream in(log);
+  std::stringstream output;
+  output << in.rdbuf();
+  FAIL("the fixture script failed (/usr/bin/python3 with torch and torchvision is needed); its output:\n" << output.str());
   return false;
 }
 
