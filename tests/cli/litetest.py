@@ -97,6 +97,29 @@ def run_lite_measured(*args, timeout=300):
     return r, usage.ru_maxrss / 1024
 
 
+def signal_lite_on_terminal(args, needle, signum, delay=0.0, timeout=120):
+    """Starts lite with stderr on a pseudo-terminal, waits until `needle` (bytes) appears there, waits `delay` s,
+    sends `signum` and waits for the end. Returns (returncode, stdout bytes, terminal text up to the signal)."""
+    import pty
+    import time
+    master, slave = pty.openpty()
+    p = subprocess.Popen([LITE, *map(str, args)], stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    seen, deadline = b"", time.monotonic() + timeout
+    try:
+        while needle not in seen and time.monotonic() < deadline:
+            try:
+                seen += os.read(master, 65536)
+            except OSError:  # the slave closed: the command ended
+                break
+        time.sleep(delay)
+        p.send_signal(signum)
+        stdout, _ = p.communicate(timeout=60)
+    finally:
+        os.close(master)
+    return p.returncode, stdout, seen.decode(errors="replace")
+
+
 def run_lite_on_terminal(*args, timeout=300):
     """Runs lite with stderr on a pseudo-terminal (where the progress display and the plan line appear) and stdout
     on a pipe; returns CompletedProcess with text stdout and the terminal's text as stderr."""

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import unittest
 
-from litetest import DATA, PYTHON, LiteTestCase, run_lite, run_lite_json
+from litetest import DATA, PYTHON, LiteTestCase, run_lite, run_lite_json, signal_lite_on_terminal
 
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
@@ -97,30 +97,13 @@ class LoadRunPlan(LiteTestCase):
     def test_a_long_load_run_says_how_long_up_front(self):
         """Issue 38 item 4: --qps 0.001 --requests 3 starts a ~50-minute run; the terminal is told so before it
         begins (as quantize and prune announce their timing), and SIGINT then ends it with 130."""
-        import os
-        import pty
         import signal
-        import time
-        from litetest import LITE
-        master, slave = pty.openpty()
-        p = subprocess.Popen([LITE, "profile", MODEL, "--qps", "0.001", "--requests", "3", "--seed", "1"],
-                             stdout=subprocess.PIPE, stderr=slave)
-        os.close(slave)
-        seen, deadline = b"", time.monotonic() + 120
-        try:
-            while b"until the last arrival" not in seen and time.monotonic() < deadline:
-                try:
-                    seen += os.read(master, 65536)
-                except OSError:
-                    break
-        finally:
-            p.send_signal(signal.SIGINT)
-            p.wait(timeout=30)
-            os.close(master)
-        text = seen.decode(errors="replace")
+        code, _, text = signal_lite_on_terminal(
+            ["profile", MODEL, "--qps", "0.001", "--requests", "3", "--seed", "1"], b"until the last arrival",
+            signal.SIGINT)
         self.assertRegex(text, r"lite profile: load test: 3 requests at 0\.001 req/s \(Poisson arrivals\): \d+ min "
                                r"until the last arrival", text)
-        self.assertEqual(p.returncode, 130)
+        self.assertEqual(code, 130)
 
 
 class ProfileCompare(LiteTestCase):

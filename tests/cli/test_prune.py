@@ -12,7 +12,7 @@ import unittest
 
 import torch
 
-from litetest import DATA, LiteTestCase, hardswish_net, run_lite, run_lite_on_terminal
+from litetest import DATA, LiteTestCase, hardswish_net, run_lite, run_lite_on_terminal, signal_lite_on_terminal
 
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
@@ -116,33 +116,16 @@ class PruneCNN(LiteTestCase):
     def test_a_signal_while_timing_stops_the_command_and_writes_nothing(self):
         """Issue 38 item 4: SIGTERM or SIGINT while prune times the two models ends it with 143 / 130 and no
         artifact (it carried on to a full report and exit 1: the signal was taken for a failed freeze)."""
-        import os
-        import pty
         import signal
-        import subprocess
-        import time
-        from litetest import LITE
         for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
             with self.subTest(signal=sig.name):
                 out = self.tmp / "signalled.pt"
-                master, slave = pty.openpty()
-                p = subprocess.Popen([LITE, "prune", MODEL, "--ratio", "0.25", "-o", out, "--batch", "1",
-                                      "--iterations", "20000"], stdout=subprocess.PIPE, stderr=slave)
-                os.close(slave)
-                seen, deadline = b"", time.monotonic() + 120
-                try:
-                    while b"timing the pruned model" not in seen and time.monotonic() < deadline:
-                        try:
-                            seen += os.read(master, 65536)
-                        except OSError:
-                            break
-                    time.sleep(0.5)  # inside the timing (20000 calls a model: ~10 s here)
-                    p.send_signal(sig)
-                    stdout, _ = p.communicate(timeout=60)
-                finally:
-                    os.close(master)
-                self.assertIn(b"timing the pruned model", seen)
-                self.assertEqual(p.returncode, code, seen.decode(errors="replace")[-500:])
+                # 0.5 s into the timing (20000 calls a model: ~10 s here)
+                returncode, stdout, seen = signal_lite_on_terminal(
+                    ["prune", MODEL, "--ratio", "0.25", "-o", out, "--batch", "1", "--iterations", "20000"],
+                    b"timing the pruned model", sig, delay=0.5)
+                self.assertIn("timing the pruned model", seen)
+                self.assertEqual(returncode, code, seen[-500:])
                 self.assertEqual(stdout, b"")
                 self.assertFalse(out.exists())
 
