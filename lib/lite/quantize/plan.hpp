@@ -16,7 +16,9 @@ struct LayerPlan {
   LayerInfo layer;
   bool quantized = false;
   std::string scheme;  // what the layer becomes ("float" when kept)
-  std::string reason;  // why a layer stays float: "--skip features.*", "not in --only", "sensitive", ...
+  // Why a layer stays float: "{skip} features.*", "not in {only}", "sensitive: kept float to meet {tolerance}", ...
+  // The {name} placeholders are worded as the calling verb's flags when printed.
+  std::string reason;
   uint64_t bytes_before = 0, bytes_after = 0;
 };
 
