@@ -2,6 +2,7 @@
 // Everything else (parsing of specs, simulation, report, plot) lives in lib/lite/cache.
 // --format is the trace format here; the printer is --output-format, as everywhere.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "number_flags.hpp"
 #include "lite/cache/options.hpp"
 #include "lite/cache/policies.hpp"
+#include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/route.hpp"
 #include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
@@ -38,8 +40,7 @@ void set_cache_sim_backend(CacheSimBackend b) { backend() = std::move(b); }
 // The "Cluster" group: --nodes and what shapes it (cluster sizing, issue 26).
 void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
   decimal_only(app.add_option("--nodes", o.nodes,
-                              "Cluster sizing: also simulate K cache servers of size/K each behind --route; a list "
-                              "(1,2,4,8) tries each K")
+                              "Cluster sizing: K servers of size/K behind --route; 1,2,4,8 tries each")
                    ->group("Cluster")
                    ->delimiter(',')
                    ->allow_extra_args(false),
@@ -52,10 +53,48 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->group("Cluster"),
                NumberText::unsigned_whole, "a whole number of points per node, e.g. 160");
   decimal_only(app.add_option("--max-node-load", o.max_node_load,
-                              "--target-* with --nodes: recommend only clusters whose hottest node gets at most X times "
-                              "the mean load")
+                              "With --nodes: hottest node's load at most X x the mean")
                    ->group("Cluster"),
                NumberText::real, "a decimal ratio above 1, e.g. 1.5");
+}
+
+// The prefix mode's flags (LLM request traces: mooncake, tokens): blocks, KV bytes and formats with the other
+// simulation flags, the prefill model with the cost model.
+void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
+  decimal_only(app.add_option("--block-tokens", o.block_tokens,
+                              "Tokens per KV block (default: mooncake 512, tokens 16)")
+                   ->default_str("")
+                   ->group("Simulation"),
+               NumberText::unsigned_whole, "a whole number of tokens, e.g. 16");
+  decimal_only(app.add_option("--kv-bytes-per-token", o.kv_bytes_per_token,
+                              "KV bytes a token takes (K and V, all layers)")
+                   ->group("Simulation"),
+               NumberText::real, "a decimal number of bytes, e.g. 327680");
+  app.add_option("--kv-layout", o.kv_layout,
+                 "KV layout: layers=80,kv-heads=8,head-dim=128,dtype=fp16")
+      ->group("Simulation");
+  with_values(app.add_option("--kv-dtype", o.kv_dtypes,
+                             "What-if: the same bytes in each KV format, e.g. fp16,fp8,int4"),
+              {"fp32", "fp16", "bf16", "fp8", "int8", "int4"})
+      ->group("Simulation")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  decimal_only(app.add_option("--prefill-ms-per-token", o.prefill_ms_per_token,
+                              "TTFT model: X ms per uncached prompt token")
+                   ->group("Cost model"),
+               NumberText::real, "a decimal number of ms, e.g. 0.05");
+  app.add_option("--prefill-cost", o.prefill_cost,
+                 "TTFT model a=..,b=..,c=..: a + b*new + c*new*(cached+new/2) ms")
+      ->group("Cost model");
+  decimal_only(app.add_option("--instances", o.instances,
+                              "Prefill instances serving FCFS by timestamp (TTFT queueing)")
+                   ->default_str("")
+                   ->group("Cost model"),
+               NumberText::unsigned_whole, "a whole number of instances, e.g. 4");
+  decimal_only(app.add_option("--target-ttft-p99", o.target_ttft_p99_ms,
+                              "Recommend the smallest capacity with TTFT p99 <= MS")
+                   ->group("Sizing"),
+               NumberText::real, "a decimal latency in ms above 0, e.g. 500");
 }
 
 // How the trace is read.
@@ -67,7 +106,7 @@ void add_trace_flags(CLI::App& app, cache::CacheSimOptions& o) {
               names_of(cache::trace_formats(), [](const auto& e) { return e.name; }))
       ->group("Trace");
   app.add_option("--csv-columns", o.csv_columns,
-                 "1-based csv columns, e.g. time=2,key=5,size=4 (default: from the header names, else key=1)")
+                 "1-based csv columns, e.g. time=2,key=5,size=4 (default: the header's)")
       ->group("Trace");
   app.add_flag("--has-header", o.has_header, "The first csv line is a header (detected when it has no digits)")
       ->group("Trace");
@@ -77,7 +116,7 @@ void add_trace_flags(CLI::App& app, cache::CacheSimOptions& o) {
 // SHARDS sampling, the latency cost model and the sizing targets.
 void add_sampling_and_cost_flags(CLI::App& app, cache::CacheSimOptions& o) {
   decimal_only(app.add_option("--sample-rate", o.sample_rate,
-                              "SHARDS fixed-rate sampling: keep keys with hash < R*2^64 (0 < R <= 1)")
+                              "SHARDS fixed-rate sampling at rate R in (0, 1]")
                    ->group("Sampling"),
                NumberText::real, "a decimal rate in (0, 1], e.g. 0.01");
   decimal_only(app.add_option("--sample-objects", o.sample_objects,
@@ -120,37 +159,40 @@ Runner setup_cache_sim(CLI::App& app) {
   name_flag("hit_latency_ms", "--hit-latency");
   name_flag("miss_latency_ms", "--miss-latency");
   name_flag("target_p99_ms", "--target-p99");
+  name_flag("kv_dtypes", "--kv-dtype");
+  name_flag("target_ttft_p99_ms", "--target-ttft-p99");
   app.description(
-      "Replay a request trace through cache policies and sizes: miss ratio, byte miss ratio and request latency per "
-      "policy and size, the exact LRU curve in one pass, and the smallest size meeting a target. Exit 1 when a "
-      "--target-* was given and nothing reached it (results still printed). Details: docs/cache-sim.md.");
-  app.add_option("TRACE", o.trace, "Trace file (csv, txt, oracleGeneral, vscsi; .zst too), or - for stdin");
+      "Replay a trace through cache policies and sizes: miss ratio, latency, exact LRU curve, smallest size for a "
+      "--target-* (else exit 1); LLM request traces: prefix KV-cache study. docs/cache-sim.md");
+  app.add_option("TRACE", o.trace, "Trace file (csv, txt, oracleGeneral, vscsi, JSONL; .zst too) or -");
   add_trace_flags(app, o);
   std::vector<std::string> policy_words = cache::policy_names();
+  for (const auto& p : cache::prefix::prefix_policy_names())
+    if (std::find(policy_words.begin(), policy_words.end(), p) == policy_words.end()) policy_words.push_back(p);
   policy_words.insert(policy_words.end(), {"all", "list"});
   with_values(app.add_option("--policy", o.policies,
                              "Policies: " + join(cache::policy_names(), ", ") +
-                                 ", or all; parameters as s3fifo:small=0.1; 'list' describes them"),
+                                 ", all (s3fifo:small=0.1 sets a parameter), radix-* on prefix traces; 'list' describes them"),
               policy_words)
       ->default_str(default_policies)  // shown: the list is emptied above
       ->group("Simulation")
       ->allow_extra_args(false);
   app.add_option("--sizes", o.sizes,
-                 "Cache sizes: auto, or a list of objects (1000), bytes (64MiB) or shares of the working set (10%)")
+                 "Sizes: auto, objects or blocks (1000), bytes (64MiB), tokens (3Mtok), shares (10%)")
       ->group("Simulation");
   app.add_flag("--bytes", o.bytes, "Byte mode: sizes and capacities in bytes instead of objects")
       ->group("Simulation");
   app.add_flag("--mrc", o.mrc, "Also compute the exact LRU miss-ratio curve for every size in one pass")
       ->group("Simulation");
   decimal_only(app.add_option("--mrc-partitions", o.mrc_partitions,
-                              "--mrc from N key partitions, each an exact curve: their mean and spread per size; one rank "
-                              "each under mpirun")
+                              "--mrc from N key partitions: mean and spread (a rank each over MPI)")
                    ->group("Simulation"),
                NumberText::unsigned_whole, "a whole number of partitions from 1 to 256");
   decimal_only(app.add_option("--threads", o.threads, "Simulation threads, or 0 for all cores")->group("Simulation"),
                NumberText::signed_whole, "a whole number of threads (0 = all cores)");
   add_sampling_and_cost_flags(app, o);
   add_cluster_flags(app, o);
+  add_prefix_flags(app, o);
   app.add_option("--plot", o.plot, "Write an SVG plot (miss ratio and latency against size)")->group("Output");
   app.add_option("--results-dir", o.results_dir,
                  "Keep finished records in DIR; a re-run simulates only the rest")

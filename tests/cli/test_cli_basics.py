@@ -30,8 +30,8 @@ class CliBasics(LiteTestCase):
         self.assertEqual(len(lines), 1, r.stdout)
         self.assertIn("recommend a size", lines[0])
         # the subcommand's own paragraph belongs to 'lite cache-sim --help', not to the overview
-        self.assertNotIn("byte miss ratio and request latency", r.stdout)
-        self.assertIn("byte miss ratio and request latency", " ".join(run_lite("cache-sim", "--help").stdout.split()))
+        self.assertNotIn("exact LRU curve, smallest size", r.stdout)
+        self.assertIn("exact LRU curve, smallest size", " ".join(run_lite("cache-sim", "--help").stdout.split()))
 
     def test_torch_free_work_never_loads_libtorch(self):
         """`lite` itself does not link libtorch (cache-sim and --help start like a small program; --version asks

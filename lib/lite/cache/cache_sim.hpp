@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/cache/prefix/prefix_cache.hpp"
 #include "lite/core/gates.hpp"
 #include "lite/core/progress.hpp"
 #include "lite/core/report.hpp"
@@ -43,7 +44,7 @@ struct Counters {
 
 // ---- trace formats ------------------------------------------------------------------------------
 
-enum class TraceFormat { auto_detect, csv, txt, oracle_general, vscsi };
+enum class TraceFormat { auto_detect, csv, txt, oracle_general, vscsi, mooncake, token_ids };
 
 struct TraceFormatEntry {
   const char* name;
@@ -315,6 +316,7 @@ struct CacheSimResult {
   SimulationConfig config;  // what was simulated (run() fills it; the report reads it)
   std::string plot;         // the SVG written, if any
   std::optional<ClusterResult> cluster;  // --nodes
+  std::optional<prefix::PrefixResult> prefix;  // a prefix (LLM KV-cache) trace: the prefix study, nothing above
 };
 void to_json(nlohmann::json& j, const CacheSimResult& r);
 

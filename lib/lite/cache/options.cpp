@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "lite/cache/cluster.hpp"
+#include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/record_store.hpp"
 #include "lite/cache/route.hpp"
 #include "lite/core/file_roles.hpp"
@@ -46,7 +47,15 @@ void cache_sim_fields(Fields& f, O& o) {
       .field("nodes", o.nodes)
       .field("route", o.route)
       .field("virtual_nodes", o.virtual_nodes)
-      .field("max_node_load", o.max_node_load);
+      .field("max_node_load", o.max_node_load)
+      .field("block_tokens", o.block_tokens)
+      .field("kv_bytes_per_token", o.kv_bytes_per_token)
+      .field("kv_layout", o.kv_layout)
+      .field("kv_dtypes", o.kv_dtypes)
+      .field("prefill_ms_per_token", o.prefill_ms_per_token)
+      .field("prefill_cost", o.prefill_cost)
+      .field("instances", o.instances)
+      .field("target_ttft_p99_ms", o.target_ttft_p99_ms);
 }
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o) {
@@ -62,6 +71,7 @@ void from_json(const nlohmann::json& j, CacheSimOptions& o) {
 
 SimulationConfig resolve(const CacheSimOptions& o) {
   if (o.trace.empty()) throw OptionError("trace", "is required", "give a trace file, or - for stdin");
+  refuse_prefix_options(o);
   SimulationConfig c;
   c.trace = o.trace;
   c.format = parse_trace_format(o.format);
@@ -187,11 +197,19 @@ void check_paths(const CacheSimOptions& o) {
 }  // namespace
 
 void validate(const CacheSimOptions& o) {
+  if (is_prefix_trace(o)) {
+    prefix::check_config(prefix_config(o));
+    check_paths(o);
+    return;
+  }
   check_resolved(resolve(o));
   check_paths(o);
 }
 
 SimulationConfig prepare(const CacheSimOptions& o) {
+  if (is_prefix_trace(o))
+    throw OptionError("trace", "is a prefix (LLM request) trace, which one process studies",
+                      "run lite cache-sim on it without mpirun");
   SimulationConfig config = resolve(o);
   check_resolved(config);
   check_paths(o);

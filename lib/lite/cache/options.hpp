@@ -45,6 +45,15 @@ struct CacheSimOptions {
   std::string route = "ketama";                // key router of the cluster: ketama, rendezvous, modulo (route.hpp)
   uint32_t virtual_nodes = 160;                // ketama's points per node
   double max_node_load = 1.5;                  // recommend only clusters whose hottest node has <= this x mean requests
+  // The prefix mode (a trace of LLM requests, docs/cache-sim.md "Prefix KV cache"); prefix_mode.cpp.
+  uint32_t block_tokens = 0;                   // tokens a KV block holds; 0 = the format's (mooncake 512, tokens 16)
+  std::optional<double> kv_bytes_per_token;    // K and V of every layer, for capacities in bytes
+  std::string kv_layout;                       // "layers=80,kv-heads=8,head-dim=128,dtype=fp16"
+  std::vector<std::string> kv_dtypes;          // what-if: the same bytes in each KV format
+  std::optional<double> prefill_ms_per_token;  // TTFT = X x uncached tokens
+  std::string prefill_cost;                    // "a=20,b=0.05,c=2e-6": a + b x new + c x new x (cached + new/2) ms
+  uint32_t instances = 0;                      // prefill instances serving FCFS by timestamp; 0 = no queueing
+  std::optional<double> target_ttft_p99_ms;
 };
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o);
@@ -60,6 +69,14 @@ void validate(const CacheSimOptions& o);
 // The verb: validate, resolve, simulate, write the plot (atomically, after the last interruption point).
 // With results_dir, records found there are reused and every simulated one is written there.
 CacheSimResult run(const CacheSimOptions& o, Progress& progress = no_progress());
+
+// True when the trace is a prefix (LLM request) trace: {format} mooncake/tokens, or auto and a file whose first
+// line has hash_ids or tokens. run() then runs the prefix study (CacheSimResult::prefix).
+bool is_prefix_trace(const CacheSimOptions& o);
+// The prefix study's configuration; OptionError for an object-mode option given with a prefix trace.
+prefix::PrefixConfig prefix_config(const CacheSimOptions& o);
+// OptionError for a prefix-mode option given with an object trace (resolve() calls it).
+void refuse_prefix_options(const CacheSimOptions& o);
 
 // run()'s steps, for a caller that simulates its own way (lite-mpi): the resolved and checked configuration,
 // the record store of results_dir (null without it), and the plot written after the last record is in.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/cache_sim.hpp"
 #include "lite/cache/cluster.hpp"
 #include "lite/cache/report_cells.hpp"
@@ -169,6 +170,11 @@ void to_json(nlohmann::json& j, const RecommendationSet& r) {
 }
 
 void to_json(nlohmann::json& j, const CacheSimResult& r) {
+  if (r.prefix) {
+    j = *r.prefix;
+    j["gates"] = r.gates;
+    return;
+  }
   j = {{"trace", r.trace}, {"bytes", r.bytes}, {"size_unit", r.bytes ? "bytes" : "objects"}, {"records", r.records}};
   j["cost_model"] = r.cost_model.empty() ? nlohmann::json() : nlohmann::json(r.cost_model);
   j["mrc"] = r.mrc ? nlohmann::json(*r.mrc) : nlohmann::json();
@@ -403,6 +409,11 @@ void add_notes(const CacheSimResult& r, const SimulationConfig& o, report::Repor
 }  // namespace
 
 report::Report to_report(const CacheSimResult& r) {
+  if (r.prefix) {
+    report::Report rep = prefix::to_report(*r.prefix);
+    rep.result["gates"] = r.gates;
+    return rep;
+  }
   const SimulationConfig& o = r.config;
   report::Report rep;
   rep.command = "cache-sim";
@@ -446,7 +457,11 @@ report::Report policy_list_report() {
   }
   t.left_aligned_columns = 4;
   r.tables.push_back(std::move(t));
-  r.result = {{"policies", list}};
+  r.tables.push_back(prefix::prefix_policy_list());
+  nlohmann::json prefix_list = nlohmann::json::array();
+  for (const auto& row : r.tables.back().rows)
+    prefix_list.push_back({{"name", row[0]}, {"evicts", row[1]}, {"description", row[2]}});
+  r.result = {{"policies", list}, {"prefix_policies", prefix_list}};
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lite/cache/options.hpp"
+#include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/record_store.hpp"
 #include "lite/cache/sweep.hpp"
 #include "lite/core/atomic_file.hpp"
@@ -31,7 +32,24 @@ void finish_run(const CacheSimOptions& o, SimulationConfig config, CacheSimResul
   result.config = std::move(config);
 }
 
+namespace {
+
+CacheSimResult run_prefix_study(const CacheSimOptions& o, Progress& progress) {
+  CacheSimResult result;
+  result.prefix = prefix::run_study(prefix_config(o), progress);
+  const auto& rec = result.prefix->recommendation;
+  if (rec && !rec->met) result.gates.fail("target");
+  throw_if_interrupted();
+  return result;
+}
+
+}  // namespace
+
 CacheSimResult run(const CacheSimOptions& o, Progress& progress) {
+  if (is_prefix_trace(o)) {
+    validate(o);
+    return run_prefix_study(o, progress);
+  }
   SimulationConfig config = prepare(o);
   std::unique_ptr<RecordStore> store = open_record_store(o, config);
   SweepControl control;

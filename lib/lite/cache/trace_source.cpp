@@ -22,6 +22,10 @@ const std::vector<TraceFormatEntry>& trace_formats() {
       {"oracleGeneral", "oracleGeneralBin", TraceFormat::oracle_general,
        "libCacheSim binary: packed little-endian uint32 time, uint64 id, uint32 size, int64 next-access"},
       {"vscsi", "", TraceFormat::vscsi, "VMware vscsi v1 binary (32-byte records; len = size, lbn = key)"},
+      {"mooncake", "", TraceFormat::mooncake,
+       "LLM requests as JSON lines: timestamp, input_length, output_length, hash_ids of prefix blocks (prefix mode)"},
+      {"tokens", "jsonl", TraceFormat::token_ids,
+       "LLM requests as JSON lines of token ids (tokens or prompt_token_ids), cut into chained blocks (prefix mode)"},
   };
   return table;
 }
@@ -203,6 +207,10 @@ TraceFormat format_from_contents(BufferedInput& in, const std::string& name) {
   }
   const char* nl = static_cast<const char*>(std::memchr(d, '\n', n));
   std::string_view first(d, nl ? static_cast<size_t>(nl - d) : n);
+  if (first.find_first_not_of(" \t") != std::string_view::npos && first[first.find_first_not_of(" \t")] == '{')
+    throw InputError(name, "holds JSON lines, which no object trace format is",
+                     "an LLM request trace needs hash_ids or tokens on every line, and on a pipe {format} mooncake or "
+                     "{format} tokens");
   for (char c : {',', '\t', ';', '|'})
     if (first.find(c) != std::string_view::npos) return TraceFormat::csv;
   return TraceFormat::txt;
@@ -230,6 +238,10 @@ std::unique_ptr<TraceReader> open_trace(const ReaderConfig& config, std::unique_
     case TraceFormat::txt: return make_txt_reader(c, std::move(in));
     case TraceFormat::oracle_general: return make_oracle_reader(c, std::move(in));
     case TraceFormat::vscsi: return make_vscsi_reader(c, std::move(in));
+    case TraceFormat::mooncake:
+    case TraceFormat::token_ids:
+      throw InputError(name, "is a prefix (LLM request) trace, which this path does not read",
+                       "run lite cache-sim on it in one process (its prefix mode), without --nodes or mpirun");
     case TraceFormat::auto_detect: break;
   }
   throw InternalError("trace format not resolved");

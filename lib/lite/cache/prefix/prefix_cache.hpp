@@ -1,0 +1,111 @@
+#pragma once
+// Prefix KV-cache studies (cache-sim's prefix mode, docs/cache-sim.md "Prefix KV cache"): LLM requests whose
+// prompts are chains of KV blocks, replayed through block caches where a request reuses the longest cached
+// prefix of its blocks. The model is Mooncake's Figure 9's: requests in file order, each served at once; after a
+// request all its blocks are cached, its later blocks counting as used before its earlier ones (tail first, as
+// vLLM frees and SGLang evicts). Torch-free.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lite::cache::prefix {
+
+// What the trace holds per request: a chain of blocks (ids dense from 0, a block's parent the block before it).
+struct TraceFacts {
+  std::string path, format;
+  uint32_t block_tokens = 0;
+  uint64_t requests = 0, prompt_tokens = 0, output_tokens = 0;
+  uint64_t block_refs = 0, distinct_blocks = 0;
+  uint64_t bad_lines_skipped = 0;
+  double duration_s = 0;  // last timestamp - first
+};
+
+// The KV bytes a token takes, when the study is sized in bytes or asks what a lighter KV format buys.
+struct KvFormat {
+  std::string dtype;            // "fp16", "fp8", "int8", "int4", or "" (bytes per token given directly)
+  double bytes_per_token = 0;   // K and V of every layer
+};
+
+// Prefill time of one request: a + b x new + c x new x (cached + new/2) ms, new = uncached prompt tokens
+// (--prefill-ms-per-token X is b = X alone). The c term is attention reading the whole context.
+struct PrefillModel {
+  double a_ms = 0, b_ms_per_token = 0, c_ms_per_token2 = 0;
+  double ms(uint64_t cached_tokens, uint64_t new_tokens) const {
+    const double n = double(new_tokens);
+    return a_ms + b_ms_per_token * n + c_ms_per_token2 * n * (double(cached_tokens) + n / 2);
+  }
+};
+
+struct PrefixConfig {
+  std::string trace, format = "auto";
+  uint32_t block_tokens = 0;               // 0 = the format's own (512 for mooncake, 16 for token ids)
+  bool skip_bad_lines = false;
+  std::vector<std::string> policies;       // prefix policy names (policy table in prefix_policies.cpp)
+  std::string sizes = "auto";              // blocks, tokens ("3Mtok"), bytes ("64GiB"), or shares ("10%")
+  std::optional<double> kv_bytes_per_token;
+  std::string kv_layout;                   // "layers=80,kv-heads=8,head-dim=128,dtype=fp16"
+  std::vector<std::string> kv_dtypes;      // what-if over KV formats
+  std::optional<PrefillModel> prefill;
+  uint32_t instances = 0;                  // 0: no queueing; K: K prefill instances serve FCFS by timestamp
+  bool mrc = false;                        // the exact tail-first LRU curve in one pass
+  std::optional<double> target_hit_ratio;  // token hit ratio
+  std::optional<double> target_ttft_p99_ms;
+  int threads = 0;
+};
+
+// One policy at one capacity (and KV format).
+struct PrefixRow {
+  std::string policy;
+  std::string kv_dtype;  // "" without a KV format
+  uint64_t capacity_blocks = 0;
+  uint64_t capacity_tokens = 0;
+  std::optional<double> capacity_bytes;
+  uint64_t requests = 0, prompt_tokens = 0, hit_tokens = 0, hit_blocks = 0, block_refs = 0;
+  uint64_t orphan_blocks = 0;   // cached at the end but unreachable (an ancestor evicted)
+  uint64_t cached_blocks = 0;   // cached at the end
+  std::optional<double> ttft_mean_ms, ttft_p50_ms, ttft_p99_ms;
+  double seconds = 0;
+  double token_hit_ratio() const { return prompt_tokens ? double(hit_tokens) / double(prompt_tokens) : 0; }
+  double block_hit_ratio() const { return block_refs ? double(hit_blocks) / double(block_refs) : 0; }
+};
+
+// The tail-first LRU curve from one pass of stack distances, at every capacity in blocks.
+struct PrefixCurve {
+  std::vector<uint64_t> capacity_blocks;
+  std::vector<uint64_t> hit_tokens, hit_blocks;
+};
+
+// Hit ratios with room for every block: the trace's reuse, by three definitions that papers mix.
+struct UnboundedReuse {
+  double token_hit_ratio = 0;       // hit tokens / prompt tokens
+  double block_hit_ratio = 0;       // hit blocks / block references
+  double mean_request_hit_ratio = 0;  // mean over requests of hit tokens / prompt tokens
+};
+
+struct PrefixRecommendation {
+  std::string target;  // "token hit ratio >= 0.4" or "TTFT p99 <= 500 ms"
+  bool met = false;
+  std::optional<PrefixRow> row;  // the smallest capacity (then the best policy there) meeting it
+};
+
+struct PrefixResult {
+  TraceFacts trace;
+  std::vector<KvFormat> kv_formats;      // empty when sizes are in blocks or tokens and no format was named
+  std::optional<PrefillModel> prefill;
+  uint32_t instances = 0;
+  UnboundedReuse unbounded;
+  std::vector<PrefixRow> rows;           // policy-major, capacity ascending
+  std::optional<PrefixCurve> curve;
+  std::optional<PrefixRecommendation> recommendation;
+  std::vector<std::string> notes;
+  int threads = 1;
+  double read_seconds = 0, simulate_seconds = 0;
+};
+
+void to_json(nlohmann::json& j, const PrefixRow& r);
+void to_json(nlohmann::json& j, const PrefixResult& r);
+
+}  // namespace lite::cache::prefix

@@ -1,0 +1,197 @@
+// run_study(): read the trace once, then every policy x capacity x KV format as independent jobs over threads,
+// the unbounded reuse, the one-pass curve and the recommendation (prefix_run.hpp).
+#include "lite/cache/prefix/prefix_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "lite/cache/prefix/capacity.hpp"
+#include "lite/cache/prefix/prefix_mrc.hpp"
+#include "lite/cache/prefix/replay.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/options.hpp"
+
+namespace lite::cache::prefix {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::vector<std::string> policy_list(const PrefixConfig& c) {
+  if (c.policies.empty()) return {"lru", "radix-lru"};
+  std::vector<std::string> names;
+  for (const auto& p : c.policies) {
+    if (p == "all") return prefix_policy_names();
+    names.push_back(find_prefix_policy(p).name);
+  }
+  return names;
+}
+
+void check_prefill(const PrefixConfig& c) {
+  if (c.prefill) {
+    const PrefillModel& m = *c.prefill;
+    for (double v : {m.a_ms, m.b_ms_per_token, m.c_ms_per_token2})
+      if (!(v >= 0) || !std::isfinite(v))
+        throw OptionError("prefill", fmt::format("coefficient {} is not a finite number of ms, 0 or more", v),
+                          "e.g. --prefill-ms-per-token 0.05, or --prefill-cost a=20,b=0.05,c=2e-6");
+  }
+  if (c.instances && !c.prefill)
+    throw OptionError("instances", "queues prefills, which needs their time", "add {prefill_ms_per_token} or {prefill_cost}");
+  if (c.target_ttft_p99_ms && !c.prefill)
+    throw OptionError("target_ttft_p99_ms", "needs each request's time to first token",
+                      "add {prefill_ms_per_token} or {prefill_cost}");
+  if (c.target_ttft_p99_ms && !(*c.target_ttft_p99_ms > 0 && std::isfinite(*c.target_ttft_p99_ms)))
+    throw OptionError("target_ttft_p99_ms", fmt::format("must be above 0 ms, got {}", *c.target_ttft_p99_ms),
+                      "give the p99 time to first token to reach, in ms");
+}
+
+}  // namespace
+
+void check_config(const PrefixConfig& c) {
+  policy_list(c);
+  const auto specs = parse_capacities(c.sizes);
+  const auto formats = resolve_kv_formats(c);
+  if (formats.size() > 1)
+    for (const auto& s : specs)
+      if (s.unit != CapacitySpec::Unit::bytes && !s.text.empty())
+        throw OptionError("kv_dtypes", fmt::format("compares KV formats at equal bytes, but '{}' is not in bytes", s.text),
+                          "give {sizes} in bytes, e.g. 16GiB,64GiB");
+  if (c.block_tokens > (1u << 20))
+    throw OptionError("block_tokens", fmt::format("{} is more than 1,048,576 tokens a block", c.block_tokens),
+                      "vLLM uses 16, Mooncake's trace 512");
+  check_prefill(c);
+  if (c.target_hit_ratio && !(*c.target_hit_ratio > 0 && *c.target_hit_ratio <= 1))
+    throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *c.target_hit_ratio),
+                      "give a token hit ratio, e.g. 0.35");
+  if (c.target_hit_ratio && c.target_ttft_p99_ms)
+    throw OptionError("target_hit_ratio", "cannot be combined with {target_ttft_p99_ms}", "give one target");
+  option_rules::thread_count("threads", c.threads);
+}
+
+namespace {
+
+UnboundedReuse unbounded_reuse(const BlockTrace& t) {
+  std::vector<uint8_t> seen(t.blocks(), 0);
+  uint64_t hit_tokens = 0, hit_blocks = 0, prompt = 0;
+  double per_request = 0;
+  for (size_t r = 0; r < t.requests(); ++r) {
+    const uint32_t* b = t.blocks_of(r);
+    const uint32_t k = cached_prefix(t, r, [&](uint32_t x) { return seen[x] != 0; });
+    for (uint32_t j = 0; j < t.block_count(r); ++j) seen[b[j]] = 1;
+    const uint64_t hit = t.hit_tokens(r, k);
+    hit_tokens += hit;
+    hit_blocks += k;
+    prompt += t.input_tokens[r];
+    per_request += t.input_tokens[r] ? double(hit) / double(t.input_tokens[r]) : 0;
+  }
+  UnboundedReuse u;
+  u.token_hit_ratio = prompt ? double(hit_tokens) / double(prompt) : 0;
+  u.block_hit_ratio = t.refs.empty() ? 0 : double(hit_blocks) / double(t.refs.size());
+  u.mean_request_hit_ratio = t.requests() ? per_request / double(t.requests()) : 0;
+  return u;
+}
+
+struct Job {
+  ReplaySetup setup;
+  const KvFormat* kv = nullptr;
+  std::optional<double> bytes;
+};
+
+std::vector<Job> plan_jobs(const PrefixConfig& c, const BlockTrace& t, const PrefixResult& result,
+                           const std::vector<uint32_t>* next_use) {
+  const auto specs = parse_capacities(c.sizes);
+  std::vector<const KvFormat*> formats;
+  for (const auto& f : result.kv_formats) formats.push_back(&f);
+  if (formats.empty()) formats.push_back(nullptr);
+  std::vector<Job> jobs;
+  for (const auto& name : policy_list(c)) {
+    const PrefixPolicyEntry& policy = find_prefix_policy(name);
+    for (const KvFormat* kv : formats) {
+      // auto sizes are shares of the trace's blocks at the first format: bytes every format is compared at
+      for (const Capacity& cap : resolve_capacities(specs, result.trace, kv)) {
+        Job j;
+        j.setup = {&t, &policy, cap.blocks, next_use, c.prefill, c.instances};
+        j.kv = kv;
+        j.bytes = cap.bytes;
+        jobs.push_back(j);
+      }
+    }
+  }
+  return jobs;
+}
+
+void run_jobs(std::vector<Job>& jobs, std::vector<PrefixRow>& rows, int threads, Progress& progress) {
+  rows.resize(jobs.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_lock;
+  std::exception_ptr failure;
+  progress.begin("replaying the prefix trace", jobs.size());
+  auto work = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      try {
+        rows[i] = replay(jobs[i].setup);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(progress_lock);
+        if (!failure) failure = std::current_exception();
+        next = jobs.size();
+        return;
+      }
+      if (jobs[i].kv) rows[i].kv_dtype = jobs[i].kv->dtype;
+      rows[i].capacity_bytes = jobs[i].bytes;
+      std::lock_guard<std::mutex> lock(progress_lock);
+      progress.advance();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  progress.end();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+PrefixResult run_study(const PrefixConfig& c, Progress& progress) {
+  check_config(c);
+  PrefixResult result;
+  auto start = std::chrono::steady_clock::now();
+  BlockTraceOptions to;
+  to.path = c.trace;
+  to.block_tokens = c.block_tokens;
+  to.skip_bad_lines = c.skip_bad_lines;
+  if (!detect_prefix_format(c.trace, c.format, to.format)) throw InternalError("run_study: not a prefix trace");
+  const BlockTrace trace = read_block_trace(to, result.trace);
+  result.read_seconds = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  result.kv_formats = resolve_kv_formats(c);
+  result.prefill = c.prefill;
+  result.instances = c.instances;
+  result.unbounded = unbounded_reuse(trace);
+  std::vector<uint32_t> next_use;
+  bool offline = false;
+  for (const auto& name : policy_list(c)) offline |= find_prefix_policy(name).needs_next_use;
+  if (offline) next_use = next_uses(trace);
+  std::vector<Job> jobs = plan_jobs(c, trace, result, offline ? &next_use : nullptr);
+  result.threads = c.threads > 0 ? c.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  result.threads = int(std::min<size_t>(size_t(result.threads), std::max<size_t>(jobs.size(), 1)));
+  run_jobs(jobs, result.rows, result.threads, progress);
+  if (c.mrc) {
+    std::vector<uint64_t> at;
+    for (const auto& row : result.rows) at.push_back(row.capacity_blocks);
+    result.curve = tail_first_lru_curve(trace, at, 64);
+  }
+  result.recommendation = recommend(c, result.rows);
+  result.simulate_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace lite::cache::prefix

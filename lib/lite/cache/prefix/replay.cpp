@@ -1,0 +1,102 @@
+// replay(): one policy x capacity over the trace (replay.hpp), and the facts it reads: next uses, orphans, TTFT.
+#include "lite/cache/prefix/replay.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "lite/core/interrupt.hpp"
+#include "lite/core/stats.hpp"
+
+namespace lite::cache::prefix {
+
+std::vector<uint32_t> next_uses(const BlockTrace& t) {
+  std::vector<uint32_t> next(t.refs.size(), UINT32_MAX);
+  std::vector<uint32_t> seen(t.blocks(), UINT32_MAX);  // the request that used the block next, scanning back
+  for (size_t r = t.requests(); r-- > 0;) {
+    for (uint64_t p = t.first_ref[r]; p < t.first_ref[r + 1]; ++p) {
+      next[p] = seen[t.refs[p]];
+      seen[t.refs[p]] = uint32_t(r);
+    }
+  }
+  return next;
+}
+
+uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache) {
+  // A parent's id is always smaller than its child's (ids are given in prompt order), so one pass suffices.
+  std::vector<uint8_t> reachable(t.blocks(), 0);
+  uint64_t orphans = 0;
+  for (uint32_t b = 0; b < t.blocks(); ++b) {
+    if (!cache.cached(b)) continue;
+    const uint32_t p = t.parent[b];
+    reachable[b] = p == kNoBlock || reachable[p];
+    orphans += !reachable[b];
+  }
+  return orphans;
+}
+
+TtftClock::TtftClock(const PrefillModel& model, uint32_t instances) : model_(model), free_at_(instances, 0.0) {}
+
+double TtftClock::serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens) {
+  const double service = model_.ms(cached_tokens, new_tokens);
+  if (free_at_.empty()) return service;
+  std::pop_heap(free_at_.begin(), free_at_.end(), std::greater<>());
+  const double start = std::max(double(arrival_ms), free_at_.back());
+  free_at_.back() = start + service;
+  std::push_heap(free_at_.begin(), free_at_.end(), std::greater<>());
+  return start + service - double(arrival_ms);
+}
+
+namespace {
+
+void fill_ttft(PrefixRow& row, std::vector<double>& ttft) {
+  if (ttft.empty()) return;
+  double sum = 0;
+  for (double v : ttft) sum += v;
+  row.ttft_mean_ms = sum / double(ttft.size());
+  std::sort(ttft.begin(), ttft.end());
+  row.ttft_p50_ms = stats::percentile_sorted(ttft, 0.50);
+  row.ttft_p99_ms = stats::percentile_sorted(ttft, 0.99);
+}
+
+}  // namespace
+
+PrefixRow replay(const ReplaySetup& s) {
+  const auto start = std::chrono::steady_clock::now();
+  const BlockTrace& t = *s.trace;
+  CacheSetup setup;
+  setup.trace = &t;
+  setup.capacity_blocks = s.capacity_blocks;
+  setup.next_use = s.next_use;
+  if (s.prefill && s.prefill->b_ms_per_token > 0)
+    setup.attention_per_token = s.prefill->c_ms_per_token2 / s.prefill->b_ms_per_token;
+  std::unique_ptr<BlockCache> cache = s.policy->make(setup);
+  PrefixRow row;
+  row.policy = s.policy->name;
+  row.capacity_blocks = s.capacity_blocks;
+  row.capacity_tokens = s.capacity_blocks * t.block_tokens;
+  std::optional<TtftClock> clock;
+  std::vector<double> ttft;
+  if (s.prefill) {
+    clock.emplace(*s.prefill, s.instances);
+    ttft.reserve(t.requests());
+  }
+  for (size_t r = 0; r < t.requests(); ++r) {
+    const uint32_t k = cache->serve(r);
+    const uint64_t hit = t.hit_tokens(r, k);
+    row.hit_tokens += hit;
+    row.hit_blocks += k;
+    if (clock) ttft.push_back(clock->serve(t.arrival_ms[r], hit, t.input_tokens[r] - hit));
+    if ((r & 8191) == 8191) throw_if_interrupted();
+  }
+  row.requests = t.requests();
+  row.block_refs = t.refs.size();
+  for (uint32_t n : t.input_tokens) row.prompt_tokens += n;
+  row.cached_blocks = cache->occupied();
+  row.orphan_blocks = count_orphans(t, *cache);
+  fill_ttft(row, ttft);
+  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return row;
+}
+
+}  // namespace lite::cache::prefix

@@ -1,0 +1,42 @@
+#pragma once
+// One policy at one capacity over the whole trace: hit tokens and blocks, orphans at the end and, with a prefill
+// model, each request's time to first token (FCFS over K instances by arrival time when instances > 0).
+// Internal to the prefix mode.
+#include <optional>
+#include <vector>
+
+#include "lite/cache/prefix/block_cache.hpp"
+
+namespace lite::cache::prefix {
+
+struct ReplaySetup {
+  const BlockTrace* trace = nullptr;
+  const PrefixPolicyEntry* policy = nullptr;
+  uint64_t capacity_blocks = 0;
+  const std::vector<uint32_t>* next_use = nullptr;
+  std::optional<PrefillModel> prefill;
+  uint32_t instances = 0;
+};
+
+PrefixRow replay(const ReplaySetup& s);
+
+// Per block reference, the index of the next request that uses the same block (UINT32_MAX: none): what the
+// offline reference reads.
+std::vector<uint32_t> next_uses(const BlockTrace& t);
+
+// Cached blocks with an ancestor that is not cached.
+uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache);
+
+// The time to first token of each request, in ms: the prefill of its uncached tokens (after waiting for one of
+// `instances` prefill instances, FCFS by arrival, when instances > 0).
+class TtftClock {
+ public:
+  TtftClock(const PrefillModel& model, uint32_t instances);
+  double serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens);
+
+ private:
+  PrefillModel model_;
+  std::vector<double> free_at_;  // min-heap of the instances' next free times
+};
+
+}  // namespace lite::cache::prefix

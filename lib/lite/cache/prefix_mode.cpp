@@ -1,0 +1,106 @@
+// cache-sim's two modes share one options struct: an object trace goes to the sweep engine, a prefix (LLM
+// request) trace to the prefix study (lib/lite/cache/prefix/). Here: which mode a trace is, the prefix study's
+// configuration, and the rule that an option of one mode is refused in the other (named, with its mode), so no
+// flag is silently ignored.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "lite/cache/options.hpp"
+#include "lite/cache/prefix/block_trace.hpp"
+#include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
+
+namespace lite::cache {
+
+bool is_prefix_trace(const CacheSimOptions& o) {
+  prefix::PrefixFormat f;
+  return prefix::detect_prefix_format(o.trace, o.format, f);
+}
+
+namespace {
+
+// Options that only an object trace uses, by key, and whether each was given.
+std::vector<std::pair<const char*, bool>> object_only(const CacheSimOptions& o) {
+  const CacheSimOptions d;
+  return {{"csv_columns", !o.csv_columns.empty()},
+          {"has_header", o.has_header},
+          {"bytes", o.bytes},
+          {"mrc_partitions", o.mrc_partitions.has_value()},
+          {"sample_rate", o.sample_rate != d.sample_rate},
+          {"sample_objects", o.sample_objects.has_value()},
+          {"sample_check", o.sample_check},
+          {"hit_latency_ms", o.hit_latency_ms != d.hit_latency_ms},
+          {"miss_latency_ms", o.miss_latency_ms.has_value()},
+          {"miss_latency_from", !o.miss_latency_from.empty()},
+          {"target_p99_ms", o.target_p99_ms.has_value()},
+          {"results_dir", !o.results_dir.empty()},
+          {"nodes", !o.nodes.empty()},
+          {"plot", !o.plot.empty()}};
+}
+
+std::vector<std::pair<const char*, bool>> prefix_only(const CacheSimOptions& o) {
+  return {{"block_tokens", o.block_tokens != 0},
+          {"kv_bytes_per_token", o.kv_bytes_per_token.has_value()},
+          {"kv_layout", !o.kv_layout.empty()},
+          {"kv_dtypes", !o.kv_dtypes.empty()},
+          {"prefill_ms_per_token", o.prefill_ms_per_token.has_value()},
+          {"prefill_cost", !o.prefill_cost.empty()},
+          {"instances", o.instances != 0},
+          {"target_ttft_p99_ms", o.target_ttft_p99_ms.has_value()}};
+}
+
+// "a=20,b=0.05,c=2e-6" (any of the three; the others 0).
+prefix::PrefillModel parse_prefill_cost(const std::string& text) {
+  prefix::PrefillModel m;
+  for (const auto& item : split(text, ',')) {
+    const auto eq = item.find('=');
+    const std::string key = to_lower(trim(item.substr(0, eq)));
+    const auto v = eq == std::string::npos ? std::nullopt : parse_decimal(item.substr(eq + 1));
+    double* slot = key == "a" ? &m.a_ms : key == "b" ? &m.b_ms_per_token : key == "c" ? &m.c_ms_per_token2 : nullptr;
+    if (!slot || !v)
+      throw OptionError("prefill_cost", fmt::format("'{}' is not a=MS, b=MS_PER_TOKEN or c=MS_PER_TOKEN2", trim(item)),
+                        "e.g. a=20,b=0.05,c=2e-6: TTFT = a + b x new + c x new x (cached + new/2) ms");
+    *slot = *v;
+  }
+  return m;
+}
+
+}  // namespace
+
+void refuse_prefix_options(const CacheSimOptions& o) {
+  for (const auto& [key, given] : prefix_only(o))
+    if (given)
+      throw OptionError(key, "applies to prefix (LLM request) traces, and this trace is an object trace",
+                        "drop it, or give a trace with hash_ids or tokens per line (docs/cache-sim.md)");
+}
+
+prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
+  for (const auto& [key, given] : object_only(o))
+    if (given)
+      throw OptionError(key, "applies to object traces, and this trace is a prefix (LLM request) trace",
+                        "drop it (the prefix mode's options are in docs/cache-sim.md \"Prefix KV cache\")");
+  prefix::PrefixConfig c;
+  c.trace = o.trace;
+  c.format = o.format;
+  c.block_tokens = o.block_tokens;
+  c.skip_bad_lines = o.skip_bad_lines;
+  // the object mode's default list stands for the prefix mode's default (lru, radix-lru)
+  if (o.policies != CacheSimOptions{}.policies) c.policies = o.policies;
+  c.sizes = o.sizes;
+  c.kv_bytes_per_token = o.kv_bytes_per_token;
+  c.kv_layout = o.kv_layout;
+  c.kv_dtypes = o.kv_dtypes;
+  if (o.prefill_ms_per_token && !o.prefill_cost.empty())
+    throw OptionError("prefill_ms_per_token", "cannot be combined with {prefill_cost}", "give one prefill model");
+  if (o.prefill_ms_per_token) c.prefill = prefix::PrefillModel{0, *o.prefill_ms_per_token, 0};
+  if (!o.prefill_cost.empty()) c.prefill = parse_prefill_cost(o.prefill_cost);
+  c.instances = o.instances;
+  c.mrc = o.mrc;
+  c.target_hit_ratio = o.target_hit_ratio;
+  c.target_ttft_p99_ms = o.target_ttft_p99_ms;
+  c.threads = o.threads;
+  return c;
+}
+
+}  // namespace lite::cache

@@ -1,0 +1,211 @@
+"""lite cache-sim's prefix mode end to end (docs/cache-sim.md "Prefix KV cache"): Mooncake's real conversation
+trace against what its paper reports, a token-id trace whose answers are worked out by hand, capacities in blocks,
+tokens and KV bytes with the KV-format what-if, the TTFT model with queueing, targets and exit codes, and every
+bad-input path (exit 2, one line naming the file, line and field or the flag, nothing written)."""
+import json
+import shutil
+import subprocess
+import unittest
+
+from litetest import DATA, LITE, SHARED, LiteTestCase, lite_json_result, run_lite, run_lite_json
+
+MOONCAKE = SHARED / "data" / "llm-traces" / "conversation_trace.jsonl"
+
+
+def mooncake_line(t, n_in, ids, n_out=1):
+    return json.dumps({"timestamp": t, "input_length": n_in, "output_length": n_out, "hash_ids": ids})
+
+
+class PrefixTestCase(LiteTestCase):
+    def require_mooncake(self):
+        if not MOONCAKE.is_file():
+            self.skipTest(f"the shared Mooncake trace is not at {MOONCAKE} (../shared is absent on this machine)")
+        return MOONCAKE
+
+    def write(self, name, lines):
+        path = self.tmp / name
+        path.write_text("".join(l + "\n" for l in lines))
+        return path
+
+
+class MooncakeTrace(PrefixTestCase):
+    def test_recognised_by_content_with_the_papers_shape(self):
+        trace = self.require_mooncake()
+        doc = run_lite_json("cache-sim", trace, "--sizes", "3Mtok,50Mtok", "--mrc")["result"]
+        self.assertEqual(doc["mode"], "prefix")
+        self.assertEqual(doc["trace"]["format"], "mooncake")
+        self.assertEqual(doc["trace"]["requests"], 12031)
+        self.assertEqual(doc["trace"]["prompt_tokens"], 144793823)
+        self.assertEqual(doc["trace"]["distinct_blocks"], 182790)
+        self.assertAlmostEqual(doc["unbounded"]["mean_request_hit_ratio"], 0.409, delta=0.005)  # Table 2: ~40%
+        unbounded = doc["unbounded"]["token_hit_ratio"]
+        rows = {(r["policy"], r["capacity_tokens"]): r for r in doc["records"]}
+        self.assertEqual({p for p, _ in rows}, {"lru", "radix-lru"})  # the prefix mode's default policies
+        small, large = rows[("lru", 5859 * 512)], rows[("lru", 97656 * 512)]
+        self.assertLess(small["token_hit_ratio"], unbounded / 2)  # Figure 9: under half at 3M tokens
+        self.assertGreater(large["token_hit_ratio"], 0.95 * unbounded)  # nearly all of it at 50M
+        for r in doc["records"]:
+            for key in ("capacity_blocks", "capacity_tokens", "requests", "prompt_tokens", "hit_tokens", "hit_blocks",
+                        "orphan_blocks"):
+                self.assertIn(key, r)
+            self.assertEqual(r["orphan_blocks"], 0)  # tail-first LRU and radix-lru never orphan
+        # the one-pass curve equals the replays at their capacities
+        curve = dict(zip(doc["curve"]["capacity_blocks"], doc["curve"]["hit_tokens"]))
+        for r in doc["records"]:
+            if r["policy"] == "lru":
+                self.assertEqual(curve[r["capacity_blocks"]], r["hit_tokens"])
+
+    def test_zstd_and_stdin_read_the_same(self):
+        trace = self.require_mooncake()
+        if not shutil.which("zstd"):
+            self.skipTest("zstd is not installed")
+        packed = self.tmp / "conv.jsonl.zst"
+        subprocess.run(["zstd", "-q", "-o", str(packed), str(trace)], check=True)
+        args = ("--sizes", "1000,10000", "--policy", "radix-lru")
+        plain = run_lite_json("cache-sim", trace, *args)["result"]["records"]
+        self.assertEqual(run_lite_json("cache-sim", packed, *args)["result"]["records"][0]["hit_tokens"],
+                         plain[0]["hit_tokens"])
+        piped = run_lite_json("cache-sim", "-", "--format", "mooncake", *args,
+                              stdin=trace.read_text())["result"]["records"]
+        self.assertEqual([r["hit_tokens"] for r in piped], [r["hit_tokens"] for r in plain])
+
+    def test_kv_formats_and_ttft(self):
+        trace = self.require_mooncake()
+        doc = run_lite_json("cache-sim", trace, "--policy", "radix-lru", "--sizes", "256GiB,1TiB",
+                            "--kv-layout", "layers=80,kv-heads=8,head-dim=128,dtype=fp16", "--kv-dtype", "fp16,int4",
+                            "--prefill-cost", "a=20,b=0.05,c=1e-6", "--instances", "8")["result"]
+        self.assertEqual([f["bytes_per_token"] for f in doc["kv_formats"]], [327680, 81920])
+        by = {(r["kv_dtype"], r["capacity_bytes"] // 2**30): r for r in doc["records"]}
+        for size in (255, 1023):  # whole blocks under 256 GiB and 1 TiB
+            fp16 = next(r for (d, b), r in by.items() if d == "fp16" and abs(b - size) <= 1)
+            int4 = next(r for (d, b), r in by.items() if d == "int4" and abs(b - size) <= 1)
+            self.assertAlmostEqual(int4["capacity_blocks"], 4 * fp16["capacity_blocks"], delta=3)  # whole blocks
+            self.assertGreater(int4["token_hit_ratio"], fp16["token_hit_ratio"])  # the lighter KV holds more
+            self.assertLess(int4["ttft_mean_ms"], fp16["ttft_mean_ms"])
+            self.assertLessEqual(int4["ttft_p50_ms"], int4["ttft_p99_ms"])
+        queued = run_lite_json("cache-sim", trace, "--policy", "lru", "--sizes", "10Mtok", "--prefill-ms-per-token",
+                               "0.05", "--instances", "2")["result"]["records"][0]
+        alone = run_lite_json("cache-sim", trace, "--policy", "lru", "--sizes", "10Mtok", "--prefill-ms-per-token",
+                              "0.05")["result"]["records"][0]
+        self.assertGreater(queued["ttft_p99_ms"], alone["ttft_p99_ms"])  # two instances cannot keep up: waits
+
+
+class TokenIdTrace(PrefixTestCase):
+    def test_chained_blocks_by_hand(self):
+        system = list(range(100, 116))  # a 16-token system prompt: one block of 16
+        lines = [json.dumps({"timestamp": 0, "tokens": system + [1, 2, 3]}),
+                 json.dumps({"timestamp": 5, "prompt_token_ids": system + [7, 8]}),
+                 json.dumps({"timestamp": 9, "tokens": system + [1, 2, 3, 4], "output_length": 3}),
+                 json.dumps({"timestamp": 9, "tokens": [5] + system})]  # same tokens, another prefix: no hit
+        trace = self.write("chat.jsonl", lines)
+        doc = run_lite_json("cache-sim", trace, "--sizes", "100", "--policy", "all")["result"]
+        self.assertEqual(doc["trace"]["format"], "tokens")
+        self.assertEqual(doc["trace"]["block_tokens"], 16)
+        for r in doc["records"]:
+            self.assertEqual(r["hit_tokens"], 16 + 16, r["policy"])  # the system block, twice
+            self.assertEqual(r["prompt_tokens"], 19 + 18 + 20 + 17)
+        # a block of 4 tokens: the third request reuses 16 + 3 tokens of the first (its partial last block differs)
+        doc = run_lite_json("cache-sim", trace, "--sizes", "100", "--block-tokens", "4")["result"]
+        self.assertEqual(doc["records"][0]["hit_tokens"], 16 + 16)
+
+
+class Targets(PrefixTestCase):
+    def test_target_met_and_missed(self):
+        trace = self.require_mooncake()
+        code, doc, err = lite_json_result("cache-sim", trace, "--sizes", "1Mtok,10Mtok,100Mtok",
+                                          "--target-hit-ratio", "0.3")
+        self.assertEqual(code, 0, err)
+        rec = doc["result"]["recommendation"]
+        self.assertTrue(rec["met"])
+        self.assertEqual(rec["record"]["capacity_tokens"], 195312 * 512)  # 10M tokens reach 0.29 only
+        code, doc, err = lite_json_result("cache-sim", trace, "--sizes", "1Mtok", "--target-hit-ratio", "0.9")
+        self.assertEqual(code, 1, err)
+        self.assertEqual(doc["result"]["gates"]["failed"], ["target"])
+        r = run_lite("cache-sim", trace, "--sizes", "1Mtok", "--prefill-ms-per-token", "0.05",
+                     "--target-ttft-p99", "1e9")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("smallest capacity reaching TTFT p99", r.stdout)
+
+
+class BadInput(PrefixTestCase):
+    def test_bad_lines_name_the_line_and_field(self):
+        good = mooncake_line(0, 1024, [1, 2])
+        cases = [
+            ([good, json.dumps({"timestamp": 1, "input_length": 5})], ["bad.jsonl:2", "output_length", "missing"]),
+            ([good, mooncake_line(1, "many", [1])], ["bad.jsonl:2", "input_length", "whole number"]),
+            ([good, mooncake_line(1, -5, [])], ["bad.jsonl:2", "-5 is negative"]),
+            ([good, mooncake_line(1, 1025, [1, 2])], ["bad.jsonl:2", "hash_ids", "needs 3"]),
+            ([good, mooncake_line(-1, 512, [1])], ["bad.jsonl:2", "timestamp"]),
+            ([mooncake_line(5, 512, [1]), mooncake_line(3, 512, [1])], ["bad.jsonl:2", "earlier than the line before"]),
+            ([good, mooncake_line(1, 1024, [3, 2])], ["bad.jsonl:2", "whole prefix"]),
+            ([good, "{\"timestamp\": 1, \"hash_ids\": [1"], ["bad.jsonl:2", "not one JSON object"]),
+        ]
+        for lines, needles in cases:
+            with self.subTest(needles=needles):
+                trace = self.write("bad.jsonl", lines)
+                self.assert_rejected("cache-sim", trace, needles=needles)
+                trace.unlink()
+
+    def test_skip_bad_lines_counts_them(self):
+        trace = self.write("some_bad.jsonl", [mooncake_line(0, 1024, [1, 2]), "{\"oops\": 1}",
+                                               mooncake_line(1, 1024, [1, 2])])
+        doc = run_lite_json("cache-sim", trace, "--format", "mooncake", "--skip-bad-lines", "--sizes", "10")["result"]
+        self.assertEqual(doc["trace"]["bad_lines_skipped"], 1)
+        self.assertEqual(doc["trace"]["requests"], 2)
+        self.assertEqual(doc["records"][0]["hit_tokens"], 1024)
+
+    def test_options_of_the_other_mode_are_refused(self):
+        trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
+        for flag, value in (("--bytes", None), ("--nodes", "2"), ("--hit-latency", "1"), ("--plot", "p.svg"),
+                            ("--sample-rate", "0.5")):
+            with self.subTest(flag=flag):
+                self.assert_rejected("cache-sim", trace, flag, *([value] if value else []),
+                                     needles=[flag, "object traces"])
+        for flag, value in (("--block-tokens", "16"), ("--kv-layout", "layers=1,kv-heads=1,head-dim=1"),
+                            ("--instances", "2"), ("--prefill-ms-per-token", "1")):
+            with self.subTest(flag=flag):
+                self.assert_rejected("cache-sim", DATA / "inference_requests.csv", flag, value,
+                                     needles=[flag, "prefix"])
+
+    def test_prefix_options_checked_before_work(self):
+        trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
+        cases = [
+            (["--sizes", "64GiB"], ["--sizes", "64GiB", "--kv-layout"]),
+            (["--kv-dtype", "fp8"], ["--kv-dtype", "--kv-layout"]),
+            (["--kv-layout", "layers=80", "--sizes", "1GiB"], ["--kv-layout", "kv-heads"]),
+            (["--kv-bytes-per-token", "1000", "--kv-dtype", "fp16,int3", "--sizes", "1GiB"], ["int3"]),
+            (["--kv-bytes-per-token", "1000", "--kv-dtype", "fp16,fp8", "--sizes", "100"], ["--kv-dtype", "bytes"]),
+            (["--sizes", "100tok"], ["--sizes", "100tok", "one block"]),
+            (["--policy", "radix-lur"], ["radix-lru"]),
+            (["--policy", "s3fifo"], ["s3fifo", "prefix"]),
+            (["--instances", "4"], ["--instances", "--prefill"]),
+            (["--target-ttft-p99", "100"], ["--target-ttft-p99", "--prefill"]),
+            (["--prefill-cost", "a=1,d=2"], ["--prefill-cost", "d=2"]),
+            (["--prefill-ms-per-token", "-1"], ["--prefill"]),
+        ]
+        for args, needles in cases:
+            with self.subTest(args=args):
+                self.assert_rejected("cache-sim", trace, *args, needles=needles)
+
+    def test_json_lines_that_are_no_prefix_trace(self):
+        other = self.write("other.jsonl", ["{\"a\": 1}"])
+        self.assert_rejected("cache-sim", other, needles=["other.jsonl", "JSON lines"])
+        trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
+        self.assert_rejected("cache-sim", "-", stdin=trace.read_text(), needles=["--format mooncake"])
+
+
+class Listing(PrefixTestCase):
+    def test_policy_list_and_dump_config(self):
+        r = run_lite("cache-sim", "--policy", "list")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("radix-lru", "radix-lfu", "radix-cost", "radix-reference"):
+            self.assertIn(name, r.stdout)
+        r = run_lite("cache-sim", "t.jsonl", "--block-tokens", "16", "--kv-dtype", "fp8,int4", "--dump-config")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        config = json.loads(r.stdout)
+        self.assertEqual(config["block_tokens"], 16)
+        self.assertEqual(config["kv_dtypes"], ["fp8", "int4"])
+
+
+if __name__ == "__main__":
+    unittest.main()
