@@ -206,7 +206,8 @@ Runner setup_cache_sim(CLI::App& app) {
       print_report(cache::policy_list_report(), s->output);
       return int(exit_ok);
     }
-    if (o.policies.empty()) o.policies = cache::CacheSimOptions{}.policies;
+    // no --policy: the object mode's default; a prefix trace's own default (lru, radix-lru) is an empty list
+    if (o.policies.empty() && !cache::is_prefix_trace(o)) o.policies = cache::CacheSimOptions{}.policies;
     if (resolve_config(app, s->config, o)) return int(exit_ok);
     auto progress = make_progress(s->output);
     SweepOutcome outcome = backend()(o, *progress);

@@ -138,7 +138,8 @@ class BadInput(PrefixTestCase):
             ([good, mooncake_line(-1, 512, [1])], ["bad.jsonl:2", "timestamp"]),
             ([mooncake_line(5, 512, [1]), mooncake_line(3, 512, [1])], ["bad.jsonl:2", "earlier than the line before"]),
             ([good, mooncake_line(1, 1024, [3, 2])], ["bad.jsonl:2", "whole prefix"]),
-            ([good, "{\"timestamp\": 1, \"hash_ids\": [1"], ["bad.jsonl:2", "not one JSON object"]),
+            ([good, "{\"timestamp\": 1, \"hash_ids\": [1"], ["bad.jsonl:2", "hash_ids", "not a list"]),
+            ([good, "{\"timestamp\": 1} {}"], ["bad.jsonl:2", "not one JSON object"]),
         ]
         for lines, needles in cases:
             with self.subTest(needles=needles):

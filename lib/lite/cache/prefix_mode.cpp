@@ -85,8 +85,7 @@ prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
   c.format = o.format;
   c.block_tokens = o.block_tokens;
   c.skip_bad_lines = o.skip_bad_lines;
-  // the object mode's default list stands for the prefix mode's default (lru, radix-lru)
-  if (o.policies != CacheSimOptions{}.policies) c.policies = o.policies;
+  c.policies = o.policies;  // empty: the prefix mode's default (lru, radix-lru)
   c.sizes = o.sizes;
   c.kv_bytes_per_token = o.kv_bytes_per_token;
   c.kv_layout = o.kv_layout;

@@ -11,6 +11,7 @@
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/prefix/replay.hpp"
+#include "lite/cache/prefix/request_line.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 
@@ -280,4 +281,33 @@ TEST_CASE("unbounded reuse of the shared Mooncake trace, by three definitions") 
   for (size_t i = 0; i < r.curve->capacity_blocks.size(); ++i)
     for (const auto& row : r.rows)
       if (row.capacity_blocks == r.curve->capacity_blocks[i]) CHECK(row.hit_tokens == r.curve->hit_tokens[i]);
+}
+
+TEST_CASE("the line scanner takes a request's fields and skips any other value") {
+  const RequestLine line = scan_request_line(
+      R"( {"meta": {"a": [1, {"b": null}], "s": "x\"}y"}, "timestamp": 7, "flag": true, "score": -1.5e3,)"
+      R"( "input_length": 1024, "output_length": 0, "hash_ids": [ 3 , 18446744073709551615 ]} )");
+  CHECK(*line.timestamp == 7);
+  CHECK(*line.input_length == 1024);
+  CHECK(*line.output_length == 0);
+  CHECK(*line.hash_ids == std::vector<uint64_t>{3, UINT64_MAX});
+  auto problem = [](const std::string& text) {
+    try {
+      scan_request_line(text);
+    } catch (const LineError& e) {
+      return e.field + ": " + e.what();
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(problem(R"({"timestamp": 1, "timestamp": 2})") == "timestamp: appears twice");
+  CHECK(problem(R"({"timestamp": 01})") == "timestamp: '01' is not a whole number");
+  CHECK(problem(R"({"timestamp": 1e3})") == "timestamp: '1e3' is not a whole number");
+  CHECK(problem(R"({"hash_ids": [18446744073709551616]})").find("larger than") != std::string::npos);
+  CHECK(problem(R"({"input_length": 4294967297})").find("larger than 4294967296") != std::string::npos);
+  CHECK(problem(R"({"a": 1} x)").find("text after it") != std::string::npos);
+  CHECK(problem(R"({"a": 1)").find("not one JSON object") != std::string::npos);
+  CHECK(problem(R"({"a": tru})").find("not one JSON object") != std::string::npos);
+  CHECK(problem(std::string(100, '[')).find("not one JSON object") != std::string::npos);
+  CHECK(problem("{\"a\": " + std::string(100, '[') + std::string(100, ']') + "}").find("deeper than 64") !=
+        std::string::npos);
 }

@@ -2,17 +2,17 @@
 // ids ("tokens" or "prompt_token_ids", with optional timestamp and output_length), cut into blocks here and
 // hashed as a chain. Every field is checked; a bad line names FILE:LINE and the field.
 #include "lite/cache/prefix/block_trace.hpp"
+#include "lite/cache/prefix/block_ids.hpp"
+#include "lite/cache/prefix/request_line.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
 
 #include "lite/cache/trace_internal.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
-#include "lite/core/json_input.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::cache::prefix {
@@ -60,41 +60,22 @@ struct LineRequest {
   std::vector<uint64_t> block_keys;
 };
 
-class LineError : public std::runtime_error {
- public:
-  LineError(std::string field, const std::string& problem) : std::runtime_error(problem), field(std::move(field)) {}
-  std::string field;
-};
-
-uint64_t whole_number(const nlohmann::json& v, const char* field, uint64_t max) {
-  if (!v.is_number_integer()) throw LineError(field, fmt::format("'{}' is not a whole number", v.dump().substr(0, 40)));
-  if (v.is_number_unsigned()) {
-    if (v.get<uint64_t>() > max) throw LineError(field, fmt::format("{} is larger than {}", v.get<uint64_t>(), max));
-    return v.get<uint64_t>();
-  }
-  const int64_t s = v.get<int64_t>();
-  if (s < 0) throw LineError(field, fmt::format("{} is negative", s));
-  if (uint64_t(s) > max) throw LineError(field, fmt::format("{} is larger than {}", s, max));
-  return uint64_t(s);
+std::vector<uint64_t>& required_list(std::optional<std::vector<uint64_t>>& v, const char* field) {
+  if (!v) throw LineError(field, "is missing");
+  return *v;
 }
 
-const nlohmann::json& required(const nlohmann::json& obj, const char* field) {
-  auto it = obj.find(field);
-  if (it == obj.end()) throw LineError(field, "is missing");
-  return *it;
+uint64_t required(const std::optional<uint64_t>& v, const char* field) {
+  if (!v) throw LineError(field, "is missing");
+  return *v;
 }
 
-constexpr uint64_t kMaxTokens = uint64_t(1) << 32;  // a prompt longer than 4G tokens is not a prompt
-
-LineRequest parse_mooncake(const nlohmann::json& obj, uint32_t block_tokens) {
+LineRequest parse_mooncake(RequestLine& line, uint32_t block_tokens) {
   LineRequest q;
-  q.timestamp = int64_t(whole_number(required(obj, "timestamp"), "timestamp", uint64_t(INT64_MAX)));
-  q.input_tokens = whole_number(required(obj, "input_length"), "input_length", kMaxTokens);
-  q.output_tokens = whole_number(required(obj, "output_length"), "output_length", kMaxTokens);
-  const nlohmann::json& ids = required(obj, "hash_ids");
-  if (!ids.is_array()) throw LineError("hash_ids", "is not a list of block ids");
-  q.block_keys.reserve(ids.size());
-  for (const auto& id : ids) q.block_keys.push_back(whole_number(id, "hash_ids", UINT64_MAX));
+  q.timestamp = int64_t(required(line.timestamp, "timestamp"));
+  q.input_tokens = required(line.input_length, "input_length");
+  q.output_tokens = required(line.output_length, "output_length");
+  q.block_keys = std::move(required_list(line.hash_ids, "hash_ids"));
   const uint64_t expected = (q.input_tokens + block_tokens - 1) / block_tokens;
   if (q.block_keys.size() != expected)
     throw LineError("hash_ids", fmt::format("holds {} blocks but input_length {} at {} tokens a block needs {}",
@@ -102,22 +83,18 @@ LineRequest parse_mooncake(const nlohmann::json& obj, uint32_t block_tokens) {
   return q;
 }
 
-LineRequest parse_token_ids(const nlohmann::json& obj, uint32_t block_tokens) {
+LineRequest parse_token_ids(RequestLine& line, uint32_t block_tokens) {
   LineRequest q;
-  const char* key = obj.contains("tokens") ? "tokens" : "prompt_token_ids";
-  const nlohmann::json& tokens = required(obj, key);
-  if (!tokens.is_array()) throw LineError(key, "is not a list of token ids");
-  std::vector<int64_t> ids;
-  ids.reserve(tokens.size());
-  for (const auto& t : tokens) ids.push_back(int64_t(whole_number(t, key, uint64_t(INT64_MAX))));
-  if (auto it = obj.find("timestamp"); it != obj.end())
-    q.timestamp = int64_t(whole_number(*it, "timestamp", uint64_t(INT64_MAX)));
-  if (auto it = obj.find("output_length"); it != obj.end())
-    q.output_tokens = whole_number(*it, "output_length", kMaxTokens);
+  const std::vector<uint64_t>& ids = required_list(line.tokens, line.tokens_key);
+  q.timestamp = int64_t(line.timestamp.value_or(0));
+  q.output_tokens = line.output_length.value_or(0);
   q.input_tokens = ids.size();
+  std::vector<int64_t> block(block_tokens);
   uint64_t h = 0;
   for (size_t start = 0; start < ids.size(); start += block_tokens) {
-    h = chain_hash(h, ids.data() + start, std::min<size_t>(block_tokens, ids.size() - start));
+    const size_t n = std::min<size_t>(block_tokens, ids.size() - start);
+    for (size_t i = 0; i < n; ++i) block[i] = int64_t(ids[start + i]);
+    h = chain_hash(h, block.data(), n);
     q.block_keys.push_back(h);
   }
   return q;
@@ -143,6 +120,12 @@ class TraceBuilder {
     }
   }
 
+  // Room for a file of `bytes` (0: unknown): Mooncake's lines take about 10 bytes a block reference.
+  void reserve(uint64_t bytes) {
+    trace_.refs.reserve(bytes / 10);
+    ids_.reserve(bytes / 64);  // a start: Mooncake's trace has a distinct block per 16 bytes; the table grows
+  }
+
   BlockTrace finish() {
     facts_.block_tokens = trace_.block_tokens;
     facts_.requests = trace_.requests();
@@ -157,15 +140,9 @@ class TraceBuilder {
 
  private:
   LineRequest parse(std::string_view text) {
-    nlohmann::json obj;
-    try {
-      obj = parse_json_input(text, name_, "");
-    } catch (const InputError&) {
-      throw LineError("line", "is not one JSON object");
-    }
-    if (!obj.is_object()) throw LineError("line", "is not one JSON object");
-    return o_.format == PrefixFormat::mooncake ? parse_mooncake(obj, trace_.block_tokens)
-                                               : parse_token_ids(obj, trace_.block_tokens);
+    RequestLine line = scan_request_line(text);
+    return o_.format == PrefixFormat::mooncake ? parse_mooncake(line, trace_.block_tokens)
+                                               : parse_token_ids(line, trace_.block_tokens);
   }
 
   // Checks the whole line before changing the trace, so a skipped line leaves no trace of itself.
@@ -174,68 +151,76 @@ class TraceBuilder {
       throw LineError("timestamp", fmt::format("{} is earlier than the line before ({}): requests must be in arrival "
                                                "order",
                                                q.timestamp, trace_.arrival_ms.back()));
-    std::vector<uint32_t> dense(q.block_keys.size());
-    size_t fresh = 0;
+    dense_.resize(q.block_keys.size());
     for (size_t i = 0; i < q.block_keys.size(); ++i) {
-      if (auto it = ids_.find(q.block_keys[i]); it != ids_.end()) {
-        dense[i] = it->second;
-      } else if (auto p = pending_.find(q.block_keys[i]); p != pending_.end()) {
-        dense[i] = p->second;  // the same new id twice in one prompt: check_parent refuses it
-      } else {
-        dense[i] = uint32_t(trace_.blocks() + fresh++);
-        pending_.emplace(q.block_keys[i], dense[i]);
+      dense_[i] = ids_.find(q.block_keys[i]);
+      if (dense_[i] == kNoBlock) {  // new: known from here on (forgotten again if the line is refused)
+        if (trace_.blocks() + fresh_keys_.size() + 1 >= kNoBlock) {
+          forget_fresh();
+          throw LineError("hash_ids", "makes more than 4,294,967,294 distinct blocks");
+        }
+        dense_[i] = uint32_t(trace_.blocks() + fresh_keys_.size());
+        ids_.insert(q.block_keys[i], dense_[i]);
+        fresh_keys_.push_back(q.block_keys[i]);
       }
-      check_parent(q, dense, i);
+      check_parent(q, i);
     }
-    commit(q, dense);
+    commit(q);
   }
 
-  // A block id names its whole prefix: the same id after another block (or twice in one prompt) is refused.
-  void check_parent(const LineRequest& q, const std::vector<uint32_t>& dense, size_t i) {
-    const uint32_t want = i == 0 ? kNoBlock : dense[i - 1];
-    const uint32_t b = dense[i];
+  // A block id names its whole prefix: the same id after another block is refused. That also refuses an id twice
+  // in one prompt: following the repeats back, some pair differs in its parent, or one is the first block.
+  void check_parent(const LineRequest& q, size_t i) {
+    const uint32_t want = i == 0 ? kNoBlock : dense_[i - 1];
+    const uint32_t b = dense_[i];
     uint32_t have = want;
     if (b < trace_.blocks()) have = trace_.parent[b];
-    else if (auto it = pending_parent_.find(b); it != pending_parent_.end()) have = it->second;
-    if (have != want || (i > 0 && std::find(dense.begin(), dense.begin() + i, b) != dense.begin() + i)) {
-      pending_.clear();
-      pending_parent_.clear();
+    else if (b - trace_.blocks() < pending_parent_.size()) have = pending_parent_[b - trace_.blocks()];
+    if (have != want) {
+      forget_fresh();
       throw LineError("hash_ids", fmt::format("block {} (position {}) appeared after another block before: an id must "
                                               "stand for its whole prefix",
                                               q.block_keys[i], i));
     }
-    if (b >= trace_.blocks()) pending_parent_[b] = want;
+    if (b >= trace_.blocks() && b - trace_.blocks() == pending_parent_.size()) pending_parent_.push_back(want);
   }
 
-  void commit(const LineRequest& q, const std::vector<uint32_t>& dense) {
-    for (const auto& [key, id] : pending_) ids_.emplace(key, id);
-    trace_.parent.resize(trace_.parent.size() + pending_.size());
-    for (const auto& [id, parent] : pending_parent_) trace_.parent[id] = parent;
-    pending_.clear();
+  void forget_fresh() {
+    for (uint64_t key : fresh_keys_) ids_.erase(key);
+    fresh_keys_.clear();
+    pending_parent_.clear();
+  }
+
+  void commit(const LineRequest& q) {
+    trace_.parent.insert(trace_.parent.end(), pending_parent_.begin(), pending_parent_.end());
+    fresh_keys_.clear();
     pending_parent_.clear();
     trace_.arrival_ms.push_back(q.timestamp);
     trace_.input_tokens.push_back(uint32_t(std::min<uint64_t>(q.input_tokens, UINT32_MAX)));
     trace_.output_tokens.push_back(uint32_t(std::min<uint64_t>(q.output_tokens, UINT32_MAX)));
-    trace_.refs.insert(trace_.refs.end(), dense.begin(), dense.end());
+    trace_.refs.insert(trace_.refs.end(), dense_.begin(), dense_.end());
     trace_.first_ref.push_back(trace_.refs.size());
     facts_.prompt_tokens += q.input_tokens;
     facts_.output_tokens += q.output_tokens;
-    if (trace_.blocks() >= kNoBlock) throw LineError("hash_ids", "makes more than 4,294,967,294 distinct blocks");
   }
 
   const BlockTraceOptions& o_;
   std::string name_;
   TraceFacts& facts_;
   BlockTrace trace_;
-  std::unordered_map<uint64_t, uint32_t> ids_, pending_;
-  std::unordered_map<uint32_t, uint32_t> pending_parent_;
+  BlockIds ids_;
+  std::vector<uint32_t> dense_;           // this line's blocks
+  std::vector<uint64_t> fresh_keys_;      // this line's new keys, in id order
+  std::vector<uint32_t> pending_parent_;  // their parents, by id - blocks()
 };
 
 template <class NextLine>
-BlockTrace build(const BlockTraceOptions& o, const std::string& name, TraceFacts& facts, NextLine next_line) {
+BlockTrace build(const BlockTraceOptions& o, const std::string& name, TraceFacts& facts, uint64_t bytes,
+                 NextLine next_line) {
   facts.path = o.path;
   facts.format = format_name(o.format);
   TraceBuilder builder(o, name, facts);
+  builder.reserve(bytes);
   std::string_view line;
   uint64_t number = 0;
   while (next_line(line, number)) {
@@ -251,7 +236,8 @@ BlockTrace read_block_trace(const BlockTraceOptions& o, TraceFacts& facts) {
   const std::string name = detail::display_name(o.path);
   detail::BufferedInput in(detail::open_source(o.path, name), name);
   if (in.ensure(3) >= 3 && std::string_view(in.data(), 3) == "\xEF\xBB\xBF") in.consume(3);
-  return build(o, name, facts, [&](std::string_view& line, uint64_t& number) {
+  const uint64_t bytes = o.path == "-" ? 0 : detail::file_size_or_zero(o.path);
+  return build(o, name, facts, bytes, [&](std::string_view& line, uint64_t& number) {
     if (!in.next_line(line)) return false;
     number = in.line_number();
     return true;
@@ -260,7 +246,7 @@ BlockTrace read_block_trace(const BlockTraceOptions& o, TraceFacts& facts) {
 
 BlockTrace parse_block_trace(std::string_view text, const BlockTraceOptions& o, TraceFacts& facts) {
   size_t pos = 0;
-  return build(o, o.path.empty() ? "trace" : o.path, facts, [&](std::string_view& line, uint64_t& number) {
+  return build(o, o.path.empty() ? "trace" : o.path, facts, text.size(), [&](std::string_view& line, uint64_t& number) {
     if (pos >= text.size()) return false;
     const size_t end = std::min(text.find('\n', pos), text.size());
     line = text.substr(pos, end - pos);

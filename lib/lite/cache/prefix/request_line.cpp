@@ -1,0 +1,177 @@
+// scan_request_line(): a strict JSON object scanner for prefix-trace lines (request_line.hpp). Strict where JSON
+// is (quotes, commas, nesting at most 64 deep in skipped values, nothing after the object), permissive of keys it
+// does not know.
+#include "lite/cache/prefix/request_line.hpp"
+
+#include <fmt/format.h>
+
+
+namespace lite::cache::prefix {
+
+namespace {
+
+constexpr int kMaxSkipDepth = 64;
+
+class Scanner {
+ public:
+  explicit Scanner(std::string_view s) : s_(s) {}
+
+  RequestLine object() {
+    RequestLine out;
+    ws();
+    expect('{', "line", "is not one JSON object");
+    ws();
+    if (peek() != '}') {
+      for (;;) {
+        ws();
+        const std::string_view key = string("line");
+        ws();
+        expect(':', "line", "is not one JSON object");
+        ws();
+        field(key, out);
+        ws();
+        if (peek() == ',') {
+          ++i_;
+          continue;
+        }
+        break;
+      }
+    }
+    expect('}', "line", "is not one JSON object");
+    ws();
+    if (i_ != s_.size()) throw LineError("line", "is not one JSON object (text after it)");
+    return out;
+  }
+
+ private:
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r' || s_[i_] == '\n')) ++i_;
+  }
+  void expect(char c, const char* field, const char* problem) {
+    if (peek() != c) throw LineError(field, problem);
+    ++i_;
+  }
+  // A string's raw text between its quotes (escapes kept as written; keys we read have none).
+  std::string_view string(const char* field) {
+    expect('"', field, "is not one JSON object");
+    const size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      if (static_cast<unsigned char>(s_[i_]) < 0x20) throw LineError(field, "is not one JSON object");
+      i_ += s_[i_] == '\\' ? 2 : 1;
+    }
+    if (i_ >= s_.size()) throw LineError(field, "is not one JSON object (a string is not closed)");
+    return s_.substr(start, i_++ - start);
+  }
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+  static bool number_char(char c) { return digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'; }
+  // A JSON number's text (skipped values, and the quote of a bad one).
+  std::string_view number_text() {
+    const size_t start = i_;
+    while (i_ < s_.size() && number_char(s_[i_])) ++i_;
+    return s_.substr(start, i_ - start);
+  }
+  [[noreturn]] void not_whole(const char* field, size_t start) {
+    i_ = start;
+    std::string_view shown = number_text();
+    if (shown.empty()) shown = s_.substr(start, 20);
+    shown = shown.substr(0, std::min<size_t>(40, shown.find_first_of(",}]")));
+    if (shown.size() > 1 && shown[0] == '-' && shown.find_first_not_of("0123456789", 1) == std::string_view::npos)
+      throw LineError(field, fmt::format("{} is negative", shown));
+    throw LineError(field, fmt::format("'{}' is not a whole number", shown));
+  }
+  // One pass over the digits: this is the reader's inner loop.
+  uint64_t whole(const char* field, uint64_t max) {
+    const size_t start = i_;
+    uint64_t v = 0;
+    while (i_ < s_.size() && digit(s_[i_])) {
+      const uint64_t d = uint64_t(s_[i_] - '0');
+      if (v > (UINT64_MAX - d) / 10) throw LineError(field, fmt::format("{}... is larger than {}", s_.substr(start, 20), max));
+      v = v * 10 + d;
+      ++i_;
+    }
+    const size_t n = i_ - start;
+    if (n == 0 || (n > 1 && s_[start] == '0') || (i_ < s_.size() && number_char(s_[i_]))) not_whole(field, start);
+    if (v > max) throw LineError(field, fmt::format("{} is larger than {}", v, max));
+    return v;
+  }
+  std::vector<uint64_t> whole_list(const char* field, uint64_t max) {
+    if (peek() != '[') throw LineError(field, "is not a list of whole numbers");
+    ++i_;
+    std::vector<uint64_t> out;
+    ws();
+    if (peek() == ']') return ++i_, out;
+    for (;;) {
+      ws();
+      out.push_back(whole(field, max));
+      ws();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      expect(']', field, "is not a list of whole numbers");
+      return out;
+    }
+  }
+  void skip_value(int depth) {
+    if (depth > kMaxSkipDepth) throw LineError("line", "nests deeper than 64");
+    const char c = peek();
+    if (c == '"') {
+      string("line");
+    } else if (c == '{' || c == '[') {
+      const char close = c == '{' ? '}' : ']';
+      ++i_;
+      ws();
+      if (peek() == close) return void(++i_);
+      for (;;) {
+        ws();
+        if (c == '{') {
+          string("line");
+          ws();
+          expect(':', "line", "is not one JSON object");
+          ws();
+        }
+        skip_value(depth + 1);
+        ws();
+        if (peek() == ',') {
+          ++i_;
+          continue;
+        }
+        expect(close, "line", "is not one JSON object");
+        return;
+      }
+    } else if (s_.compare(i_, 4, "true") == 0 || s_.compare(i_, 4, "null") == 0) {
+      i_ += 4;
+    } else if (s_.compare(i_, 5, "false") == 0) {
+      i_ += 5;
+    } else if (number_text().empty()) {
+      throw LineError("line", "is not one JSON object");
+    }
+  }
+  template <class T>
+  void once(std::optional<T>& slot, const char* key, T value) {
+    if (slot) throw LineError(key, "appears twice");
+    slot = std::move(value);
+  }
+  void field(std::string_view key, RequestLine& out) {
+    if (key == "timestamp") once(out.timestamp, "timestamp", whole("timestamp", uint64_t(INT64_MAX)));
+    else if (key == "input_length") once(out.input_length, "input_length", whole("input_length", kMaxTokens));
+    else if (key == "output_length") once(out.output_length, "output_length", whole("output_length", kMaxTokens));
+    else if (key == "hash_ids") once(out.hash_ids, "hash_ids", whole_list("hash_ids", UINT64_MAX));
+    else if (key == "tokens" || key == "prompt_token_ids") {
+      out.tokens_key = key == "tokens" ? "tokens" : "prompt_token_ids";
+      once(out.tokens, out.tokens_key, whole_list(out.tokens_key, uint64_t(INT64_MAX)));
+    } else {
+      skip_value(1);
+    }
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+RequestLine scan_request_line(std::string_view line) { return Scanner(line).object(); }
+
+}  // namespace lite::cache::prefix
