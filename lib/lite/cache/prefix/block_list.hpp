@@ -1,10 +1,10 @@
 #pragma once
-// An intrusive doubly-linked list over block ids (arrays, no allocation per block): the order of the block-level
-// lru and fifo. Internal to the prefix mode.
+// An intrusive doubly-linked list over block ids (arrays, no allocation per block), and the queue the block-level
+// lru and fifo share. Internal to the prefix mode.
 #include <cstdint>
 #include <vector>
 
-#include "lite/cache/prefix/block_trace.hpp"
+#include "lite/cache/prefix/block_cache.hpp"
 
 namespace lite::cache::prefix {
 
@@ -35,6 +35,44 @@ class BlockList {
  private:
   std::vector<uint32_t> prev_, next_;
   uint32_t head_ = kNoBlock, tail_ = kNoBlock;
+};
+
+// lru and fifo: one queue of blocks, a request's missing blocks entering at the front tail first and the back
+// leaving; they differ only in whether a hit moves the block to the front.
+template <bool kHitMovesToFront>
+class BlockQueue final : public BlockCache {
+ public:
+  explicit BlockQueue(const CacheSetup& s)
+      : trace_(*s.trace), capacity_(s.capacity_blocks), in_(trace_.blocks(), 0), order_(trace_.blocks()) {}
+
+  uint32_t serve(size_t r) override {
+    const uint32_t k = cached_prefix(trace_, r, [this](uint32_t b) { return in_[b] != 0; });
+    const uint32_t* blocks = trace_.blocks_of(r);
+    for (uint32_t i = trace_.block_count(r); i-- > 0;) {
+      const uint32_t b = blocks[i];
+      if (in_[b]) {
+        if (kHitMovesToFront) order_.move_to_front(b);
+        continue;
+      }
+      in_[b] = 1;
+      order_.push_front(b);
+      if (++occupied_ > capacity_) {
+        const uint32_t victim = order_.tail();
+        order_.remove(victim);
+        in_[victim] = 0;
+        --occupied_;
+      }
+    }
+    return k;
+  }
+  bool cached(uint32_t b) const override { return in_[b] != 0; }
+  uint64_t occupied() const override { return occupied_; }
+
+ private:
+  const BlockTrace& trace_;
+  uint64_t capacity_, occupied_ = 0;
+  std::vector<uint8_t> in_;
+  BlockList order_;
 };
 
 }  // namespace lite::cache::prefix

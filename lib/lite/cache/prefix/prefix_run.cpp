@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <thread>
@@ -14,16 +13,13 @@
 #include "lite/cache/prefix/capacity.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/replay.hpp"
+#include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 
 namespace lite::cache::prefix {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 std::vector<std::string> policy_list(const PrefixConfig& c) {
   if (c.policies.empty()) return {"lru", "radix-lru"};
@@ -163,7 +159,7 @@ void run_jobs(std::vector<Job>& jobs, std::vector<PrefixRow>& rows, int threads,
 PrefixResult run_study(const PrefixConfig& c, Progress& progress) {
   check_config(c);
   PrefixResult result;
-  auto start = std::chrono::steady_clock::now();
+  auto start = Clock::now();
   BlockTraceOptions to;
   to.path = c.trace;
   to.block_tokens = c.block_tokens;
@@ -171,7 +167,7 @@ PrefixResult run_study(const PrefixConfig& c, Progress& progress) {
   if (!detect_prefix_format(c.trace, c.format, to.format)) throw InternalError("run_study: not a prefix trace");
   const BlockTrace trace = read_block_trace(to, result.trace);
   result.read_seconds = seconds_since(start);
-  start = std::chrono::steady_clock::now();
+  start = Clock::now();
   result.kv_formats = resolve_kv_formats(c);
   result.prefill = c.prefill;
   result.instances = c.instances;

@@ -2,9 +2,9 @@
 #include "lite/cache/prefix/replay.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 
+#include "lite/core/clock.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/core/stats.hpp"
 
@@ -62,7 +62,7 @@ void fill_ttft(PrefixRow& row, std::vector<double>& ttft) {
 }  // namespace
 
 PrefixRow replay(const ReplaySetup& s) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const BlockTrace& t = *s.trace;
   CacheSetup setup;
   setup.trace = &t;
@@ -95,7 +95,7 @@ PrefixRow replay(const ReplaySetup& s) {
   row.cached_blocks = cache->occupied();
   row.orphan_blocks = count_orphans(t, *cache);
   fill_ttft(row, ttft);
-  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  row.seconds = seconds_since(start);
   return row;
 }
 
