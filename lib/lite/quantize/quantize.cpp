@@ -34,14 +34,13 @@
 #include "lite/quantize/judging.hpp"
 #include "lite/quantize/quantize.hpp"
 #include "lite/quantize/quantize_internal.hpp"
+#include "lite/quantize/run_internal.hpp"
 
 namespace fs = std::filesystem;
 
 namespace lite::quantize {
 
 namespace {
-
-
 
 // Runs one sample of `data` through the float model so that data of the wrong shape is reported
 // against the data file, before any work.
@@ -57,6 +56,8 @@ void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs
                      std::string("pass ") + flag + " data shaped like the model's input");
   }
 }
+
+}  // namespace
 
 // Calibration data of up to this many input bytes runs as one batch: a histogram method then needs one
 // forward pass instead of two (observers.cpp's phase 3). Above it, batches of {eval_batch} bound the memory.
@@ -79,75 +80,7 @@ Latency to_latency(int64_t batch, const measure::LatencySamples& s) {
   return l;
 }
 
-struct Context {
-  Context(const QuantizeOptions& options, Progress& p, const RunContext& r, model::LoadedModel& s,
-          Clock::time_point started)
-      : o(options), progress(p), run_context(r), source(s), start(started) {}
-  const QuantizeOptions& o;
-  Progress& progress;
-  const RunContext& run_context;
-  model::LoadedModel& source;
-  std::optional<model::Dataset> calib;
-  std::optional<model::Dataset> eval;
-  model::Dataset quality_data;                // what accuracy/agreement is measured on
-  std::vector<torch::Tensor> quality_inputs;  // instead, for models with several inputs (random, one batch)
-  std::string quality_name;
-  bool labels = false;
-  bool auto_mode = false;  // candidates are judged on a number of samples scaled to the float model's cost
-  // The float model's outputs on the first `float_done` samples of the quality data (all of quality_inputs'
-  // batch), computed chunk by chunk as candidates need them (float_reference).
-  torch::Tensor float_outputs;
-  int64_t float_done = 0;
-  int64_t judged = -1;  // samples candidates are judged on; -1 until the float model's first chunk has run
-  std::map<std::string, double> seconds_per_sample;  // a candidate's forward seconds per sample in evaluation
-  torch::jit::Module frozen;
-  std::map<int64_t, std::vector<torch::Tensor>> inputs;  // per batch size
-  std::unique_ptr<Calibrator> calibrator;
-  measure::TimingOptions timing;
-  Clock::time_point start;
-  std::vector<TimeSpent> time;     // where the time went, merged by (stage, mode)
-  std::vector<std::string> notes;  // how the budget shaped the run
-  int measurements_left = 0;       // latency measurements still to come (for the budget's share)
-  std::vector<FloatRegion> float_regions;  // modules an earlier build kept float (reused by later builds)
-  std::optional<measure::LoadWatch> load;  // samples the machine's load between latency measurements
-
-  void spend(const std::string& stage, const std::string& mode, double seconds) {
-    for (auto& t : time)
-      if (t.stage == stage && t.mode == mode) {
-        t.seconds += seconds;
-        return;
-      }
-    time.push_back({stage, mode, seconds});
-  }
-  double remaining_s() const {
-    return o.budget_s ? *o.budget_s - seconds_since(start) : std::numeric_limits<double>::infinity();
-  }
-  bool budget_spent() const { return remaining_s() <= 0; }
-  // Seconds the next latency measurement may take: kMeasurementBudget (more when {duration_s} asks for
-  // more), and under {budget_s} its share of what is left, half of it kept for building and evaluating.
-  double measurement_budget() const {
-    double b = measure::comparison_budget_s(o.timing);
-    if (o.budget_s) b = std::min(b, std::max(0.1, remaining_s() / (2.0 * std::max(1, measurements_left))));
-    return b;
-  }
-  void note(std::string text) {
-    if (std::find(notes.begin(), notes.end(), text) == notes.end()) notes.push_back(std::move(text));
-  }
-};
-
-// Runs f() and books its seconds to (stage, mode).
-template <class F>
-auto timed(Context& c, const std::string& stage, const std::string& mode, F&& f) {
-  auto t = Clock::now();
-  struct Book {
-    Context& c;
-    const std::string& stage;
-    const std::string& mode;
-    Clock::time_point t;
-    ~Book() { c.spend(stage, mode, seconds_since(t)); }
-  } book{c, stage, mode, t};
-  return f();
-}
+namespace {
 
 // The outputs quality is judged by: the model's predictions on samples [begin, end) of the quality data, or one
 // forward on the random inputs of a model with several inputs. Float reference and candidates go through here alike.
@@ -182,6 +115,28 @@ void decide_judged(Context& c, double seconds, int64_t ran) {
                        kMinJudgedSamples));
 }
 
+// Adds one chunk's counts: predictions lost and gained against the labels, or without labels top-1s that changed
+// from the float model's.
+void count_chunk(const Context& c, const torch::Tensor& reference, const torch::Tensor& out, int64_t begin,
+                 int64_t end, JudgedCounts& counts) {
+  counts.labels = c.labels;
+  if (c.labels) {
+    const torch::Tensor y = c.quality_data.y->narrow(0, begin, end - begin);
+    counts.reference_hits += measure::top1_accuracy(reference, y).correct;  // also checks the labels fit the outputs
+    const torch::Tensor reference_right = reference.argmax(1).eq(y), candidate_right = out.argmax(1).eq(y);
+    counts.samples += end - begin;
+    counts.lost += (reference_right & ~candidate_right).sum().item<int64_t>();
+    counts.gained += (candidate_right & ~reference_right).sum().item<int64_t>();
+    return;
+  }
+  const measure::Agreement a = measure::compare_outputs(reference, out);
+  counts.samples += a.samples;
+  counts.reference_hits += a.samples;
+  counts.lost += a.samples - std::llround(a.top1_agreement * double(a.samples));
+}
+
+}  // namespace
+
 // The float model's outputs on samples [begin, end) of what is judged; runs it on the samples it has not run yet.
 // Its first run decides how many samples are judged (decide_judged).
 torch::Tensor float_reference(Context& c, int64_t begin, int64_t end) {
@@ -208,31 +163,11 @@ int64_t judged_total(Context& c) {
   return c.judged;
 }
 
-// Adds one chunk's counts: predictions lost and gained against the labels, or without labels top-1s that changed
-// from the float model's.
-void count_chunk(const Context& c, const torch::Tensor& reference, const torch::Tensor& out, int64_t begin,
-                 int64_t end, JudgedCounts& counts) {
-  counts.labels = c.labels;
-  if (c.labels) {
-    const torch::Tensor y = c.quality_data.y->narrow(0, begin, end - begin);
-    counts.reference_hits += measure::top1_accuracy(reference, y).correct;  // also checks the labels fit the outputs
-    const torch::Tensor reference_right = reference.argmax(1).eq(y), candidate_right = out.argmax(1).eq(y);
-    counts.samples += end - begin;
-    counts.lost += (reference_right & ~candidate_right).sum().item<int64_t>();
-    counts.gained += (candidate_right & ~reference_right).sum().item<int64_t>();
-    return;
-  }
-  const measure::Agreement a = measure::compare_outputs(reference, out);
-  counts.samples += a.samples;
-  counts.reference_hits += a.samples;
-  counts.lost += a.samples - std::llround(a.top1_agreement * double(a.samples));
-}
-
 // A candidate's quality on the judged samples, evaluated chunk by chunk (judging.hpp). With `stop_over` (auto), it
 // stops once the drop cannot fit that tolerance. Its forward seconds are booked to ("evaluation", `book_as`) unless
 // `book_as` is empty (the caller's stage holds them); the float model's go to ("evaluation", "float").
 Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress, const std::string& book_as,
-                        std::optional<double> stop_over = std::nullopt) {
+                        std::optional<double> stop_over) {
   Quality q;
   q.data = c.quality_name;
   const int64_t total = judged_total(c);
@@ -273,40 +208,7 @@ Quality measure_quality(Context& c, torch::jit::Module& m, Progress& progress, c
   return q;
 }
 
-struct Built {
-  std::string file;           // the serialized module
-  torch::jit::Module module;  // loaded back from it (evaluation)
-  uint64_t bytes = 0;
-  nlohmann::json details;
-  std::vector<FloatRegion> float_regions;  // modules the build kept float (see specialize.cpp)
-  double build_s = 0, calib_s = 0;         // seconds building (calibration excluded) and calibrating
-  nlohmann::json steps;                     // seconds per build step (clone, specialize, calibrate, ...)
-};
-
-// Builds a plan (scheme build, then serialized and loaded back, as a consumer gets it). Regions that a
-// build keeps float are remembered, so later builds need not rediscover them.
-Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
-  auto t = Clock::now();
-  AllCoresForWork all_cores(c.o.timing.threads > 0);  // calibration runs the float model over the data
-  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}, {}};
-  mode.scheme->build(b);
-  Built out;
-  out.file = serialize(b.result);
-  out.module = deserialize(out.file);
-  out.bytes = out.file.size();
-  out.details = b.details;
-  for (const auto& note : b.notes) c.note(std::string(mode.name) + ": " + note);
-  out.float_regions = b.float_regions;
-  c.float_regions = b.float_regions;
-  nlohmann::json steps = nlohmann::json::object();
-  for (const auto& [name, seconds] : b.steps) {
-    steps[name] = steps.value(name, 0.0) + seconds;
-    if (name == "calibrate") out.calib_s += seconds;
-  }
-  out.steps = steps;  // report only: timings would make the artifact differ from run to run
-  out.build_s = seconds_since(t) - out.calib_s;
-  return out;
-}
+namespace {
 
 // Times the candidate at each batch size. With `stop_when_slower` (auto mode, where an earlier candidate
 // already meets the tolerance without being slower), a candidate found slower than frozen float at one batch
@@ -339,6 +241,35 @@ Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, 
   }
   return s;
 }
+
+}  // namespace
+
+// Builds a plan (scheme build, then serialized and loaded back, as a consumer gets it). Regions that a
+// build keeps float are remembered, so later builds need not rediscover them.
+Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
+  auto t = Clock::now();
+  AllCoresForWork all_cores(c.o.timing.threads > 0);  // calibration runs the float model over the data
+  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}, {}};
+  mode.scheme->build(b);
+  Built out;
+  out.file = serialize(b.result);
+  out.module = deserialize(out.file);
+  out.bytes = out.file.size();
+  out.details = b.details;
+  for (const auto& note : b.notes) c.note(std::string(mode.name) + ": " + note);
+  out.float_regions = b.float_regions;
+  c.float_regions = b.float_regions;
+  nlohmann::json steps = nlohmann::json::object();
+  for (const auto& [name, seconds] : b.steps) {
+    steps[name] = steps.value(name, 0.0) + seconds;
+    if (name == "calibrate") out.calib_s += seconds;
+  }
+  out.steps = steps;  // report only: timings would make the artifact differ from run to run
+  out.build_s = seconds_since(t) - out.calib_s;
+  return out;
+}
+
+namespace {
 
 // Layers ordered by how much quantizing each one alone moves the output (KL divergence against the
 // float model on the quality data), most sensitive first.
@@ -378,6 +309,7 @@ std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, con
   return order;
 }
 
+}  // namespace
 
 // Reads the calibration JSON of an earlier run (calib_stats) for reuse; warns when it was made for another model.
 CalibrationStats read_calibration_stats(const fs::path& path, const model::LoadedModel& source, QuantizeResult& r) {
@@ -402,11 +334,6 @@ std::vector<const ModeEntry*> modes_to_try(const ModeEntry& requested) {
   }
   return todo;
 }
-
-struct Planned {
-  std::vector<std::pair<const ModeEntry*, Plan>> plans;
-  std::vector<std::pair<const ModeEntry*, std::string>> skipped;  // mode, why
-};
 
 // A plan per mode that applies; for auto, the others are recorded with the reason. An explicit mode that
 // cannot apply is an input error.
@@ -438,6 +365,8 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
                      "see the reasons with {dry_run} {mode} auto");
   return out;
 }
+
+namespace {
 
 // The float model as given at each batch size. It also decides which batch sizes fit the measurement
 // budget: one whose minimum measurement does not fit is dropped (a note says so), except the smallest.
@@ -485,6 +414,8 @@ void time_float_as_given(Context& c, torch::jit::Module& as_given, QuantizeResul
     ++it;
   }
 }
+
+}  // namespace
 
 // What quality is judged on (eval, else calib, else random inputs), the float model's outputs and metric on
 // it, the frozen float baseline, the timing inputs per batch size, and the as-given float latency.
@@ -596,12 +527,15 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
   b.details["sensitivity"] = sensitivity;
 }
 
+namespace {
+
 std::string ratio_of(double ratio) { return fmt::format("{:.2f}x", ratio); }
+
+}  // namespace
 
 // Runs `work` on a candidate; a failure of the mode's model is recorded as the candidate's problem (auto) or ends the
 // run (an explicit mode) with the reason.
-template <class Work>
-void guarded(Context& c, const ModeEntry& requested, Candidate& cand, Work&& work) {
+void guarded(Context& c, const ModeEntry& requested, Candidate& cand, const std::function<void()>& work) {
   const std::string name = cand.mode;
   try {
     work();
@@ -629,6 +563,8 @@ void time_candidate(Context& c, Candidate& cand, const Built& b, bool stop_when_
   torch::jit::Module fresh = deserialize(b.file);
   cand.speed = timed(c, "timing", cand.mode, [&] { return measure_speed(c, fresh, cand.mode, stop_when_slower); });
 }
+
+namespace {
 
 // Builds one mode's plan into a candidate (not yet judged).
 Built build_mode(Context& c, const ModeEntry& mode, Candidate& cand) {
@@ -771,6 +707,8 @@ bool search_until_one_meets(Context& c, const ModeEntry& requested, const std::v
   return false;
 }
 
+}  // namespace
+
 // Auto, second pass: judges the built candidates in the order the choice prefers (judging.hpp's evaluation_order):
 // those not slower than frozen float, fastest first, each stopped as soon as its drop cannot fit the tolerance; when
 // none meets it, the tolerance search on them; only then the slower candidates, the same way. Once one meets the
@@ -793,6 +731,8 @@ void judge_candidates(Context& c, const ModeEntry& requested, QuantizeResult& r,
                          cand.speed.slower ? " (slower than frozen float)" : "", best->mode,
                          ratio_of(speed_score(best->speed, batches))));
 }
+
+namespace {
 
 // Provenance of the chosen candidate (lite.json inside the artifact) and its calibration record.
 model::ArtifactInfo describe_artifact(const Context& c, const ModeEntry& mode, const Candidate& chosen,
@@ -905,6 +845,8 @@ void check_speed_trust(const Candidate& chosen, const QuantizeOptions& o, const 
   if (untrusted && !o.allow_noisy) r.gates.fail("speed");
 }
 
+}  // namespace
+
 // Picks the candidate (choice.cpp), writes its artifact (and the calibration sidecar) after the last
 // interruption point; returns the chosen candidate.
 const Candidate& write_chosen(Context& c, QuantizeResult& r, const std::map<std::string, Built>& built,
@@ -937,6 +879,8 @@ const Candidate& write_chosen(Context& c, QuantizeResult& r, const std::map<std:
   return chosen;
 }
 
+namespace {
+
 // The result's header: what was asked for, the engine and threads, and the settings the report repeats.
 QuantizeResult start_result(const QuantizeOptions& o, const ModeEntry& requested) {
   QuantizeResult r;
@@ -954,6 +898,8 @@ QuantizeResult start_result(const QuantizeOptions& o, const ModeEntry& requested
   r.budget_s = o.budget_s;
   return r;
 }
+
+}  // namespace
 
 // The model's layers, checked: a model with nothing to quantize, or a glob that matches no layer, is an input error.
 void find_model_layers(const model::LoadedModel& source, const QuantizeOptions& o, QuantizeResult& r) {
@@ -979,13 +925,6 @@ void load_data(Context& c) {
     check_fits(c.source.module, *c.eval, c.source.path, "{eval}");
   }
 }
-
-// What calibrates static mode when {calib} is not given: the first samples of {eval}, or for auto nothing (static is
-// then skipped with `problem`); an explicit static mode without data is an option error.
-struct CalibrationFallback {
-  std::optional<model::Dataset> from_eval;
-  std::string problem;
-};
 
 CalibrationFallback calibration_fallback(const Context& c, bool wants_static, bool reused, const ModeEntry& requested,
                                          QuantizeResult& r) {
@@ -1025,34 +964,7 @@ std::map<std::string, Built> build_candidates(Context& c, const Planned& planned
   return built;
 }
 
-// Says up front what the run will measure and about how long it will take, from what the float model cost so far:
-// each candidate's timing (interleaved with frozen float: the warm-up and the calls a measurement usually settles
-// after, at most the measurement budget per batch size), static's calibration pass, and the evaluation of the judged
-// samples (the float model's rest and, for auto, about two candidates, since it stops at the first that meets the
-// tolerance). Builds are not estimated.
-void announce_plan(const Context& c, const QuantizeResult& r, size_t modes, int64_t calib_samples) {
-  double float_eval_s = 0;
-  for (const auto& t : c.time)
-    if (t.stage == "evaluation" && t.mode == "float") float_eval_s += t.seconds;
-  const double per_sample_s = c.float_done > 0 ? float_eval_s / double(c.float_done) : 0.0;
-  double timing_s = 0;
-  std::vector<std::string> batches;
-  for (const auto& l : r.float_latency) {
-    batches.push_back(std::to_string(l.batch));
-    // A measurement usually settles after kMinSettleCalls timed pairs (or runs its fixed {iterations}).
-    const int calls = c.o.timing.warmup + (c.o.timing.iterations ? *c.o.timing.iterations : measure::kMinSettleCalls);
-    timing_s += std::min(c.measurement_budget(), 2 * double(calls) * l.median_ms / 1000);
-  }
-  const double candidates_evaluated = c.auto_mode ? std::min<double>(2, double(modes)) : 1;
-  const double evaluation_s = per_sample_s * (double(std::max<int64_t>(c.judged - c.float_done, 0)) +
-                                              candidates_evaluated * double(c.judged));
-  const double total_s = double(modes) * timing_s + 1.3 * per_sample_s * double(calib_samples) + evaluation_s;
-  c.progress.announce(fmt::format(
-      "lite quantize: {} mode{} to build and time at batch {}, then quality judged on {} sample{}{}; about {:.0f} s "
-      "plus the builds (the float model: {:.0f} ms a sample to evaluate)",
-      modes, modes == 1 ? "" : "s", join(batches, ", "), c.judged, c.judged == 1 ? "" : "s",
-      c.auto_mode && modes > 1 ? ", fastest mode first" : "", total_s, 1000 * per_sample_s));
-}
+namespace {
 
 // The gates on the chosen candidate, then the notes and time the run gathered.
 void finish_result(Context& c, const Candidate& chosen, const ModeEntry& requested, QuantizeResult& r) {
