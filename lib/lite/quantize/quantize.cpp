@@ -42,35 +42,6 @@ namespace lite::quantize {
 
 namespace {
 
-// Runs one sample of `data` through the float model so that data of the wrong shape is reported
-// against the data file, before any work.
-void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs::path& model_path, const char* flag) {
-  torch::NoGradGuard no_grad;
-  auto x = data.x.narrow(0, 0, 1);
-  try {
-    module.forward({x});
-  } catch (const std::exception& e) {
-    throw InputError(data.source.string(),
-                     "samples of shape " + c10::str(data.x.sizes()) + " do not fit " + model_path.string() + ": " +
-                         model::torch_error_reason(e),
-                     std::string("pass ") + flag + " data shaped like the model's input");
-  }
-}
-
-}  // namespace
-
-// Calibration data of up to this many input bytes runs as one batch: a histogram method then needs one
-// forward pass instead of two (observers.cpp's phase 3). Above it, batches of {eval_batch} bound the memory.
-constexpr int64_t kOneBatchCalibrationBytes = 32 << 20;
-
-int64_t calibration_batch(const model::Dataset* data, int64_t eval_batch) {
-  if (!data || data->size() == 0) return eval_batch;
-  const int64_t bytes = data->x.numel() * static_cast<int64_t>(data->x.element_size());
-  return bytes <= kOneBatchCalibrationBytes ? std::max(eval_batch, data->size()) : eval_batch;
-}
-
-namespace {
-
 // Times the candidate at each batch size. With `stop_when_slower` (auto mode, where an earlier candidate
 // already meets the tolerance without being slower), a candidate found slower than frozen float at one batch
 // size is not timed at the rest: the choice prefers candidates that are not slower, so it cannot win.
@@ -171,61 +142,6 @@ std::vector<std::string> rank_sensitivity(Context& c, const ModeEntry& mode, con
 }
 
 }  // namespace
-
-// Reads the calibration JSON of an earlier run (calib_stats) for reuse; warns when it was made for another model.
-CalibrationStats read_calibration_stats(const fs::path& path, const model::LoadedModel& source, QuantizeResult& r) {
-  // A user's file: bounded depth and size, no repeated keys, a regular file (core/json_input.hpp).
-  const nlohmann::json j =
-      read_json_input_file(path, "calibration file", "pass the .calib.json an earlier lite quantize run wrote");
-  CalibrationStats stats = parse_calibration_document(j, path.string());
-  if (!stats.model_sha256.empty() && stats.model_sha256 != source.sha256)
-    r.findings.push_back({"warning", "the calibration file was made for another model (sha256 differs)", "",
-                          "recalibrate with {calib} if accuracy suffers"});
-  return stats;
-}
-
-// The modes to try: the requested one, or every mode for auto.
-std::vector<const ModeEntry*> modes_to_try(const ModeEntry& requested) {
-  std::vector<const ModeEntry*> todo;
-  if (requested.scheme) {
-    todo.push_back(&requested);
-  } else {
-    for (const auto& m : modes())
-      if (m.scheme) todo.push_back(&m);
-  }
-  return todo;
-}
-
-// A plan per mode that applies; for auto, the others are recorded with the reason. An explicit mode that
-// cannot apply is an input error.
-Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& requested, const QuantizeOptions& o,
-                   const QuantizeResult& r, const model::LoadedModel& source, const std::string& calib_problem) {
-  Planned out;
-  for (const ModeEntry* m : todo) {
-    std::string problem = m->scheme->engine_problem(r.engine);
-    if (problem.empty() && m->scheme->needs_calibration() && !calib_problem.empty()) problem = calib_problem;
-    if (problem.empty()) {
-      try {
-        out.plans.emplace_back(m, make_plan(r.layers, *m, r.engine, o.skip, o.only, {}, source.file_bytes));
-        if (out.plans.back().second.quantized_layers() == 0) {
-          out.plans.pop_back();
-          problem = "no layer left to quantize after {skip}/{only}";
-        }
-      } catch (const InputError& e) {
-        if (requested.scheme) throw;  // already names {mode} and its fix
-        problem = e.what();
-      }
-    }
-    if (!problem.empty()) {
-      if (requested.scheme) throw InputError(source.path.string(), problem, "try another {mode}");
-      out.skipped.emplace_back(m, problem);
-    }
-  }
-  if (out.plans.empty())
-    throw InputError(source.path.string(), "no quantization mode applies to this model",
-                     "see the reasons with {dry_run} {mode} auto");
-  return out;
-}
 
 // Keeps the most sensitive layers in float until the drop fits the tolerance (tolerance.hpp's search) and
 // replaces the candidate's plan, module and quality with the configuration the search chose.
@@ -652,49 +568,6 @@ QuantizeResult start_result(const QuantizeOptions& o, const ModeEntry& requested
 }
 
 }  // namespace
-
-// The model's layers, checked: a model with nothing to quantize, or a glob that matches no layer, is an input error.
-void find_model_layers(const model::LoadedModel& source, const QuantizeOptions& o, QuantizeResult& r) {
-  r.model = source.path.string();
-  r.model_bytes = source.file_bytes;
-  r.layers = find_layers(source.module);
-  r.float_only_layers = find_float_only_layers(source.module);
-  if (r.layers.empty())
-    throw InputError(source.path.string(), "has no quantizable layers (no convolution or linear layer in forward)",
-                     "lite quantize works on models with Conv1d/2d/3d or Linear layers");
-  check_layer_globs(r.layers, o.skip, o.only);
-}
-
-// {calib} and {eval}, each checked against the model before any work.
-void load_data(Context& c) {
-  const auto& o = c.o;
-  if (o.calib) {
-    c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
-    check_fits(c.source.module, *c.calib, c.source.path, "{calib}");
-  }
-  if (o.eval) {
-    c.eval = model::load_dataset(*o.eval, o.labels);
-    check_fits(c.source.module, *c.eval, c.source.path, "{eval}");
-  }
-}
-
-CalibrationFallback calibration_fallback(const Context& c, bool wants_static, bool reused, const ModeEntry& requested,
-                                         QuantizeResult& r) {
-  CalibrationFallback out;
-  if (!wants_static || c.calib || reused) return out;
-  if (c.eval) {
-    out.from_eval = model::take_first(*c.eval, c.o.calib_samples);
-    r.notes.push_back(
-        "static mode was calibrated on the {eval} data (no {calib} given): the accuracy shown is "
-        "optimistic; pass separate {calib} data for an honest estimate");
-  } else if (requested.scheme) {
-    throw OptionError("calib", "static mode needs calibration data",
-                      "give samples shaped like the model input ({calib} FILE), or {calib_stats} FILE");
-  } else {
-    out.problem = "needs calibration data ({calib})";
-  }
-  return out;
-}
 
 // Every planned mode built (and for an explicit mode judged and timed; auto judges later). Under {budget_s}, auto
 // does not try the modes it has no time left for.
