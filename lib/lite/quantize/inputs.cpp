@@ -97,4 +97,13 @@ CalibrationFallback calibration_fallback(const Context& c, bool wants_static, bo
   return out;
 }
 
+void set_up_calibrator(Context& c, const model::Dataset* calib_data, const std::optional<CalibrationStats>& reused,
+                       const CalibMethodEntry& method) {
+  if (!calib_data && !reused) return;
+  c.calibrator = std::make_unique<Calibrator>(calib_data, calibration_batch(calib_data, c.o.eval_batch), method,
+                                              c.source.path, c.progress);
+  if (reused) c.calibrator->preload(*reused);
+  c.calibrator->stats().model_sha256 = c.source.sha256;
+}
+
 }  // namespace lite::quantize

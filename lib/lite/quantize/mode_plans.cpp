@@ -49,4 +49,14 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
   return out;
 }
 
+void record_plans(const Planned& planned, QuantizeResult& r) {
+  for (const auto& [m, p] : planned.plans) r.plans.push_back(p);
+  for (const auto& [m, why] : planned.skipped) {
+    Candidate cand;
+    cand.mode = m->name;
+    cand.problem = why;
+    r.candidates.push_back(cand);
+  }
+}
+
 }  // namespace lite::quantize

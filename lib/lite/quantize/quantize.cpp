@@ -75,13 +75,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContex
 
   // ---- plans -----------------------------------------------------------------------------------
   Planned planned = plan_modes(todo, requested, o, r, source, fallback.problem);
-  for (const auto& [m, p] : planned.plans) r.plans.push_back(p);
-  for (const auto& [m, why] : planned.skipped) {
-    Candidate cand;
-    cand.mode = m->name;
-    cand.problem = why;
-    r.candidates.push_back(cand);
-  }
+  record_plans(planned, r);
   if (o.dry_run) {
     r.mode = planned.plans.front().first->name;
     r.wall_s = seconds_since(start);
@@ -92,12 +86,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContex
   c.measurements_left = static_cast<int>(planned.plans.size());
   c.load.emplace(r.threads);
   prepare_references(c, r);
-  if (calib_data || reused) {
-    c.calibrator =
-        std::make_unique<Calibrator>(calib_data, calibration_batch(calib_data, o.eval_batch), method, source.path, progress);
-    if (reused) c.calibrator->preload(*reused);
-    c.calibrator->stats().model_sha256 = source.sha256;
-  }
+  set_up_calibrator(c, calib_data, reused, method);
   const bool calibrates = c.calibrator && std::any_of(planned.plans.begin(), planned.plans.end(), [](const auto& p) {
     return p.first->scheme->needs_calibration();
   });

@@ -124,6 +124,9 @@ CalibrationFallback calibration_fallback(const Context& c, bool wants_static, bo
                                          QuantizeResult& r);
 // Samples per calibration forward pass for `data`.
 int64_t calibration_batch(const model::Dataset* data, int64_t eval_batch);
+// The calibrator static mode uses, when there is calibration data or reused statistics: c.calibrator.
+void set_up_calibrator(Context& c, const model::Dataset* calib_data, const std::optional<CalibrationStats>& reused,
+                       const CalibMethodEntry& method);
 
 // ---- mode_plans.cpp ---------------------------------------------------------------------------
 
@@ -138,6 +141,8 @@ struct Planned {
 // cannot apply is an input error.
 Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& requested, const QuantizeOptions& o,
                    const QuantizeResult& r, const model::LoadedModel& source, const std::string& calib_problem);
+// The plans in the result (a dry run shows them), and each mode that does not apply as a candidate with its reason.
+void record_plans(const Planned& planned, QuantizeResult& r);
 
 // ---- references.cpp ---------------------------------------------------------------------------
 
