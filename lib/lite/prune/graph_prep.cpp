@@ -3,7 +3,7 @@
 //
 // Attention stays a call: nn.MultiheadAttention's forward (F.multi_head_attention_forward inlined) is a few
 // hundred nodes of views, transposes and `is` checks that no channel rule follows, while the module as a
-// whole has a simple contract the analysis states directly (dependency_graph.cpp, `attention`).
+// whole has a simple contract the analysis states directly (rules_attention.cpp, `attention`).
 //
 // Branches: nn.TransformerEncoderLayer and nn.TransformerEncoder choose between a fused fast path and the
 // unfused layers on the input's rank, device, grad mode and nesting: after attribute folding ~130 `if`s

@@ -4,8 +4,8 @@
 // can be cut by several groups (a conv's rows by one, its columns by another; a linear after a
 // concatenation by each branch at its offset). Depthwise convolutions get `groups` rewritten to
 // `weight.size(0)` in their type's code (a class constant cannot be set; see libtorch-notes.md): valid for
-// every instance of the type because dependency_graph.cpp only accepts types whose instances are all
-// depthwise. LayerNorm's normalized_shape is a class constant too: its forward reads [weight.size(0)]
+// every instance of the type because the conv rule (rules_conv_linear.cpp) only accepts types whose
+// instances are all depthwise. LayerNorm's normalized_shape is a class constant too: its forward reads [weight.size(0)]
 // instead. Int attributes that hold a channel count (ViT's hidden_dim, attention's embed_dim, head_dim,
 // kdim, vdim) are set to the kept count.
 #include <functional>

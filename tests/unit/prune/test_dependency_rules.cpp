@@ -1,0 +1,286 @@
+// The dependency analysis's rules, each on a small model built here in C++ (modules with TorchScript methods
+// defined from source: no Python, no torchvision): which channel groups form, which slices and counts they
+// carry, and which are left alone with which reason. One case per family of rules
+// (lib/lite/prune/dependency_rules_internal.hpp), and the rule table itself.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/script.h>
+#include <torch/torch.h>
+// glog (through the torch headers) defines CHECK as an abort; doctest's CHECK must win.
+#undef CHECK
+#include <doctest/doctest.h>
+
+#include "lite/prune/dependency_rules_internal.hpp"
+
+using namespace lite::prune;
+using torch::jit::Module;
+namespace rules = lite::prune::detail;
+
+namespace {
+
+// A 1x1 convolution (so any input size works) with `groups`.
+Module conv(int64_t in, int64_t out, int64_t groups = 1) {
+  Module m("Conv");
+  m.register_parameter("weight", torch::rand({out, in / groups, 1, 1}), false);
+  m.register_parameter("bias", torch::rand({out}), false);
+  m.define("def forward(self, x):\n  return torch.conv2d(x, self.weight, self.bias, [1, 1], [0, 0], [1, 1], " +
+           std::to_string(groups) + ")\n");
+  return m;
+}
+
+Module batch_norm(int64_t channels) {
+  Module m("BatchNorm");
+  m.register_parameter("weight", torch::rand({channels}), false);
+  m.register_parameter("bias", torch::rand({channels}), false);
+  m.register_buffer("running_mean", torch::zeros({channels}));
+  m.register_buffer("running_var", torch::ones({channels}));
+  m.define(
+      "def forward(self, x):\n"
+      "  return torch.batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var, False, 0.1, 1e-5, "
+      "False)\n");
+  return m;
+}
+
+Module linear(int64_t in, int64_t out) {
+  Module m("Linear");
+  m.register_parameter("weight", torch::rand({out, in}), false);
+  m.register_parameter("bias", torch::rand({out}), false);
+  m.define("def forward(self, x):\n  return torch.linear(x, self.weight, self.bias)\n");
+  return m;
+}
+
+Module layer_norm(int64_t channels) {
+  Module m("LayerNorm");
+  m.register_parameter("weight", torch::ones({channels}), false);
+  m.register_parameter("bias", torch::zeros({channels}), false);
+  m.define("def forward(self, x):\n  return torch.layer_norm(x, [" + std::to_string(channels) +
+           "], self.weight, self.bias, 1e-5, False)\n");
+  return m;
+}
+
+// What the analysis reads of nn.MultiheadAttention (packed in_proj, no bias_k, head counts as attributes); its
+// forward stands in for attention's with the same signature and result type.
+Module attention(int64_t embed, int64_t heads) {
+  Module m("MultiheadAttention");
+  m.register_parameter("in_proj_weight", torch::rand({3 * embed, embed}), false);
+  m.register_parameter("in_proj_bias", torch::rand({3 * embed}), false);
+  m.register_attribute("bias_k", c10::NoneType::get(), c10::IValue());
+  m.register_attribute("num_heads", c10::IntType::get(), heads);
+  m.register_attribute("embed_dim", c10::IntType::get(), embed);
+  m.register_attribute("kdim", c10::IntType::get(), embed);
+  m.register_attribute("vdim", c10::IntType::get(), embed);
+  m.register_attribute("head_dim", c10::IntType::get(), embed / heads);
+  m.register_module("out_proj", linear(embed, embed));
+  m.define(
+      "def forward(self, query: Tensor, key: Tensor, value: Tensor) -> Tuple[Tensor, Optional[Tensor]]:\n"
+      "  return self.out_proj.forward(query + key + value), None\n");
+  return m;
+}
+
+// A model of `layers` whose forward is `body` (indented lines of `def forward(self, x):`). A module built in C++
+// has no __call__: the body calls `self.layer.forward(x)`, the same prim::CallMethod a scripted call is.
+Module model(const std::vector<std::pair<std::string, Module>>& layers, const std::string& body) {
+  Module m("Net");
+  for (const auto& [name, layer] : layers) m.register_module(name, layer);
+  m.define("def forward(self, x):\n" + body);
+  return m;
+}
+
+DependencyGraph analyse(const Module& m, std::vector<int64_t> input_shape = {1, 3, 4, 4}) {
+  return build_dependency_graph(m, {torch::rand(input_shape)});
+}
+
+const ChannelGroup* group_named(const DependencyGraph& g, const std::string& name) {
+  for (const auto& group : g.groups)
+    if (group.name == name) return &group;
+  return nullptr;
+}
+
+bool has_slice(const ChannelGroup& group, const std::string& module, const std::string& attr, int64_t dim,
+               const std::string& role, int64_t offset = 0, int64_t factor = 1) {
+  for (const auto& sl : group.slices)
+    if (sl.module == module && sl.attr == attr && sl.dim == dim && sl.role == role && sl.offset == offset &&
+        sl.factor == factor)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("rule table: each op kind has one rule, found by its kind, and an op with no rule has none") {
+  size_t kinds = 0;
+  for (const auto& entry : rules::op_rules()) {
+    REQUIRE((entry.rule != nullptr));  // parenthesised: doctest prints no function pointer
+    REQUIRE_FALSE(entry.kinds.empty());
+    for (const auto& kind : entry.kinds) {
+      CAPTURE(kind);
+      CHECK((rules::find_rule(kind) == entry.rule));
+      ++kinds;
+    }
+  }
+  CHECK(kinds > 70);
+  CHECK((rules::find_rule("aten::conv2d") == rules::conv_rule));
+  CHECK((rules::find_rule("aten::flip") == nullptr));
+  CHECK((rules::find_rule("prim::If") == nullptr));  // control flow is decided by the node's blocks, not its kind
+}
+
+TEST_CASE("conv rules and norms: conv -> bn -> relu -> conv is one group, the last conv's kept for the output") {
+  auto m = model({{"conv1", conv(3, 8)}, {"bn", batch_norm(8)}, {"conv2", conv(8, 4)}},
+                 "  return self.conv2.forward(torch.relu(self.bn.forward(self.conv1.forward(x))))\n");
+  auto g = analyse(m);
+  REQUIRE(g.groups.size() == 2);
+  const ChannelGroup* first = group_named(g, "conv1");
+  REQUIRE(first != nullptr);
+  CHECK(first->blocked.empty());
+  CHECK(first->channels == 8);
+  CHECK(first->layers == std::vector<std::string>{"conv1", "bn"});
+  CHECK(has_slice(*first, "conv1", "weight", 0, "producer"));
+  CHECK(has_slice(*first, "conv1", "bias", 0, "producer"));
+  CHECK(has_slice(*first, "bn", "weight", 0, "norm_scale"));
+  CHECK(has_slice(*first, "bn", "running_var", 0, "norm"));
+  CHECK(has_slice(*first, "conv2", "weight", 1, "consumer"));
+  const ChannelGroup* last = group_named(g, "conv2");
+  REQUIRE(last != nullptr);
+  CHECK(last->blocked == "model output");
+  REQUIRE(g.weights.size() == 2);
+  CHECK(g.weights[0].path() == "conv1.weight");
+  CHECK(g.weights[1].path() == "conv2.weight");
+}
+
+TEST_CASE("conv rules: a depthwise convolution passes the channels through and follows their count") {
+  auto m = model({{"conv1", conv(3, 8)}, {"dw", conv(8, 8, 8)}, {"conv2", conv(8, 4)}},
+                 "  return self.conv2.forward(self.dw.forward(self.conv1.forward(x)))\n");
+  auto g = analyse(m);
+  const ChannelGroup* first = group_named(g, "conv1");
+  REQUIRE(first != nullptr);
+  CHECK(first->blocked.empty());
+  CHECK(first->depthwise == std::vector<std::string>{"dw"});
+  CHECK(has_slice(*first, "dw", "weight", 0, "depthwise"));
+  CHECK(group_named(g, "dw") == nullptr);
+}
+
+TEST_CASE("elementwise rules: a residual add merges the groups of its two sides") {
+  auto m = model({{"conv1", conv(3, 8)}, {"conv2", conv(8, 8)}, {"conv3", conv(8, 4)}},
+                 "  h = torch.relu(self.conv1.forward(x))\n"
+                 "  return self.conv3.forward(self.conv2.forward(h) + h)\n");
+  auto g = analyse(m);
+  REQUIRE(g.groups.size() == 2);
+  const ChannelGroup* merged = group_named(g, "conv1");
+  REQUIRE(merged != nullptr);
+  CHECK(merged->blocked.empty());
+  CHECK(merged->layers == std::vector<std::string>{"conv1", "conv2"});
+  CHECK(has_slice(*merged, "conv2", "weight", 0, "producer"));
+  CHECK(has_slice(*merged, "conv2", "weight", 1, "consumer"));
+  CHECK(has_slice(*merged, "conv3", "weight", 1, "consumer"));
+  CHECK(group_named(g, "conv2") == nullptr);
+}
+
+TEST_CASE("an op without a rule fences the channels it reads, with its kind as the reason") {
+  auto m = model({{"conv1", conv(3, 8)}, {"conv2", conv(8, 4)}},
+                 "  return self.conv2.forward(self.conv1.forward(x).flip([1]))\n");
+  auto g = analyse(m);
+  REQUIRE(g.groups.size() == 2);
+  CHECK(group_named(g, "conv1")->blocked == "aten::flip");
+  CHECK(group_named(g, "conv2")->blocked == "model output");
+}
+
+TEST_CASE("control rule: an if left after folding fences its channels, a guard reading the rank is skipped") {
+  auto branch = model({{"conv1", conv(3, 8)}, {"conv2", conv(8, 4)}},
+                      "  h = self.conv1.forward(x)\n"
+                      "  if bool(x.sum() > 0):\n"
+                      "    h = torch.relu(h)\n"
+                      "  return self.conv2.forward(h)\n");
+  auto g = build_dependency_graph(branch);  // no example: the branch stays undecided
+  CHECK(group_named(g, "conv1")->blocked == "prim::If left after folding");
+  auto guard = model({{"conv1", conv(3, 8)}, {"conv2", conv(8, 4)}},
+                     "  h = self.conv1.forward(x)\n"
+                     "  assert h.dim() == 4, 'expected a 4-d input'\n"  // an `if` that raises
+                     "  return self.conv2.forward(h)\n");
+  CHECK(group_named(build_dependency_graph(guard), "conv1")->blocked.empty());
+}
+
+TEST_CASE("shape rules: a flatten into a linear spreads each channel, a view to another layout is left alone") {
+  auto flat = model({{"conv1", conv(3, 8)}, {"fc", linear(8 * 16, 10)}},
+                    "  return self.fc.forward(torch.flatten(self.conv1.forward(x), 1))\n");
+  auto g = analyse(flat);
+  const ChannelGroup* first = group_named(g, "conv1");
+  REQUIRE(first != nullptr);
+  CHECK(first->blocked.empty());
+  CHECK(has_slice(*first, "fc", "weight", 1, "consumer", 0, 16));
+  CHECK(group_named(g, "fc")->blocked == "model output");
+
+  auto other = model({{"conv1", conv(3, 8)}, {"conv2", conv(4, 4)}},
+                     "  h = self.conv1.forward(x)\n"
+                     "  return self.conv2.forward(h.view([h.size(0), 4, 8, -1]))\n");
+  CHECK(group_named(analyse(other), "conv1")->blocked == "aten::view to another layout");
+}
+
+TEST_CASE("shape rules: permute to channels-last feeds a linear, and so does a mean over the spatial dims") {
+  auto permuted = model({{"conv1", conv(3, 8)}, {"fc", linear(8, 2)}},
+                        "  return self.fc.forward(self.conv1.forward(x).permute([0, 2, 3, 1]))\n");
+  const ChannelGroup* first = group_named(analyse(permuted), "conv1");
+  REQUIRE(first != nullptr);
+  CHECK(first->blocked.empty());
+  CHECK(has_slice(*first, "fc", "weight", 1, "consumer"));
+
+  auto pooled = model({{"conv1", conv(3, 8)}, {"fc", linear(8, 2)}},
+                      "  return self.fc.forward(self.conv1.forward(x).mean([2, 3], False))\n");
+  CHECK(group_named(analyse(pooled), "conv1")->blocked.empty());
+  auto over_channels = model({{"conv1", conv(3, 8)}}, "  return self.conv1.forward(x).mean([1], True)\n");
+  CHECK(group_named(analyse(over_channels), "conv1")->blocked == "aten::mean over the channel dimension");
+}
+
+TEST_CASE("lists and cat: two convolutions concatenated along the channels, each read at its own offset") {
+  auto m = model({{"a", conv(3, 4)}, {"b", conv(3, 6)}, {"head", conv(10, 5)}},
+                 "  return self.head.forward(torch.cat([self.a.forward(x), self.b.forward(x)], 1))\n");
+  auto g = analyse(m);
+  REQUIRE(g.groups.size() == 3);
+  const ChannelGroup* a = group_named(g, "a");
+  const ChannelGroup* b = group_named(g, "b");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  CHECK(a->blocked.empty());
+  CHECK(b->blocked.empty());
+  CHECK(has_slice(*a, "head", "weight", 1, "consumer", 0));
+  CHECK(has_slice(*b, "head", "weight", 1, "consumer", 4));
+  CHECK(group_named(g, "head")->blocked == "model output");
+}
+
+TEST_CASE("linear and layer norm rules: a chain of linears, a layer norm following the channels between them") {
+  auto m = model({{"fc1", linear(16, 32)}, {"norm", layer_norm(32)}, {"fc2", linear(32, 8)}, {"fc3", linear(8, 2)}},
+                 "  h = self.norm.forward(self.fc1.forward(x))\n"
+                 "  return self.fc3.forward(torch.relu(self.fc2.forward(torch.relu(h))))\n");
+  auto g = analyse(m, {2, 16});
+  REQUIRE(g.groups.size() == 3);
+  const ChannelGroup* first = group_named(g, "fc1");
+  REQUIRE(first != nullptr);
+  CHECK(first->blocked.empty());
+  CHECK(first->channels == 32);
+  CHECK(first->layer_norms == std::vector<std::string>{"norm"});
+  CHECK(has_slice(*first, "norm", "weight", 0, "norm"));
+  CHECK(has_slice(*first, "fc2", "weight", 1, "consumer"));
+  CHECK(group_named(g, "fc2")->blocked.empty());
+  CHECK(group_named(g, "fc3")->blocked == "model output");
+  CHECK(g.weights.size() == 3);
+}
+
+TEST_CASE("attention rule: self-attention's projections and head counts join the width it reads") {
+  auto m = model({{"embed", linear(6, 8)}, {"attn", attention(8, 2)}, {"head", linear(8, 3)}},
+                 "  h = self.embed.forward(x)\n"
+                 "  y, _ = self.attn.forward(h, h, h)\n"
+                 "  return self.head.forward(y + h)\n");
+  auto g = analyse(m, {2, 5, 6});
+  const ChannelGroup* width = group_named(g, "embed");
+  REQUIRE(width != nullptr);
+  CHECK(width->blocked.empty());
+  CHECK(width->multiple_of == 2);
+  CHECK(has_slice(*width, "attn", "in_proj_weight", 1, "consumer"));
+  CHECK(has_slice(*width, "attn", "in_proj_weight", 0, "producer", 8));
+  CHECK(has_slice(*width, "attn.out_proj", "weight", 0, "producer"));
+  CHECK(has_slice(*width, "head", "weight", 1, "consumer"));
+  bool head_dim = false;
+  for (const auto& c : width->counts) head_dim = head_dim || (c.module == "attn" && c.name == "head_dim" && c.divisor == 2);
+  CHECK(head_dim);
+}
