@@ -86,6 +86,9 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
   app.add_option("--prefill-cost", o.prefill_cost,
                  "TTFT model a=..,b=..,c=..: a + b*new + c*new*(cached+new/2) ms")
       ->group("Cost model");
+  app.add_option("--prefill-cost-from", o.prefill_cost_from,
+                 "TTFT model fitted to a table from lite profile --prefill-cost-out")
+      ->group("Cost model");
   decimal_only(app.add_option("--instances", o.instances,
                               "Prefill instances serving FCFS by timestamp (TTFT queueing)")
                    ->default_str("")
@@ -172,7 +175,7 @@ Runner setup_cache_sim(CLI::App& app) {
   policy_words.insert(policy_words.end(), {"all", "list"});
   with_values(app.add_option("--policy", o.policies,
                              "Policies: " + join(cache::policy_names(), ", ") +
-                                 ", all (s3fifo:small=0.1 sets a parameter), radix-* on prefix traces; 'list' describes them"),
+                                 ", all, radix-* on prefix traces; 'list' describes them and their parameters"),
               policy_words)
       ->default_str(default_policies)  // shown: the list is emptied above
       ->group("Simulation")

@@ -54,6 +54,7 @@ void cache_sim_fields(Fields& f, O& o) {
       .field("kv_dtypes", o.kv_dtypes)
       .field("prefill_ms_per_token", o.prefill_ms_per_token)
       .field("prefill_cost", o.prefill_cost)
+      .field("prefill_cost_from", o.prefill_cost_from)
       .field("instances", o.instances)
       .field("target_ttft_p99_ms", o.target_ttft_p99_ms);
 }
@@ -190,6 +191,7 @@ void check_paths(const CacheSimOptions& o) {
   FileRoles roles;
   roles.reads("{trace}", o.trace);
   for (const auto& p : o.miss_latency_from) roles.reads("{miss_latency_from}", p);
+  if (!o.prefill_cost_from.empty()) roles.reads("{prefill_cost_from}", o.prefill_cost_from);
   if (!o.plot.empty()) roles.writes("plot", o.plot);
   if (!o.results_dir.empty()) roles.writes_folder("results_dir", o.results_dir);
   roles.check();

@@ -8,6 +8,7 @@
 
 #include "lite/cache/options.hpp"
 #include "lite/cache/prefix/block_trace.hpp"
+#include "lite/cache/prefix/prefill_table.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
@@ -46,6 +47,7 @@ std::vector<std::pair<const char*, bool>> prefix_only(const CacheSimOptions& o) 
           {"kv_dtypes", !o.kv_dtypes.empty()},
           {"prefill_ms_per_token", o.prefill_ms_per_token.has_value()},
           {"prefill_cost", !o.prefill_cost.empty()},
+          {"prefill_cost_from", !o.prefill_cost_from.empty()},
           {"instances", o.instances != 0},
           {"target_ttft_p99_ms", o.target_ttft_p99_ms.has_value()}};
 }
@@ -64,6 +66,22 @@ prefix::PrefillModel parse_prefill_cost(const std::string& text) {
     *slot = *v;
   }
   return m;
+}
+
+// At most one of the three prefill models; a measured table is fitted to the polynomial model, and the report says
+// how well it fits.
+void set_prefill_model(const CacheSimOptions& o, prefix::PrefixConfig& c) {
+  const int given = int(o.prefill_ms_per_token.has_value()) + int(!o.prefill_cost.empty()) + int(!o.prefill_cost_from.empty());
+  if (given > 1)
+    throw OptionError(o.prefill_ms_per_token ? "prefill_ms_per_token" : "prefill_cost",
+                      "is a second prefill model", "give one of {prefill_ms_per_token}, {prefill_cost}, {prefill_cost_from}");
+  if (o.prefill_ms_per_token) c.prefill = prefix::PrefillModel{0, *o.prefill_ms_per_token, 0};
+  if (!o.prefill_cost.empty()) c.prefill = parse_prefill_cost(o.prefill_cost);
+  if (o.prefill_cost_from.empty()) return;
+  const prefix::PrefillFit fit = prefix::fit_prefill_model(prefix::read_prefill_table(o.prefill_cost_from));
+  c.prefill = fit.model;
+  c.prefill_source = fmt::format("fitted to {} ({} measured points, largest error {:.1f}%)", o.prefill_cost_from,
+                                 fit.points, 100 * fit.max_relative_error);
 }
 
 }  // namespace
@@ -90,10 +108,7 @@ prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
   c.kv_bytes_per_token = o.kv_bytes_per_token;
   c.kv_layout = o.kv_layout;
   c.kv_dtypes = o.kv_dtypes;
-  if (o.prefill_ms_per_token && !o.prefill_cost.empty())
-    throw OptionError("prefill_ms_per_token", "cannot be combined with {prefill_cost}", "give one prefill model");
-  if (o.prefill_ms_per_token) c.prefill = prefix::PrefillModel{0, *o.prefill_ms_per_token, 0};
-  if (!o.prefill_cost.empty()) c.prefill = parse_prefill_cost(o.prefill_cost);
+  set_prefill_model(o, c);
   c.instances = o.instances;
   c.mrc = o.mrc;
   c.target_hit_ratio = o.target_hit_ratio;

@@ -49,6 +49,7 @@ struct PrefixConfig {
   std::string kv_layout;                   // "layers=80,kv-heads=8,head-dim=128,dtype=fp16"
   std::vector<std::string> kv_dtypes;      // what-if over KV formats
   std::optional<PrefillModel> prefill;
+  std::string prefill_source;              // where a fitted model came from ("" when given as coefficients)
   uint32_t instances = 0;                  // 0: no queueing; K: K prefill instances serve FCFS by timestamp
   bool mrc = false;                        // the exact tail-first LRU curve in one pass
   std::optional<double> target_hit_ratio;  // token hit ratio
@@ -95,6 +96,7 @@ struct PrefixResult {
   TraceFacts trace;
   std::vector<KvFormat> kv_formats;      // empty when sizes are in blocks or tokens and no format was named
   std::optional<PrefillModel> prefill;
+  std::string prefill_source;
   uint32_t instances = 0;
   UnboundedReuse unbounded;
   std::vector<PrefixRow> rows;           // policy-major, capacity ascending

@@ -170,6 +170,7 @@ PrefixResult run_study(const PrefixConfig& c, Progress& progress) {
   start = Clock::now();
   result.kv_formats = resolve_kv_formats(c);
   result.prefill = c.prefill;
+  result.prefill_source = c.prefill_source;
   result.instances = c.instances;
   result.unbounded = unbounded_reuse(trace);
   std::vector<uint32_t> next_use;
