@@ -17,6 +17,20 @@
 
 namespace lite::cli {
 
+namespace {
+
+// Decoders (docs/llm.md): any of these profiles generation; a model whose forward takes a KV cache needs none.
+void add_decoder_flags(CLI::App& app, profile::ProfileOptions& o) {
+  app.add_option("--prompt-tokens", o.prompt_tokens, "Decoder: prompt length in tokens (default 128)")->group("Decoder");
+  app.add_option("--generate", o.generate, "Decoder: tokens generated per prompt, greedy (default 32)")->group("Decoder");
+  app.add_option("--prompts", o.prompts, "Decoder: prompt token ids, int64 [N, T] (tensor file, .npy)")->group("Decoder");
+  app.add_option("--prefill-cost-out", o.prefill_cost_out,
+                 "Decoder: write the prefill-cost table lite cache-sim --prefill-cost-from reads")
+      ->group("Decoder");
+}
+
+}  // namespace
+
 Runner setup_profile(CLI::App& app) {
   struct State {
     profile::ProfileOptions options;
@@ -32,7 +46,8 @@ Runner setup_profile(CLI::App& app) {
   app.description(
       "Measure a TorchScript model: cold start, latency percentiles, throughput, memory, per-op cost (--ops), latency "
       "under load (--qps), accuracy (--eval). With two models, time them interleaved and report B's speedup over A "
-      "with a confidence interval. Details: docs/profile.md.");
+      "with a confidence interval. A decoder (docs/llm.md) is timed as it generates: time to first token, time per "
+      "token, KV-cache bytes. Details: docs/profile.md.");
   app.add_option("models", o.models, "MODEL.pt, or A.pt B.pt to compare")->expected(1, 2);
   add_eval_data_flags(app, o, s->data, "Inputs", "Analysis");
   app.add_option("--input-file", o.input_files, "Input tensor file (tensor file, .npy); repeat per input")
@@ -59,6 +74,7 @@ Runner setup_profile(CLI::App& app) {
       ->group("Load");
   default_in_words(app.add_option("--requests", o.requests, "Requests per --qps rate (needed with --qps)"))
       ->group("Load");
+  add_decoder_flags(app, o);
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {

@@ -39,7 +39,32 @@ void profile_fields(Fields& f, O& o) {
       .field("qps", o.qps)
       .field("requests", o.requests)
       .field("seed", o.seed)
-      .field("budget_s", o.budget_s);
+      .field("budget_s", o.budget_s)
+      .field("prompt_tokens", o.prompt_tokens)
+      .field("generate", o.generate)
+      .field("prompts", o.prompts)
+      .field("prefill_cost_out", o.prefill_cost_out);
+}
+
+namespace {
+constexpr int64_t kMaxDecoderTokens = 1 << 20;
+}  // namespace
+
+void validate_decoder(const ProfileOptions& o) {
+  if (o.models.size() != 1)
+    throw OptionError("models", "two models are compared as one forward call each; a decoder is profiled alone",
+                      "profile each decoder on its own");
+  if (!o.inputs.empty() || !o.input_files.empty() || o.eval || !o.qps.empty() || o.ops)
+    throw OptionError(o.ops ? "ops" : !o.qps.empty() ? "qps" : o.eval ? "eval" : "inputs",
+                      "applies to one forward call, and a decoder is profiled by generation",
+                      "drop it: {prompt_tokens} and {generate} shape the decoder's run");
+  if (o.prompt_tokens) in_range("prompt_tokens", double(*o.prompt_tokens), 1, double(kMaxDecoderTokens));
+  if (o.generate) in_range("generate", double(*o.generate), 1, double(kMaxDecoderTokens));
+  if (o.prompt_tokens && !o.prompts.empty())
+    throw OptionError("prompt_tokens", "cannot be combined with {prompts}", "the file's rows give the prompt length");
+  std::vector<std::filesystem::path> inputs(o.models.begin(), o.models.end());
+  if (!o.prompts.empty()) inputs.push_back(o.prompts);
+  if (!o.prefill_cost_out.empty()) check_output(o.prefill_cost_out, inputs, "prefill_cost_out");
 }
 
 void to_json(nlohmann::json& j, const ProfileOptions& o) {
@@ -93,6 +118,7 @@ void validate(const ProfileOptions& o) {
                                                 arrival_s, kMaxLoadSeconds),
                         "give fewer {requests} or higher rates");
   }
+  if (o.decoder_asked()) validate_decoder(o);
   model::validate(o);
 }
 

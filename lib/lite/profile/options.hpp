@@ -33,11 +33,20 @@ struct ProfileOptions : model::EvalData {
   uint64_t seed = 1;                      // inputs and arrivals are seeded
   std::optional<double> budget_s;         // seconds the timed measurement may take; unset: measure::kDefaultProfileBudget
                                           // (no limit when iterations is given)
+  // Decoders (docs/llm.md): any of these, or a model whose forward takes a KV cache, profiles generation.
+  std::optional<int64_t> prompt_tokens;   // prompt length; unset: 128 (or the --prompts file's)
+  std::optional<int64_t> generate;        // tokens generated per prompt; unset: 32
+  std::filesystem::path prompts;          // int64 token ids [N, T] (tensor file, .npy): the first batch of rows
+  std::filesystem::path prefill_cost_out; // write the prefill-cost table cache-sim --prefill-cost-from reads
+  bool decoder_asked() const { return prompt_tokens || generate || !prompts.empty() || !prefill_cost_out.empty(); }
 };
 void to_json(nlohmann::json& j, const ProfileOptions& o);
 void from_json(const nlohmann::json& j, ProfileOptions& o);
 // Value rules, before any work: OptionError naming the key. Also checks that the trace's folder exists.
 void validate(const ProfileOptions& o);
 measure::TimingOptions timing_of(const ProfileOptions& o);
+// The rules of a decoder's run (one model, no single-forward options), checked by validate() when a decoder option
+// is given and by run() when the model turns out to be a decoder.
+void validate_decoder(const ProfileOptions& o);
 
 }  // namespace lite::profile

@@ -15,6 +15,7 @@
 #include "lite/model/inputs.hpp"
 #include "lite/model/load.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/profile/decoder_run.hpp"
 #include "lite/profile/diagnosis.hpp"
 #include "lite/profile/load_test.hpp"
 #include "lite/profile/op_profiler.hpp"
@@ -219,6 +220,14 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   std::vector<Loaded> loaded;
   reset_peak_rss();
   loaded.push_back(load_one(o.models[0], progress));
+  if (is_decoder_run(o, loaded[0].model.module)) {
+    run_decoder(o, loaded[0].model, loaded[0].profile, r, progress);
+    r.load = load_watch.result();
+    loaded[0].profile.peak_rss_bytes = peak_rss_bytes();
+    diagnose(loaded, "", r);
+    r.models.push_back(std::move(loaded[0].profile));
+    return r;
+  }
   const auto inputs = profiled_inputs(o, loaded[0], eval ? &*eval : nullptr, r);
   first_inference(loaded[0], inputs, r.timing);
   if (o.models.size() == 2) {

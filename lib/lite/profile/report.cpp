@@ -3,6 +3,7 @@
 
 #include "lite/core/text.hpp"
 #include "lite/measure/speed_claim.hpp"
+#include "lite/profile/decoder_report.hpp"
 #include "lite/profile/profile.hpp"
 
 namespace lite::profile {
@@ -86,6 +87,10 @@ void to_json(nlohmann::json& j, const ModelProfile& m) {
 }
 
 void to_json(nlohmann::json& j, const ProfileResult& r) {
+  if (r.decoder) {
+    j = decoder_json(r);
+    return;
+  }
   j = nlohmann::json{{"inputs", r.inputs},
                      {"inputs_guessed", r.inputs_guessed},
                      {"batch", r.batch},
@@ -245,6 +250,10 @@ report::Report to_report(const ProfileResult& r) {
   rep.environment = r.environment;
   rep.result = r;
   rep.findings = r.findings;
+  if (r.decoder) {
+    add_decoder_views(r, rep);
+    return rep;
+  }
   const Rows rows{r};
   rep.tables.push_back(model_table(rows));
   rep.tables.push_back(latency_table(rows));

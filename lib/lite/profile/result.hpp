@@ -10,6 +10,7 @@
 
 #include "lite/core/report.hpp"
 #include "lite/core/stats.hpp"
+#include "lite/llm/generation_stats.hpp"
 #include "lite/measure/agreement.hpp"
 #include "lite/measure/machine_load.hpp"
 #include "lite/measure/timing_options.hpp"
@@ -77,6 +78,14 @@ struct Comparison {
   std::string agreement_data;  // what the agreement was measured on
 };
 
+// The prefill-cost table a decoder's run wrote (--prefill-cost-out) and the cost model cache-sim will fit to it.
+struct PrefillCostOut {
+  std::string path;
+  size_t points = 0;
+  double a_ms = 0, b_ms_per_token = 0, c_ms_per_token2 = 0;
+  double max_relative_error = 0;
+};
+
 struct ProfileResult {
   std::vector<model::InputSpec> inputs;  // as fed (after --batch)
   bool inputs_guessed = false;           // inferred from the model's first layers (infer_inputs.hpp)
@@ -89,6 +98,8 @@ struct ProfileResult {
   std::vector<report::Finding> findings;
   std::vector<std::string> notes;  // e.g. the input shape inferred from the model's first layer
   Environment environment;
+  std::optional<llm::GenerationStats> decoder;  // a decoder's run: generation instead of one forward call
+  std::optional<PrefillCostOut> prefill_cost;
 };
 
 void to_json(nlohmann::json& j, const OpStat& o);

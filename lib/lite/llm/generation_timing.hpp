@@ -1,0 +1,31 @@
+#pragma once
+// Timing a decoder as it serves: time to first token (the prompt's prefill) and time per output token (one decode
+// step), warm-up apart from steady state, and the KV cache's bytes.
+#include <torch/script.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "lite/core/progress.hpp"
+#include "lite/llm/decoder.hpp"
+#include "lite/llm/generation_stats.hpp"
+
+namespace lite::llm {
+
+struct GenerationPlan {
+  int64_t batch = 1;
+  int64_t prompt_tokens = 128;
+  int64_t new_tokens = 32;
+  std::optional<torch::Tensor> prompt;  // [batch, prompt_tokens] ids from a file; else seeded random ids
+  int warmup_runs = 3;                  // whole generations before timing
+  std::optional<int> runs;              // timed generations; unset: run for duration_s, at least 3
+  double duration_s = 2.0;
+  uint64_t seed = 1;
+};
+
+// Refuses a plan the model cannot hold before any work: prompt + generated tokens beyond max_positions.
+void check_context(const Decoder& decoder, const GenerationPlan& plan);
+
+GenerationStats time_generation(Decoder& decoder, const GenerationPlan& plan, Progress& progress);
+
+}  // namespace lite::llm

@@ -1,0 +1,60 @@
+#include "lite/llm/prefill_grid.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lite/core/clock.hpp"
+#include "lite/core/interrupt.hpp"
+#include "lite/core/stats.hpp"
+#include "lite/llm/generate.hpp"
+
+namespace lite::llm {
+
+PrefillGridPlan prefill_grid_defaults(int64_t max_context) {
+  PrefillGridPlan p;
+  for (int64_t n : {16, 32, 64, 128, 256, 512})
+    if (n <= max_context) p.new_tokens.push_back(n);
+  for (int64_t k : {0, 64, 256, 1024})
+    if (k + 16 <= max_context) p.cached_tokens.push_back(k);
+  return p;
+}
+
+namespace {
+
+// One point: the median of `repeats` timed prefills of `fresh` after `cached` ids (prefilled anew, untimed, before
+// each call, so a model that updates its cache in place starts from the same state every time).
+double time_point(Decoder& d, const torch::Tensor& cached, const torch::Tensor& fresh, int repeats) {
+  std::vector<double> ms;
+  for (int i = 0; i <= repeats; ++i) {  // call 0 is untimed: the executor specialises on a new shape
+    throw_if_interrupted();
+    const bool has_context = cached.size(1) > 0;
+    const Step context = has_context ? d.prefill(cached) : Step{};
+    const auto start = Clock::now();
+    const Step step = has_context ? d.extend(fresh, context.cache) : d.prefill(fresh);
+    step.last_logits.argmax(-1);
+    if (i > 0) ms.push_back(1000 * seconds_since(start));
+  }
+  return stats::median(ms);
+}
+
+}  // namespace
+
+cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const PrefillGridPlan& plan, int64_t max_context,
+                                                 Progress& progress) {
+  cache::prefix::PrefillTable table;
+  std::vector<std::pair<int64_t, int64_t>> points;
+  for (int64_t k : plan.cached_tokens)
+    for (int64_t n : plan.new_tokens)
+      if (n + k <= max_context) points.emplace_back(n, k);
+  ProgressPhase phase(progress, "prefill-cost grid", points.size());
+  for (const auto& [n, k] : points) {
+    const torch::Tensor all = random_prompt(1, n + k, plan.vocab, plan.seed + uint64_t(n * 7919 + k));
+    const torch::Tensor cached = all.narrow(1, 0, k), fresh = all.narrow(1, k, n);
+    table.points.push_back({uint64_t(n), uint64_t(k), time_point(decoder, cached, fresh, plan.repeats)});
+    phase.advance();
+  }
+  return table;
+}
+
+}  // namespace lite::llm

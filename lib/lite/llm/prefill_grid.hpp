@@ -1,0 +1,30 @@
+#pragma once
+// The prefill-cost grid: how long a decoder takes to prefill `new` uncached prompt tokens after `cached` tokens
+// whose KV it already holds, measured over a grid of both, written as cache-sim's prefill-cost table
+// (cache/prefix/prefill_table.hpp), so a prefix-cache study's TTFT comes from this model on this machine.
+#include <cstdint>
+#include <vector>
+
+#include "lite/cache/prefix/prefill_table.hpp"
+#include "lite/core/progress.hpp"
+#include "lite/llm/decoder.hpp"
+
+namespace lite::llm {
+
+struct PrefillGridPlan {
+  std::vector<int64_t> new_tokens;     // empty: prefill_grid_defaults()
+  std::vector<int64_t> cached_tokens;
+  int repeats = 5;                     // timed calls per point (the median is kept), after one untimed call
+  int64_t vocab = 0;
+  uint64_t seed = 1;
+};
+
+// The grid for a model of `max_context` positions: new tokens 16..512 and cached 0..1024, every point fitting.
+PrefillGridPlan prefill_grid_defaults(int64_t max_context);
+
+// Measures every (new, cached) point of the plan that fits in max_context. A stateless decoder holds no cache, so
+// its "cached" tokens are recomputed: the table says what that model costs.
+cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const PrefillGridPlan& plan, int64_t max_context,
+                                                 Progress& progress);
+
+}  // namespace lite::llm

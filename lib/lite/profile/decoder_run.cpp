@@ -1,0 +1,137 @@
+// lite profile on a decoder (docs/llm.md): generation timed as it serves (time to first token, time per token),
+// warm-up apart, the KV cache's bytes, and on request the prefill-cost table cache-sim's prefix mode reads.
+#include "lite/profile/decoder_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lite/cache/prefix/prefill_table.hpp"
+#include "lite/core/atomic_file.hpp"
+#include "lite/core/error.hpp"
+#include "lite/core/text.hpp"
+#include "lite/llm/generation_timing.hpp"
+#include "lite/llm/prefill_grid.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/facts_torch.hpp"
+#include "lite/model/inputs.hpp"
+
+namespace lite::profile {
+
+namespace {
+
+constexpr int64_t kDefaultPromptTokens = 128;
+constexpr int64_t kDefaultGenerate = 32;
+constexpr int kMaxDecoderWarmup = 3;  // whole generations: each is prompt + generate calls
+constexpr int64_t kGridContextWithoutLimit = 2048;
+
+// The prompt ids of --prompts: int64 [N, T], the first `batch` rows.
+torch::Tensor prompts_from_file(const std::filesystem::path& path, int64_t batch) {
+  const model::Dataset d = model::load_dataset(path);
+  if (d.x.scalar_type() != torch::kInt64 || d.x.dim() != 2)
+    throw InputError(path.string(), fmt::format("holds {} {}; prompts are int64 token ids [N, T]",
+                                                model::dtype_name(d.x.scalar_type()), fmt::join(d.x.sizes().vec(), "x")),
+                     "save the token ids as an int64 tensor of one prompt per row");
+  if (d.x.size(0) < batch)
+    throw InputError(path.string(), fmt::format("holds {} prompts and the batch is {}", d.x.size(0), batch),
+                     "give a smaller batch or more rows");
+  return d.x.narrow(0, 0, batch).contiguous();
+}
+
+// The run's plan: the options, with the default lengths shrunk to fit a model that states its positions.
+llm::GenerationPlan plan_of(const ProfileOptions& o, const llm::Decoder& d, ProfileResult& r) {
+  llm::GenerationPlan p;
+  p.batch = o.batch.value_or(1);
+  p.seed = o.seed;
+  p.warmup_runs = std::min(o.timing.warmup, kMaxDecoderWarmup);
+  p.runs = o.timing.iterations;
+  p.duration_s = o.timing.duration_s;
+  if (!o.prompts.empty()) {
+    p.prompt = prompts_from_file(o.prompts, p.batch);
+    p.prompt_tokens = p.prompt->size(1);
+  }
+  const auto limit = d.max_positions();
+  p.prompt_tokens = o.prompt_tokens.value_or(p.prompt ? p.prompt_tokens : kDefaultPromptTokens);
+  p.new_tokens = o.generate.value_or(kDefaultGenerate);
+  if (limit && !o.prompt_tokens && !p.prompt && p.prompt_tokens + p.new_tokens - 1 > *limit)
+    p.prompt_tokens = std::max<int64_t>(1, *limit / 2);
+  if (limit && !o.generate && p.prompt_tokens + p.new_tokens - 1 > *limit)
+    p.new_tokens = std::max<int64_t>(1, *limit - p.prompt_tokens + 1);
+  if (limit && (p.prompt_tokens != kDefaultPromptTokens || p.new_tokens != kDefaultGenerate) &&
+      (!o.prompt_tokens || !o.generate))
+    r.notes.push_back(fmt::format("the model holds {} positions: {} prompt and {} generated tokens", *limit,
+                                  p.prompt_tokens, p.new_tokens));
+  return p;
+}
+
+double slowest(const std::vector<double>& ms) { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }
+
+// The warm-up findings: the first calls pay TorchScript's profiling runs and optimisation (the second call, where
+// the profiling executor optimises, can be the slowest).
+void diagnose_warmup(const llm::GenerationStats& s, ProfileResult& r) {
+  const double prefill = slowest(s.warmup_ttft_ms), step = slowest(s.warmup_first_step_ms);
+  if (s.ttft_ms.p50 > 0 && prefill > 2 * s.ttft_ms.p50)
+    r.findings.push_back({"warning",
+                          fmt::format("a warm-up prefill took {} ms, {:.1f}x the steady {} ms", format_ms(prefill),
+                                      prefill / s.ttft_ms.p50, format_ms(s.ttft_ms.p50)),
+                          "warm-up call > 2x steady TTFT",
+                          "TorchScript profiles and optimises a graph in its first calls: send a few warm-up requests "
+                          "before serving (a new prompt length costs no more than its size afterwards)"});
+  if (s.tpot_ms.count && step > 2 * s.tpot_ms.p50)
+    r.findings.push_back({"warning",
+                          fmt::format("a warm-up first decode step took {} ms, {:.1f}x the steady {} ms", format_ms(step),
+                                      step / s.tpot_ms.p50, format_ms(s.tpot_ms.p50)),
+                          "warm-up step > 2x steady time per token",
+                          "the one-token step is a new input shape: warm it up too (generate a few tokens per "
+                          "warm-up request)"});
+  if (s.cache_preallocated)
+    r.findings.push_back({"info", "the KV cache's context did not grow with the tokens fed: a preallocated buffer",
+                          "cache context != prompt + generated - 1",
+                          "a context beyond the buffer fails late; size it for the longest prompt + generation"});
+  const double formula = s.cache.formula_bytes_per_token();
+  if (s.cache.layers && std::abs(s.cache.bytes_per_token - formula) > 0.01 * formula)
+    r.findings.push_back({"info",
+                          fmt::format("KV bytes per token measured {} against the shapes' {}",
+                                      format_bytes(s.cache.bytes_per_token), format_bytes(formula)),
+                          "measured != layers x kv_heads x head_dim x 2 x dtype size",
+                          "K and V differ in shape or dtype: cache-sim should use the measured figure"});
+}
+
+void write_prefill_cost(const ProfileOptions& o, llm::Decoder& d, const llm::GenerationStats& s, const std::string& sha,
+                        ProfileResult& r, Progress& progress) {
+  const int64_t context = d.max_positions().value_or(kGridContextWithoutLimit);
+  llm::PrefillGridPlan plan = llm::prefill_grid_defaults(context);
+  plan.vocab = s.vocab;
+  plan.seed = o.seed;
+  cache::prefix::PrefillTable table = llm::measure_prefill_grid(d, plan, context, progress);
+  table.comments = {fmt::format("prefill ms of new_tokens uncached prompt tokens after cached_tokens cached ones, "
+                                "batch 1, median of {} calls after one untimed call", plan.repeats),
+                    fmt::format("model {} (sha256 {}), {} decoder", o.models[0].string(), sha, s.form),
+                    fmt::format("measured by lite {} on {}, {} threads", r.environment.lite_version,
+                                r.environment.cpu_model, r.threads)};
+  write_file_atomically(o.prefill_cost_out, cache::prefix::prefill_table_text(table));
+  const auto fit = cache::prefix::fit_prefill_model(table);
+  r.prefill_cost = PrefillCostOut{o.prefill_cost_out.string(), fit.points, fit.model.a_ms, fit.model.b_ms_per_token,
+                                  fit.model.c_ms_per_token2, fit.max_relative_error};
+}
+
+}  // namespace
+
+bool is_decoder_run(const ProfileOptions& o, const torch::jit::Module& module) {
+  return o.decoder_asked() || llm::takes_kv_cache(module);
+}
+
+void run_decoder(const ProfileOptions& o, model::LoadedModel& model, ModelProfile& profile, ProfileResult& r,
+                 Progress& progress) {
+  validate_decoder(o);
+  llm::Decoder decoder(model.module, model.path.string());
+  const llm::GenerationPlan plan = plan_of(o, decoder, r);
+  r.batch = plan.batch;
+  r.decoder = llm::time_generation(decoder, plan, progress);
+  model::count_model_tensors(model.module, profile.facts);
+  profile.facts.file_bytes = model.file_bytes;
+  diagnose_warmup(*r.decoder, r);
+  if (!o.prefill_cost_out.empty()) write_prefill_cost(o, decoder, *r.decoder, model.sha256, r, progress);
+}
+
+}  // namespace lite::profile
