@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "config_flags.hpp"
 #include "data_flags.hpp"
+#include "decoder_flags.hpp"
 #include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "help_format.hpp"
@@ -21,8 +22,7 @@ namespace {
 
 // Decoders (docs/llm.md): any of these profiles generation; a model whose forward takes a KV cache needs none.
 void add_decoder_flags(CLI::App& app, profile::ProfileOptions& o) {
-  app.add_option("--prompt-tokens", o.prompt_tokens, "Decoder: prompt length in tokens (default 128)")->group("Decoder");
-  app.add_option("--generate", o.generate, "Decoder: tokens generated per prompt, greedy (default 32)")->group("Decoder");
+  add_decoder_knob_flags(app, o.decoder, "Decoder");
   app.add_option("--prompts", o.prompts, "Decoder: prompt token ids, int64 [N, T] (tensor file, .npy)")->group("Decoder");
   app.add_option("--prefill-cost-out", o.prefill_cost_out,
                  "Decoder: write the prefill-cost table lite cache-sim --prefill-cost-from reads")

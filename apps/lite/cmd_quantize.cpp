@@ -13,6 +13,7 @@
 #include "command_line.hpp"
 #include "config_flags.hpp"
 #include "data_flags.hpp"
+#include "decoder_flags.hpp"
 #include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "timing_flags.hpp"
@@ -113,6 +114,7 @@ Runner setup_quantize(CLI::App& app) {
                  fmt::format("Seconds the whole command may take; measurements shrink to fit (default: none, each "
                              "measurement keeps within about {:g} s)",
                              quantize::kMeasurementBudget));
+  add_decoder_knob_flags(app, o.decoder, "Decoder");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {

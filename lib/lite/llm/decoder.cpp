@@ -150,7 +150,6 @@ Step Decoder::prefill(const torch::Tensor& ids) {
 
 Step Decoder::extend(const torch::Tensor& ids, const c10::IValue& cache) {
   torch::NoGradGuard no_grad;
-  const int64_t context = context_of(cache);
   try {
     if (form_ == CacheForm::stateless) {
       const torch::Tensor all = torch::cat({cache.toTensor(), ids}, 1);
@@ -162,14 +161,14 @@ Step Decoder::extend(const torch::Tensor& ids, const c10::IValue& cache) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw InputError(path_, fmt::format("forward at context {} (+{} tokens) failed: {}", context, ids.size(1),
+    throw InputError(path_, fmt::format("forward at context {} (+{} tokens) failed: {}", context_of(cache), ids.size(1),
                                         model::torch_error_reason(e)),
                      "a context beyond the model's positions or a preallocated cache fails: give fewer prompt or "
                      "generated tokens");
   }
 }
 
-Step Decoder::unpack(const c10::IValue& out, const char* call, int64_t batch, int64_t new_tokens) const {
+Step Decoder::unpack(const c10::IValue& out, const char* call, int64_t batch, int64_t new_tokens) {
   c10::IValue logits = out;
   Step s;
   if (form_ != CacheForm::stateless) {
@@ -177,7 +176,10 @@ Step Decoder::unpack(const c10::IValue& out, const char* call, int64_t batch, in
       throw InputError(path_, fmt::format("{} returned a {}, not (logits, cache)", call, out.tagKind()), kFix);
     logits = out.toTupleRef().elements()[0];
     s.cache = out.toTupleRef().elements()[1];
-    cache_tensors(s.cache, form_, path_);  // refuses a cache lite cannot read, at its first appearance
+    if (!cache_checked_) {  // refuses a cache lite cannot read at its first appearance; later steps pay nothing
+      cache_tensors(s.cache, form_, path_);
+      cache_checked_ = true;
+    }
   }
   if (!logits.isTensor() || logits.toTensor().dim() != 3 || logits.toTensor().size(0) != batch ||
       logits.toTensor().size(1) != new_tokens || !logits.toTensor().is_floating_point())
@@ -186,7 +188,8 @@ Step Decoder::unpack(const c10::IValue& out, const char* call, int64_t batch, in
                                                           : std::string("a ") + logits.tagKind(),
                                         batch, new_tokens, batch, new_tokens),
                      kFix);
-  s.last_logits = logits.toTensor().select(1, new_tokens - 1);
+  s.logits = logits.toTensor();
+  s.last_logits = s.logits.select(1, new_tokens - 1);
   return s;
 }
 

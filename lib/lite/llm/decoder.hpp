@@ -17,6 +17,7 @@ namespace lite::llm {
 // One call's result: the logits of the last position [B, V] and the cache to pass on (for a stateless decoder,
 // the whole context's ids).
 struct Step {
+  torch::Tensor logits;       // [B, T, V]: every position of the call
   torch::Tensor last_logits;
   c10::IValue cache;
 };
@@ -45,13 +46,14 @@ class Decoder {
   int64_t context_of(const c10::IValue& cache) const;
 
  private:
-  Step unpack(const c10::IValue& out, const char* call, int64_t batch, int64_t new_tokens) const;
+  Step unpack(const c10::IValue& out, const char* call, int64_t batch, int64_t new_tokens);
 
   torch::jit::Module& module_;
   std::string path_;
   CacheForm form_ = CacheForm::stateless;
   bool has_prefill_method_ = false;
   bool cache_optional_ = false;
+  bool cache_checked_ = false;
   c10::TypePtr cache_type_;
   std::optional<int64_t> max_positions_;
 };

@@ -51,6 +51,24 @@ void record_cache(Decoder& d, const GenerationPlan& plan, const GenerationRun& r
 
 }  // namespace
 
+std::string set_lengths(GenerationPlan& p, const DecoderKnobs& k, const Decoder& d) {
+  const auto limit = d.max_positions();
+  p.prompt_tokens = k.prompt_tokens.value_or(p.prompt ? p.prompt->size(1) : kDefaultPromptTokens);
+  p.new_tokens = k.generate.value_or(kDefaultGenerate);
+  bool shrunk = false;
+  if (limit && !k.prompt_tokens && !p.prompt && p.prompt_tokens + p.new_tokens - 1 > *limit) {
+    p.prompt_tokens = std::max<int64_t>(1, *limit / 2);
+    shrunk = true;
+  }
+  if (limit && !k.generate && p.prompt_tokens + p.new_tokens - 1 > *limit) {
+    p.new_tokens = std::max<int64_t>(1, *limit - p.prompt_tokens + 1);
+    shrunk = true;
+  }
+  if (!shrunk) return {};
+  return fmt::format("the model holds {} positions: {} prompt and {} generated tokens", *limit, p.prompt_tokens,
+                     p.new_tokens);
+}
+
 void check_context(const Decoder& decoder, const GenerationPlan& plan) {
   const int64_t needed = plan.prompt_tokens + plan.new_tokens - 1;
   if (decoder.max_positions() && needed > *decoder.max_positions())

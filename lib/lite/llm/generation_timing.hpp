@@ -8,6 +8,7 @@
 
 #include "lite/core/progress.hpp"
 #include "lite/llm/decoder.hpp"
+#include "lite/llm/decoder_knobs.hpp"
 #include "lite/llm/generation_stats.hpp"
 
 namespace lite::llm {
@@ -22,6 +23,10 @@ struct GenerationPlan {
   double duration_s = 2.0;
   uint64_t seed = 1;
 };
+
+// The plan's lengths from the knobs: given ones as they are; unset ones the defaults (the prompt file's length when
+// plan.prompt is set), shrunk to fit a model that states max_positions. Returns a note when they were shrunk.
+std::string set_lengths(GenerationPlan& plan, const DecoderKnobs& knobs, const Decoder& decoder);
 
 // Refuses a plan the model cannot hold before any work: prompt + generated tokens beyond max_positions.
 void check_context(const Decoder& decoder, const GenerationPlan& plan);

@@ -20,8 +20,6 @@ namespace lite::profile {
 
 namespace {
 
-constexpr int64_t kDefaultPromptTokens = 128;
-constexpr int64_t kDefaultGenerate = 32;
 constexpr int kMaxDecoderWarmup = 3;  // whole generations: each is prompt + generate calls
 constexpr int64_t kGridContextWithoutLimit = 2048;
 
@@ -46,21 +44,8 @@ llm::GenerationPlan plan_of(const ProfileOptions& o, const llm::Decoder& d, Prof
   p.warmup_runs = std::min(o.timing.warmup, kMaxDecoderWarmup);
   p.runs = o.timing.iterations;
   p.duration_s = o.timing.duration_s;
-  if (!o.prompts.empty()) {
-    p.prompt = prompts_from_file(o.prompts, p.batch);
-    p.prompt_tokens = p.prompt->size(1);
-  }
-  const auto limit = d.max_positions();
-  p.prompt_tokens = o.prompt_tokens.value_or(p.prompt ? p.prompt_tokens : kDefaultPromptTokens);
-  p.new_tokens = o.generate.value_or(kDefaultGenerate);
-  if (limit && !o.prompt_tokens && !p.prompt && p.prompt_tokens + p.new_tokens - 1 > *limit)
-    p.prompt_tokens = std::max<int64_t>(1, *limit / 2);
-  if (limit && !o.generate && p.prompt_tokens + p.new_tokens - 1 > *limit)
-    p.new_tokens = std::max<int64_t>(1, *limit - p.prompt_tokens + 1);
-  if (limit && (p.prompt_tokens != kDefaultPromptTokens || p.new_tokens != kDefaultGenerate) &&
-      (!o.prompt_tokens || !o.generate))
-    r.notes.push_back(fmt::format("the model holds {} positions: {} prompt and {} generated tokens", *limit,
-                                  p.prompt_tokens, p.new_tokens));
+  if (!o.prompts.empty()) p.prompt = prompts_from_file(o.prompts, p.batch);
+  if (const std::string note = llm::set_lengths(p, o.decoder, d); !note.empty()) r.notes.push_back(note);
   return p;
 }
 
@@ -110,7 +95,8 @@ void write_prefill_cost(const ProfileOptions& o, llm::Decoder& d, const llm::Gen
                     fmt::format("measured by lite {} on {}, {} threads", r.environment.lite_version,
                                 r.environment.cpu_model, r.threads)};
   write_file_atomically(o.prefill_cost_out, cache::prefix::prefill_table_text(table));
-  const auto fit = cache::prefix::fit_prefill_model(table);
+  // The fit cache-sim will make: of the file as written (its times rounded to 6 digits), not of the doubles here.
+  const auto fit = cache::prefix::fit_prefill_model(cache::prefix::read_prefill_table(o.prefill_cost_out));
   r.prefill_cost = PrefillCostOut{o.prefill_cost_out.string(), fit.points, fit.model.a_ms, fit.model.b_ms_per_token,
                                   fit.model.c_ms_per_token2, fit.max_relative_error};
 }

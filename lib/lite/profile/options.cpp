@@ -39,16 +39,11 @@ void profile_fields(Fields& f, O& o) {
       .field("qps", o.qps)
       .field("requests", o.requests)
       .field("seed", o.seed)
-      .field("budget_s", o.budget_s)
-      .field("prompt_tokens", o.prompt_tokens)
-      .field("generate", o.generate)
+      .field("budget_s", o.budget_s);
+  llm::decoder_knob_fields(f, o.decoder)
       .field("prompts", o.prompts)
       .field("prefill_cost_out", o.prefill_cost_out);
 }
-
-namespace {
-constexpr int64_t kMaxDecoderTokens = 1 << 20;
-}  // namespace
 
 void validate_decoder(const ProfileOptions& o) {
   if (o.models.size() != 1)
@@ -58,9 +53,8 @@ void validate_decoder(const ProfileOptions& o) {
     throw OptionError(o.ops ? "ops" : !o.qps.empty() ? "qps" : o.eval ? "eval" : "inputs",
                       "applies to one forward call, and a decoder is profiled by generation",
                       "drop it: {prompt_tokens} and {generate} shape the decoder's run");
-  if (o.prompt_tokens) in_range("prompt_tokens", double(*o.prompt_tokens), 1, double(kMaxDecoderTokens));
-  if (o.generate) in_range("generate", double(*o.generate), 1, double(kMaxDecoderTokens));
-  if (o.prompt_tokens && !o.prompts.empty())
+  llm::validate(o.decoder);
+  if (o.decoder.prompt_tokens && !o.prompts.empty())
     throw OptionError("prompt_tokens", "cannot be combined with {prompts}", "the file's rows give the prompt length");
   std::vector<std::filesystem::path> inputs(o.models.begin(), o.models.end());
   if (!o.prompts.empty()) inputs.push_back(o.prompts);

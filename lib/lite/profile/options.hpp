@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/core/options.hpp"
+#include "lite/llm/decoder_knobs.hpp"
 #include "lite/measure/timing_options.hpp"
 #include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
@@ -34,11 +35,10 @@ struct ProfileOptions : model::EvalData {
   std::optional<double> budget_s;         // seconds the timed measurement may take; unset: measure::kDefaultProfileBudget
                                           // (no limit when iterations is given)
   // Decoders (docs/llm.md): any of these, or a model whose forward takes a KV cache, profiles generation.
-  std::optional<int64_t> prompt_tokens;   // prompt length; unset: 128 (or the --prompts file's)
-  std::optional<int64_t> generate;        // tokens generated per prompt; unset: 32
+  llm::DecoderKnobs decoder;              // prompt_tokens, generate (the --prompts file's rows give the length)
   std::filesystem::path prompts;          // int64 token ids [N, T] (tensor file, .npy): the first batch of rows
   std::filesystem::path prefill_cost_out; // write the prefill-cost table cache-sim --prefill-cost-from reads
-  bool decoder_asked() const { return prompt_tokens || generate || !prompts.empty() || !prefill_cost_out.empty(); }
+  bool decoder_asked() const { return decoder.given() || !prompts.empty() || !prefill_cost_out.empty(); }
 };
 void to_json(nlohmann::json& j, const ProfileOptions& o);
 void from_json(const nlohmann::json& j, ProfileOptions& o);

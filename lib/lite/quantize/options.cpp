@@ -62,6 +62,7 @@ void quantize_fields(Fields& f, O& o) {
       .field("write_calib_json", o.write_calib_json)
       .field("agreement_floor", o.agreement_floor)
       .field("budget_s", o.budget_s);
+  llm::decoder_knob_fields(f, o.decoder);
 }
 
 void to_json(nlohmann::json& j, const QuantizeOptions& o) {
@@ -95,6 +96,20 @@ void validate(const QuantizeOptions& o) {
     for (const auto& m : modes())  // auto picks the mode later: every default name must be safe
       if (m.scheme) check_outputs(o, output_path(o, m.tag));
   }
+}
+
+void validate_decoder(const QuantizeOptions& o) {
+  llm::validate(o.decoder);
+  const std::pair<const char*, bool> classifier_only[] = {
+      {"calib", o.calib.has_value()}, {"calib_stats", o.calib_stats.has_value()}, {"labels", o.labels.has_value()},
+      {"inputs", !o.inputs.empty()}};
+  for (const auto& [key, given] : classifier_only)
+    if (given)
+      throw OptionError(key, "applies to one forward call, and a decoder is quantized by its weights and judged on tokens",
+                        "drop it: {eval} takes the decoder's token ids (docs/llm.md)");
+  if (o.mode == "static")
+    throw OptionError("mode", "static int8 calibrates activations, which a decoder's lite run does not",
+                      "use dynamic, weight-int8, weight-int4, fp16, bf16 or auto");
 }
 
 }  // namespace lite::quantize

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/llm/decoder_knobs.hpp"
 #include "lite/measure/timing_options.hpp"
 #include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
@@ -45,6 +46,7 @@ struct QuantizeOptions : model::EvalData {
   // the modes it has no time left for, and the tolerance search stops early. Unset: each measurement
   // still keeps within kMeasurementBudget.
   std::optional<double> budget_s;
+  llm::DecoderKnobs decoder;  // prompt_tokens, generate: a decoder's timing run (docs/llm.md)
 };
 
 // Seconds one latency measurement (warm-up + timed calls of a candidate and the frozen float model) may
@@ -55,6 +57,8 @@ void to_json(nlohmann::json& j, const QuantizeOptions& o);
 void from_json(const nlohmann::json& j, QuantizeOptions& o);
 // Value rules and output-path rules, before any work: OptionError naming the key.
 void validate(const QuantizeOptions& o);
+// The rules of a decoder's run: no calibration or single-forward inputs, no static mode.
+void validate_decoder(const QuantizeOptions& o);
 // The artifact path: `output`, or MODEL.<mode tag>.pt beside the model.
 std::filesystem::path output_path(const QuantizeOptions& o, const std::string& mode_tag);
 

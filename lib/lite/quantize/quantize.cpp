@@ -14,6 +14,7 @@
 
 #include "lite/core/clock.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/quantize/decoder_quantize.hpp"
 #include "lite/quantize/gates_internal.hpp"
 #include "lite/quantize/run_internal.hpp"
 
@@ -61,6 +62,13 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContex
   // ---- inputs: model, layers, data -------------------------------------------------------------
   model::LoadedModel source = model::load_model(o.model);
   find_model_layers(source, o, r);
+  if (is_decoder_run(o, source.module)) {
+    Context dc{o, progress, context, source, start};
+    run_decoder(dc, requested, r);
+    r.notes.insert(r.notes.end(), dc.notes.begin(), dc.notes.end());
+    r.wall_s = seconds_since(start);
+    return r;
+  }
   const auto todo = modes_to_try(requested);
   const bool wants_static =
       std::any_of(todo.begin(), todo.end(), [](const ModeEntry* m) { return m->scheme->needs_calibration(); });

@@ -18,6 +18,7 @@
 #include "lite/measure/agreement.hpp"
 #include "lite/measure/machine_load.hpp"
 #include "lite/model/input_spec.hpp"
+#include "lite/quantize/decoder_result.hpp"
 #include "lite/quantize/options.hpp"
 #include "lite/quantize/plan.hpp"
 #include "lite/quantize/tolerance.hpp"
@@ -125,6 +126,7 @@ struct QuantizeResult {
   std::optional<double> budget_s;    // the {budget_s} given
   double agreement_floor = 0;        // points; applied to an explicit mode given no tolerance
   bool agreement_floor_applied = false;
+  std::optional<DecoderQuantizeResult> decoder;  // a decoder's run (docs/llm.md): its candidates in its own terms
 };
 
 void to_json(nlohmann::json& j, const Latency& l);

@@ -5,6 +5,7 @@
 #include "lite/core/text.hpp"
 #include "lite/measure/speed_claim.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/quantize/decoder_report.hpp"
 #include "lite/quantize/quantize.hpp"
 
 namespace lite::quantize {
@@ -94,6 +95,7 @@ void to_json(nlohmann::json& j, const QuantizeResult& r) {
                      {"budget_s", r.budget_s ? nlohmann::json(*r.budget_s) : nlohmann::json(nullptr)},
                      {"agreement_floor_points", r.agreement_floor},
                      {"agreement_floor_applied", r.agreement_floor_applied}};
+  if (r.decoder) j["decoder"] = *r.decoder;
 }
 
 namespace {
@@ -333,6 +335,10 @@ void add_notes(const QuantizeResult& r, report::Report& rep) {
 
 report::Report to_report(const QuantizeResult& r) {
   report::Report rep = torch_verb_report("quantize", r);
+  if (r.decoder) {
+    add_decoder_views(r, rep);
+    return rep;
+  }
 
   if (r.dry_run) {
     for (const auto& p : r.plans)

@@ -1,0 +1,196 @@
+// lite quantize on a decoder (docs/llm.md "Quantizing a decoder"): every weight mode built by its scheme as for any
+// model, then judged on the decoder's terms (next-token agreement with frozen float on every scored position, and
+// perplexity on --eval token ids) and timed as it serves (time to first token, time per output token). auto keeps
+// the mode with the most decode tokens per second among those within the tolerance (a perplexity increase in %, or
+// without token data the share of positions that changed their greedy token, in %).
+#include "lite/quantize/decoder_quantize.hpp"
+
+#include <fmt/format.h>
+
+#include "lite/core/error.hpp"
+#include "lite/core/interrupt.hpp"
+#include "lite/llm/generate.hpp"
+#include "lite/llm/generation_timing.hpp"
+#include "lite/llm/token_quality.hpp"
+#include "lite/measure/frozen_float.hpp"
+#include "lite/model/artifact.hpp"
+#include "lite/model/dataset.hpp"
+#include "lite/model/inputs.hpp"
+#include "lite/model/module_bytes.hpp"
+
+namespace lite::quantize {
+
+namespace {
+
+constexpr double kDefaultDecoderTolerance = 1.0;  // % perplexity (or % of positions changed)
+constexpr int64_t kRandomRows = 16, kRandomTokens = 64, kScoreBatch = 4;
+
+// --eval's token ids, else seeded random sequences below the vocabulary (agreement only).
+TokenData token_data(const QuantizeOptions& o, const llm::GenerationStats& float_run, const llm::Decoder& d) {
+  TokenData t;
+  if (o.eval) {
+    const model::Dataset data = model::load_dataset(*o.eval);
+    if (data.x.scalar_type() != torch::kInt64 || data.x.dim() != 2 || data.x.size(1) < 2)
+      throw InputError(o.eval->string(), fmt::format("holds {} {}; a decoder is judged on int64 token ids [N, T >= 2]",
+                                                     model::dtype_name(data.x.scalar_type()),
+                                                     fmt::join(data.x.sizes().vec(), "x")),
+                       "save the held-out token ids as an int64 tensor, one sequence per row");
+    const int64_t rows = o.eval_samples ? std::min<int64_t>(*o.eval_samples, data.x.size(0)) : data.x.size(0);
+    t.tokens = data.x.narrow(0, 0, rows).contiguous();
+    if (d.max_positions() && t.tokens.size(1) > *d.max_positions())
+      throw InputError(o.eval->string(), fmt::format("holds sequences of {} tokens and the model {} positions",
+                                                     t.tokens.size(1), *d.max_positions()),
+                       "cut the sequences to the model's positions");
+    t.name = fmt::format("{} ({} sequences of {} tokens)", o.eval->string(), rows, t.tokens.size(1));
+    t.real = true;
+    return t;
+  }
+  const int64_t len = d.max_positions() ? std::min(kRandomTokens, *d.max_positions()) : kRandomTokens;
+  t.tokens = llm::random_prompt(kRandomRows, len, float_run.vocab, 12345);
+  t.name = fmt::format("{} seeded random sequences of {} tokens (no --eval: agreement only)", kRandomRows, len);
+  return t;
+}
+
+llm::GenerationPlan timing_plan(const QuantizeOptions& o, const llm::Decoder& d, QuantizeResult& r) {
+  llm::GenerationPlan p;
+  p.warmup_runs = std::min(o.timing.warmup, 3);
+  p.runs = o.timing.iterations;
+  p.duration_s = o.timing.duration_s;
+  if (const std::string note = llm::set_lengths(p, o.decoder, d); !note.empty()) r.notes.push_back(note);
+  return p;
+}
+
+void fill_speed(DecoderCandidate& c, const llm::GenerationStats& s, const DecoderCandidate& reference) {
+  c.ttft_p50_ms = s.ttft_ms.p50;
+  c.tpot_p50_ms = s.tpot_ms.count ? s.tpot_ms.p50 : 0;
+  c.decode_tokens_per_s = s.decode_tokens_per_s;
+  if (c.ttft_p50_ms > 0) c.ttft_speedup = reference.ttft_p50_ms / c.ttft_p50_ms;
+  if (c.tpot_p50_ms > 0) c.decode_speedup = reference.tpot_p50_ms / c.tpot_p50_ms;
+}
+
+// One mode: built by its scheme, loaded back, judged and timed; a mode that fails is the candidate's problem (auto)
+// or the run's error (an explicit mode).
+DecoderCandidate try_mode(Context& c, const ModeEntry& mode, const DecoderRun& run, bool asked, Built* kept) {
+  DecoderCandidate cand;
+  cand.mode = mode.name;
+  try {
+    const Plan plan = make_plan(run.result.layers, mode, run.result.engine, c.o.skip, c.o.only, {}, c.source.file_bytes);
+    Built built = build(c, mode, plan);
+    cand.file_bytes = built.bytes;
+    llm::Decoder decoder(built.module, c.source.path.string() + " (" + mode.name + ")");
+    const llm::TokenQuality q = llm::score_candidate(decoder, run.data.tokens, kScoreBatch, run.reference_tokens, c.progress);
+    cand.agreement = q.agreement;
+    if (run.data.real) cand.perplexity = q.perplexity;
+    cand.quality_loss_pct = run.data.real ? 100 * (q.perplexity / run.reference_tokens.perplexity - 1) : 100 * (1 - q.agreement);
+    fill_speed(cand, llm::time_generation(decoder, run.plan, c.progress), run.decoder_result.reference);
+    *kept = std::move(built);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    if (asked) throw;
+    cand.problem = e.what();
+  } catch (const std::exception& e) {
+    if (asked) throw InputError(c.source.path.string(), fmt::format("{} mode failed: {}", mode.name, e.what()),
+                                "try another {mode}");
+    cand.problem = e.what();
+  }
+  return cand;
+}
+
+// The chosen mode: the asked one, or auto's fastest decoder within the tolerance (else the one that lost least).
+int choose(std::vector<DecoderCandidate>& cands, double tolerance, bool explicit_mode) {
+  int best = -1;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    auto& c = cands[i];
+    if (!c.problem.empty()) continue;
+    c.meets_tolerance = c.quality_loss_pct <= tolerance;
+    if (explicit_mode) return int(i);
+  }
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (cands[i].problem.empty() && cands[i].meets_tolerance &&
+        (best < 0 || cands[i].decode_tokens_per_s > cands[size_t(best)].decode_tokens_per_s))
+      best = int(i);
+  if (best >= 0) return best;
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (cands[i].problem.empty() && (best < 0 || cands[i].quality_loss_pct < cands[size_t(best)].quality_loss_pct))
+      best = int(i);
+  return best;
+}
+
+void write_decoder_artifact(Context& c, const DecoderCandidate& chosen, const Built& built, DecoderRun& run) {
+  model::ArtifactInfo info;
+  info.transform = "quantize";
+  info.command_line = c.run_context.command_line;
+  info.details = {{"mode", chosen.mode}, {"requested_mode", run.result.requested_mode}, {"engine", run.result.engine},
+                  {"decoder", {{"form", run.decoder_result.form}}}, {"scheme", built.details}};
+  info.figures = {{"size_bytes", {{"before", c.source.file_bytes}, {"after", chosen.file_bytes}}},
+                  {"quality", {{"agreement", chosen.agreement}, {"perplexity", chosen.perplexity.value_or(-1)},
+                               {"float_perplexity", run.decoder_result.reference.perplexity.value_or(-1)},
+                               {"data", run.decoder_result.quality_data}}}};
+  const auto out = output_path(c.o, find_mode(chosen.mode).tag);
+  throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
+  model::save_artifact(model::deserialize(built.file), out, c.source, info);
+  run.result.output = out.string();
+  run.result.output_bytes = std::filesystem::file_size(out);
+}
+
+}  // namespace
+
+bool is_decoder_run(const QuantizeOptions& o, const torch::jit::Module& module) {
+  return o.decoder.given() || llm::takes_kv_cache(module);
+}
+
+void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
+  validate_decoder(c.o);
+  if (c.source.module.find_method("prefill"))
+    throw InputError(c.source.path.string(),
+                     "prefills through a prefill method (a traced decoder), and quantization rewrites forward alone",
+                     "export the decoder scripted, with forward taking an empty cache (docs/llm.md)");
+  DecoderRun run{r, {}, {}, {}, {}};
+  run.decoder_result.reference.mode = "float32";
+  const measure::FrozenFloat frozen = measure::frozen_float(c.source.module, {});
+  torch::jit::Module float_module = frozen.module;
+  llm::Decoder reference(float_module, c.source.path.string());
+  run.decoder_result.form = llm::form_name(reference.form());
+  run.plan = timing_plan(c.o, reference, r);
+  const llm::GenerationStats float_run = llm::time_generation(reference, run.plan, c.progress);
+  run.data = token_data(c.o, float_run, reference);
+  run.reference_tokens = llm::score_reference(reference, run.data.tokens, kScoreBatch, c.progress);
+  auto& ref = run.decoder_result.reference;
+  ref.file_bytes = c.source.file_bytes;
+  if (run.data.real) ref.perplexity = run.reference_tokens.perplexity;
+  fill_speed(ref, float_run, ref);
+  run.decoder_result.quality_data = run.data.name;
+  run.decoder_result.scored_tokens = run.reference_tokens.scored_tokens;
+  run.decoder_result.prompt_tokens = run.plan.prompt_tokens;
+  run.decoder_result.generated_tokens = run.plan.new_tokens;
+
+  std::map<std::string, Built> built;
+  for (const ModeEntry* mode : modes_to_try(requested)) {
+    if (mode->scheme->needs_calibration()) {
+      DecoderCandidate skipped;
+      skipped.mode = mode->name;
+      skipped.problem = "needs activation calibration; a decoder takes the weight modes";
+      run.decoder_result.candidates.push_back(skipped);
+      continue;
+    }
+    Built kept;
+    run.decoder_result.candidates.push_back(try_mode(c, *mode, run, requested.scheme != nullptr, &kept));
+    if (run.decoder_result.candidates.back().problem.empty()) built.emplace(mode->name, std::move(kept));
+  }
+  const double tolerance = c.o.tolerance.value_or(kDefaultDecoderTolerance);
+  const int index = choose(run.decoder_result.candidates, tolerance, requested.scheme != nullptr);
+  if (index < 0) throw InputError(c.source.path.string(), "no quantization mode works on this decoder", "see the candidates' problems in --json");
+  DecoderCandidate& chosen = run.decoder_result.candidates[size_t(index)];
+  chosen.chosen = true;
+  r.mode = chosen.mode;
+  r.tolerance = tolerance;
+  r.tolerance_met = chosen.meets_tolerance;
+  r.slower = chosen.decode_speedup > 0 && chosen.decode_speedup < 1;
+  if (!r.tolerance_met) r.gates.fail("tolerance");
+  if (r.slower && !c.o.allow_slower) r.gates.fail("speed");
+  if (!c.o.dry_run) write_decoder_artifact(c, chosen, built.at(chosen.mode), run);
+  r.decoder = run.decoder_result;
+}
+
+}  // namespace lite::quantize

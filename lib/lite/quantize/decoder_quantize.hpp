@@ -1,0 +1,38 @@
+#pragma once
+// lite quantize on a decoder: what run() does instead of its classifier stages when the model is a decoder
+// (docs/llm.md). Torch side; the result record is decoder_result.hpp.
+#include <torch/script.h>
+
+#include <string>
+
+#include "lite/llm/generation_timing.hpp"
+#include "lite/llm/token_quality.hpp"
+#include "lite/quantize/decoder_result.hpp"
+#include "lite/quantize/run_internal.hpp"
+
+namespace lite::quantize {
+
+// A decoder knob was given, or the model's forward takes a KV cache (llm::takes_kv_cache).
+bool is_decoder_run(const QuantizeOptions& o, const torch::jit::Module& module);
+
+// The token sequences quality is judged on.
+struct TokenData {
+  torch::Tensor tokens;  // int64 [N, T]
+  std::string name;
+  bool real = false;     // from {eval}: perplexity means something
+};
+
+// What one decoder run carries from stage to stage.
+struct DecoderRun {
+  QuantizeResult& result;
+  DecoderQuantizeResult decoder_result;
+  llm::GenerationPlan plan;
+  TokenData data;
+  llm::ReferenceTokens reference_tokens;
+};
+
+// Frozen float as the reference, every weight mode built, judged and timed, the choice written; fills r.decoder,
+// r.mode, r.output and the gates ("tolerance", "speed").
+void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r);
+
+}  // namespace lite::quantize

@@ -1,0 +1,123 @@
+"""lite quantize on decoders (issue 36, docs/quantize.md "Decoders"): every weight mode writes an artifact that stock
+PyTorch loads and generates with, judged by next-token agreement and perplexity against frozen float and timed as
+time to first token and per token; auto chooses among them; what a decoder's run cannot do exits 2 with one line.
+Fixtures come from scripts/fixtures/make_decoder.py (tiny llama shape, seeded); a fixture that fails to build fails
+the test."""
+import json
+import subprocess
+import tempfile
+import unittest
+import zipfile
+from pathlib import Path
+
+from litetest import REPO, LiteTestCase, run_lite, lite_json_result
+
+FIXTURES = REPO / "scripts" / "fixtures"
+PYTHON = "/usr/bin/python3"
+MODES = ["dynamic", "weight-int8", "weight-int4", "fp16", "bf16"]
+
+
+def build(folder, form, export):
+    out = Path(folder) / f"llama_{form}_{export}.pt"
+    r = subprocess.run([PYTHON, str(FIXTURES / "make_decoder.py"), "--shape", "llama", "--size", "tiny", "--form", form,
+                        "--export", export, "--seed", "4", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise AssertionError(f"make_decoder.py failed for {out.name}:\n{r.stdout}\n{r.stderr}")
+    return out
+
+
+def python_generates(model, prompt_file):
+    """Stock PyTorch loads the artifact and runs a greedy loop over it (decoder_reference.py)."""
+    r = subprocess.run([PYTHON, str(FIXTURES / "decoder_reference.py"), str(model), "--prompt-file", str(prompt_file),
+                        "--generate", "6"], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise AssertionError(f"PyTorch could not generate with {model}:\n{r.stderr}")
+    return json.loads(r.stdout)["tokens"]
+
+
+def provenance(path):
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in z.namelist() if n.endswith("extra/lite.json"))
+        return json.loads(z.read(name))
+
+
+class QuantizeDecoder(LiteTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.folder = Path(cls.dir.name)
+        cls.model = build(cls.folder, "kv-list", "script")
+        cls.tokens = cls.folder / "heldout.pt"
+        code = ("import torch; g = torch.Generator().manual_seed(9); "
+                f"torch.save(torch.randint(0, 256, (6, 24), generator=g), '{cls.tokens}')")
+        subprocess.run([PYTHON, "-c", code], check=True, timeout=120)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def quantize(self, *args):
+        return lite_json_result("quantize", self.model, "--eval", self.tokens, "--iterations", "2", "--warmup", "1",
+                                "--generate", "4", "--allow-slower", *args)
+
+    def test_every_mode_writes_an_artifact_pytorch_generates_with(self):
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                out = self.folder / f"q_{mode}.pt"
+                code, doc, err = self.quantize("--mode", mode, "-o", out)
+                self.assertEqual(code, 0, err)
+                d = doc["result"]["decoder"]
+                self.assertEqual(d["form"], "kv-list")
+                self.assertEqual(d["scored_tokens"], 6 * 23)
+                (cand,) = d["candidates"]
+                self.assertTrue(cand["chosen"])
+                self.assertEqual(cand["mode"], mode)
+                self.assertGreater(cand["next_token_agreement"], 0.5)
+                self.assertIsNotNone(cand["perplexity"])
+                self.assertGreater(cand["tpot_p50_ms"], 0)
+                self.assertEqual(provenance(out)["details"]["mode"], mode)
+                self.assertEqual(len(python_generates(out, self.tokens)), 6)
+                if mode in ("weight-int8", "weight-int4"):
+                    self.assertLess(out.stat().st_size, 0.6 * self.model.stat().st_size)
+
+    def test_auto_keeps_the_fastest_mode_within_the_tolerance(self):
+        out = self.folder / "auto.pt"
+        code, doc, err = self.quantize("-o", out, "--tolerance", "50")
+        self.assertIn(code, (0, 1), err)
+        d = doc["result"]["decoder"]
+        by_mode = {c["mode"]: c for c in d["candidates"]}
+        self.assertIn("needs activation calibration", by_mode["static"]["problem"])
+        judged = [c for c in d["candidates"] if not c["problem"]]
+        self.assertEqual({c["mode"] for c in judged}, set(MODES))
+        (chosen,) = [c for c in judged if c["chosen"]]
+        within = [c for c in judged if c["meets_tolerance"]]
+        self.assertTrue(chosen["meets_tolerance"])
+        self.assertEqual(chosen["decode_tokens_per_s"], max(c["decode_tokens_per_s"] for c in within))
+        self.assertEqual(doc["result"]["mode"], chosen["mode"])
+        self.assertTrue(out.exists())
+        r = run_lite("quantize", str(self.model), "--eval", str(self.tokens), "--iterations", "2", "--warmup", "1",
+                     "--generate", "4", "--allow-slower", "--tolerance", "50", "-o", str(self.folder / "auto2.pt"))
+        self.assertIn("next-token agreement", r.stdout)
+        self.assertIn("float32 (frozen)", r.stdout)
+
+    def test_what_a_decoder_run_cannot_do_exits_2_with_one_line(self):
+        traced = build(self.folder, "kv-list", "trace")
+        floats = self.folder / "floats.npy"
+        subprocess.run([PYTHON, "-c", f"import numpy; numpy.save('{floats}', numpy.zeros((2, 8), 'float32'))"],
+                       check=True)
+        cases = [
+            (["--mode", "static"], ["--mode", "static int8"]),
+            (["--calib", str(self.tokens)], ["--calib", "decoder"]),
+            ([], ["prefill method"]),  # the traced model, below
+            (["--eval", str(floats)], ["floats.npy", "int64 token ids"]),
+        ]
+        for i, (args, needles) in enumerate(cases):
+            model = traced if i == 2 else self.model
+            with self.subTest(args=args):
+                out = self.folder / f"never{i}.pt"
+                self.assert_bad_input(run_lite("quantize", str(model), "-o", str(out), *args), *needles)
+                self.assertFalse(out.exists())
+
+
+if __name__ == "__main__":
+    unittest.main()
