@@ -16,6 +16,7 @@ PACKAGES=(
   zsh fish                                   # the generated completions' tests
   iproute2                                   # ip netns: the cross-host tests' hosts (tests/cli/netns_hosts.py)
   python3-torch python3-torchvision python3-numpy  # interop tests and fixture scripts only
+  fortunes                                   # English text the LLM bench trains its byte-level decoder on
   libtcmalloc-minimal4                       # benchmarks time on glibc malloc and on tcmalloc
 )
 
