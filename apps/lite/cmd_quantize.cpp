@@ -49,14 +49,6 @@ std::string calib_method_help() {
   return text;
 }
 
-// "MODEL.<int8|fp16|...>.pt": the default artifact names, from the mode table's tags.
-std::string default_output_names() {
-  std::vector<std::string> tags;
-  for (const auto& m : quantize::modes())
-    if (std::find(tags.begin(), tags.end(), m.tag) == tags.end()) tags.push_back(m.tag);
-  return "MODEL.<" + join(tags, "|") + ">.pt";
-}
-
 // The options checked; then --budget, which shapes the work softly: a forward that never ends would ignore it,
 // so the process ends well past it.
 void validate_and_bound(const quantize::QuantizeOptions& o) {
@@ -79,7 +71,7 @@ Runner setup_quantize(CLI::App& app) {
   name_flag("output", "-o");
   name_flag("budget_s", "--budget");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
-  app.add_option("-o,--output", o.output, "Artifact path (default: " + default_output_names() + " beside MODEL)");
+  app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<mode tag>.pt, e.g. MODEL.int8.pt)");
   with_values(app.add_option("--mode", o.mode, word_options(mode_help())), quantize::mode_names());
   app.add_option("--calib", o.calib, "Calibration data for static mode (tensor or dict file, .npy, .npz, idx)");
   app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib");
@@ -89,8 +81,8 @@ Runner setup_quantize(CLI::App& app) {
   app.add_flag("--no-calib-json{false}", o.write_calib_json, "Do not write the calibration JSON beside the artifact");
   add_eval_data_flags(app, o, s->data);
   app.add_option("--eval-samples", o.eval_samples,
-                 fmt::format("Judge quality on the first N samples of the evaluation data (default: an explicit --mode "
-                             "on all; auto on as many as the float model evaluates in {:g} s, at least {})",
+                 fmt::format("Judge on the first N samples of --eval (default: all for an explicit --mode; auto: "
+                             "what float evaluates in {:g} s, at least {})",
                              quantize::kJudgeSeconds, quantize::kMinJudgedSamples));
   app.add_option("--tolerance", o.tolerance,
                  fmt::format("Top-1 points (accuracy or agreement) the result may lose: sensitive layers stay float "
@@ -98,7 +90,7 @@ Runner setup_quantize(CLI::App& app) {
                              quantize::kAutoTolerance));
   app.add_option("--skip", o.skip, "Keep layers matching this glob in float (repeatable)");
   app.add_option("--only", o.only, "Quantize only layers matching this glob (repeatable)");
-  with_values(app.add_option("--qengine", o.qengine, "Quantized engine the consumer will use: onednn or qnnpack"),
+  with_values(app.add_option("--qengine", o.qengine, "Engine the consumer will use: onednn or qnnpack"),
               {"onednn", "qnnpack"});
   app.add_option("--batch", o.batches, "Batch sizes latency is measured at")->delimiter(',');
   add_timing_flags(app, o.timing);
@@ -114,7 +106,7 @@ Runner setup_quantize(CLI::App& app) {
                  fmt::format("Seconds the whole command may take; measurements shrink to fit (default: none, each "
                              "measurement keeps within about {:g} s)",
                              quantize::kMeasurementBudget));
-  add_decoder_knob_flags(app, o.decoder, "Decoder");
+  add_decoder_knob_flags(app, o.decoder, "Options");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {

@@ -93,7 +93,8 @@ bool takes_kv_cache(const torch::jit::Module& module) {
   return cache_form_of(type).has_value();
 }
 
-Decoder::Decoder(torch::jit::Module& module, std::string path) : module_(module), path_(std::move(path)) {
+Decoder::Decoder(torch::jit::Module& module, std::string path, std::optional<int64_t> max_positions)
+    : module_(module), path_(std::move(path)), max_positions_(max_positions) {
   const auto method = module_.find_method("forward");
   if (!method) throw InputError(path_, "has no forward method", kFix);
   const auto& args = method->function().getSchema().arguments();

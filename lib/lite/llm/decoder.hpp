@@ -29,7 +29,9 @@ bool takes_kv_cache(const torch::jit::Module& module);
 class Decoder {
  public:
   // Reads forward's schema; throws InputError when it is not (ids) or (ids, cache) of a form above.
-  Decoder(torch::jit::Module& module, std::string path);
+  // `max_positions`: the limit of the model this module was made from, when the module no longer carries the
+  // attribute (a frozen or quantized copy).
+  Decoder(torch::jit::Module& module, std::string path, std::optional<int64_t> max_positions = std::nullopt);
 
   CacheForm form() const { return form_; }
   const std::string& path() const { return path_; }

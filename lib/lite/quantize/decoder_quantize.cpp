@@ -26,7 +26,7 @@ constexpr double kDefaultDecoderTolerance = 1.0;  // % perplexity (or % of posit
 constexpr int64_t kRandomRows = 16, kRandomTokens = 64, kScoreBatch = 4;
 
 // --eval's token ids, else seeded random sequences below the vocabulary (agreement only).
-TokenData token_data(const QuantizeOptions& o, const llm::GenerationStats& float_run, const llm::Decoder& d) {
+TokenData token_data(const QuantizeOptions& o, int64_t vocab, const llm::Decoder& d) {
   TokenData t;
   if (o.eval) {
     const model::Dataset data = model::load_dataset(*o.eval);
@@ -46,7 +46,7 @@ TokenData token_data(const QuantizeOptions& o, const llm::GenerationStats& float
     return t;
   }
   const int64_t len = d.max_positions() ? std::min(kRandomTokens, *d.max_positions()) : kRandomTokens;
-  t.tokens = llm::random_prompt(kRandomRows, len, float_run.vocab, 12345);
+  t.tokens = llm::random_prompt(kRandomRows, len, vocab, 12345);
   t.name = fmt::format("{} seeded random sequences of {} tokens (no --eval: agreement only)", kRandomRows, len);
   return t;
 }
@@ -77,7 +77,7 @@ DecoderCandidate try_mode(Context& c, const ModeEntry& mode, const DecoderRun& r
     const Plan plan = make_plan(run.result.layers, mode, run.result.engine, c.o.skip, c.o.only, {}, c.source.file_bytes);
     Built built = build(c, mode, plan);
     cand.file_bytes = built.bytes;
-    llm::Decoder decoder(built.module, c.source.path.string() + " (" + mode.name + ")");
+    llm::Decoder decoder(built.module, c.source.path.string() + " (" + mode.name + ")", run.max_positions);
     const llm::TokenQuality q = llm::score_candidate(decoder, run.data.tokens, kScoreBatch, run.reference_tokens, c.progress);
     cand.agreement = q.agreement;
     if (run.data.real) cand.perplexity = q.perplexity;
@@ -146,15 +146,19 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
     throw InputError(c.source.path.string(),
                      "prefills through a prefill method (a traced decoder), and quantization rewrites forward alone",
                      "export the decoder scripted, with forward taking an empty cache (docs/llm.md)");
-  DecoderRun run{r, {}, {}, {}, {}};
+  DecoderRun run{r, {}, {}, {}, {}, {}};
   run.decoder_result.reference.mode = "float32";
   const measure::FrozenFloat frozen = measure::frozen_float(c.source.module, {});
   torch::jit::Module float_module = frozen.module;
-  llm::Decoder reference(float_module, c.source.path.string());
+  const std::optional<int64_t> positions = llm::Decoder(c.source.module, c.source.path.string()).max_positions();
+  llm::Decoder reference(float_module, c.source.path.string(), positions);
   run.decoder_result.form = llm::form_name(reference.form());
+  run.max_positions = positions;
   run.plan = timing_plan(c.o, reference, r);
+  // the data first (a bad {eval} fails before any timing); one token's logits tell the vocabulary
+  const int64_t vocab = reference.prefill(torch::zeros({1, 1}, torch::kInt64)).last_logits.size(-1);
+  run.data = token_data(c.o, vocab, reference);
   const llm::GenerationStats float_run = llm::time_generation(reference, run.plan, c.progress);
-  run.data = token_data(c.o, float_run, reference);
   run.reference_tokens = llm::score_reference(reference, run.data.tokens, kScoreBatch, c.progress);
   auto& ref = run.decoder_result.reference;
   ref.file_bytes = c.source.file_bytes;

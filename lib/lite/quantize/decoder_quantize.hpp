@@ -29,6 +29,7 @@ struct DecoderRun {
   llm::GenerationPlan plan;
   TokenData data;
   llm::ReferenceTokens reference_tokens;
+  std::optional<int64_t> max_positions;  // the source's (frozen and quantized copies no longer carry it)
 };
 
 // Frozen float as the reference, every weight mode built, judged and timed, the choice written; fills r.decoder,

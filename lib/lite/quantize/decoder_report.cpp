@@ -36,7 +36,7 @@ void to_json(nlohmann::json& j, const DecoderQuantizeResult& r) {
 namespace {
 
 std::vector<std::string> row_of(const DecoderCandidate& c, const DecoderCandidate& ref) {
-  if (!c.problem.empty()) return {c.mode, "-", "-", "-", "-", "-", "-", shorten(c.problem, 60)};
+  if (!c.problem.empty()) return {c.mode, "-", "-", "-", "-", "-", "-", "not built: " + shorten(c.problem, 30)};
   const std::string size = ref.file_bytes ? fmt::format("{} ({:.2f}x)", format_bytes(double(c.file_bytes)),
                                                         double(c.file_bytes) / double(ref.file_bytes))
                                           : format_bytes(double(c.file_bytes));
