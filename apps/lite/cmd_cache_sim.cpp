@@ -79,8 +79,11 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
       ->group("Simulation")
       ->delimiter(',')
       ->allow_extra_args(false);
+  app.add_option("--tiers", o.tiers, "Tiers, fastest first, replacing --sizes: hbm=3Mtok,dram=50Mtok@50GB/s")
+      ->group("Simulation");
   decimal_only(app.add_option("--prefill-ms-per-token", o.prefill_ms_per_token,
                               "TTFT model: X ms per uncached prompt token")
+                   ->option_text("X")  // FLOAT would push the description onto a line of its own
                    ->group("Cost model"),
                NumberText::real, "a decimal number of ms, e.g. 0.05");
   app.add_option("--prefill-cost", o.prefill_cost,
@@ -172,7 +175,7 @@ Runner setup_cache_sim(CLI::App& app) {
   policy_words.insert(policy_words.end(), {"all", "list"});
   with_values(app.add_option("--policy", o.policies,
                              "Policies: " + join(cache::policy_names(), ", ") +
-                                 ", all (s3fifo:small=0.1 sets a parameter), radix-* on prefix traces; 'list' describes them"),
+                                 ", all, radix-* (prefix traces); s3fifo:small=0.1 sets a parameter; 'list' describes them"),
               policy_words)
       ->default_str(default_policies)  // shown: the list is emptied above
       ->group("Simulation")

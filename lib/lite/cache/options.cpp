@@ -55,6 +55,7 @@ void cache_sim_fields(Fields& f, O& o) {
       .field("prefill_ms_per_token", o.prefill_ms_per_token)
       .field("prefill_cost", o.prefill_cost)
       .field("instances", o.instances)
+      .field("tiers", o.tiers)
       .field("target_ttft_p99_ms", o.target_ttft_p99_ms);
 }
 

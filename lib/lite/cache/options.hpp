@@ -53,6 +53,7 @@ struct CacheSimOptions {
   std::optional<double> prefill_ms_per_token;  // TTFT = X x uncached tokens
   std::string prefill_cost;                    // "a=20,b=0.05,c=2e-6": a + b x new + c x new x (cached + new/2) ms
   uint32_t instances = 0;                      // prefill instances serving FCFS by timestamp; 0 = no queueing
+  std::string tiers;                           // KV tiers fastest first: "hbm=3Mtok,dram=50Mtok@50GB/s"
   std::optional<double> target_ttft_p99_ms;
 };
 

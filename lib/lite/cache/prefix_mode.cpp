@@ -47,6 +47,7 @@ std::vector<std::pair<const char*, bool>> prefix_only(const CacheSimOptions& o) 
           {"prefill_ms_per_token", o.prefill_ms_per_token.has_value()},
           {"prefill_cost", !o.prefill_cost.empty()},
           {"instances", o.instances != 0},
+          {"tiers", !o.tiers.empty()},
           {"target_ttft_p99_ms", o.target_ttft_p99_ms.has_value()}};
 }
 
@@ -95,6 +96,7 @@ prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
   if (o.prefill_ms_per_token) c.prefill = prefix::PrefillModel{0, *o.prefill_ms_per_token, 0};
   if (!o.prefill_cost.empty()) c.prefill = parse_prefill_cost(o.prefill_cost);
   c.instances = o.instances;
+  c.tiers = o.tiers;
   c.mrc = o.mrc;
   c.target_hit_ratio = o.target_hit_ratio;
   c.target_ttft_p99_ms = o.target_ttft_p99_ms;

@@ -10,6 +10,13 @@
 
 namespace lite::cache::prefix {
 
+void to_json(nlohmann::json& j, const TierHits& t) {
+  j = {{"name", t.name}, {"capacity_blocks", t.capacity_blocks}, {"hit_tokens", t.hit_tokens},
+       {"hit_blocks", t.hit_blocks}};
+  if (t.capacity_bytes) j["capacity_bytes"] = *t.capacity_bytes;
+  if (t.bytes_per_second) j["bytes_per_second"] = *t.bytes_per_second;
+}
+
 void to_json(nlohmann::json& j, const PrefixRow& r) {
   j = {{"policy", r.policy},
        {"capacity_blocks", r.capacity_blocks},
@@ -30,6 +37,10 @@ void to_json(nlohmann::json& j, const PrefixRow& r) {
     j["ttft_mean_ms"] = *r.ttft_mean_ms;
     j["ttft_p50_ms"] = *r.ttft_p50_ms;
     j["ttft_p99_ms"] = *r.ttft_p99_ms;
+  }
+  if (!r.tiers.empty()) {
+    j["tiers"] = r.tiers;
+    j["recomputed_tokens"] = r.recomputed_tokens;
   }
 }
 
@@ -64,6 +75,14 @@ void to_json(nlohmann::json& j, const PrefixResult& r) {
 
 namespace {
 
+double share(uint64_t tokens, uint64_t of) { return of ? double(tokens) / double(of) : 0; }
+
+// Per tier, the share of prompt tokens loaded from it; then the share recomputed though cached.
+void add_tier_cells(const PrefixRow& row, std::vector<std::string>& cells) {
+  for (const auto& tier : row.tiers) cells.push_back(detail::ratio_cell(share(tier.hit_tokens, row.prompt_tokens)));
+  if (!row.tiers.empty()) cells.push_back(detail::ratio_cell(share(row.recomputed_tokens, row.prompt_tokens)));
+}
+
 report::Table rows_table(const PrefixResult& r) {
   const bool kv = !r.kv_formats.empty(), ttft = r.prefill.has_value();
   report::Table t;
@@ -75,6 +94,9 @@ report::Table rows_table(const PrefixResult& r) {
   for (const char* c : {"capacity (blocks)", "tokens"}) t.columns.push_back(c);
   if (kv) t.columns.push_back("bytes");
   for (const char* c : {"token hit", "block hit", "orphans"}) t.columns.push_back(c);
+  const std::vector<TierHits>& tiers = r.rows.empty() ? std::vector<TierHits>{} : r.rows.front().tiers;
+  for (const auto& tier : tiers) t.columns.push_back(tier.name + " hit");
+  if (!tiers.empty()) t.columns.push_back("recomputed");
   if (ttft)
     for (const char* c : {"TTFT mean", "TTFT p50", "TTFT p99"}) t.columns.push_back(c);
   t.left_aligned_columns = kv ? 2 : 1;
@@ -87,6 +109,7 @@ report::Table rows_table(const PrefixResult& r) {
     cells.push_back(detail::ratio_cell(row.token_hit_ratio()));
     cells.push_back(detail::ratio_cell(row.block_hit_ratio()));
     cells.push_back(format_count(row.orphan_blocks));
+    add_tier_cells(row, cells);
     if (ttft)
       for (const auto& v : {row.ttft_mean_ms, row.ttft_p50_ms, row.ttft_p99_ms}) cells.push_back(detail::ms_cell(v));
     t.rows.push_back(std::move(cells));
@@ -106,6 +129,18 @@ report::Table curve_table(const PrefixResult& r) {
   return t;
 }
 
+void add_tier_notes(const PrefixRow& row, report::Report& rep) {
+  std::string text = "tiers, fastest first (a victim moves down one tier; tier hit = share of prompt tokens loaded "
+                     "from it):";
+  for (const auto& t : row.tiers)
+    text += fmt::format(" {} {} blocks{} {};", t.name, format_count(t.capacity_blocks),
+                        t.capacity_bytes ? " (" + format_bytes(*t.capacity_bytes) + ")" : std::string(),
+                        t.bytes_per_second ? fmt::format("at {:.3g} GB/s", *t.bytes_per_second / 1e9)
+                                           : std::string("loaded in no time"));
+  text.back() = '.';
+  rep.notes.push_back(text + " A cached prefix is loaded only as far as loading beats recomputing (recomputed).");
+}
+
 void add_notes(const PrefixResult& r, report::Report& rep) {
   const UnboundedReuse& u = r.unbounded;
   rep.notes.push_back(fmt::format("unbounded cache (every block kept): token hit ratio {:.4f}, block hit ratio {:.4f}, "
@@ -120,6 +155,7 @@ void add_notes(const PrefixResult& r, report::Report& rep) {
                                     r.prefill->b_ms_per_token, r.prefill->c_ms_per_token2,
                                     r.instances ? fmt::format("; {} instances serve FCFS by arrival", r.instances)
                                                 : std::string("; no queueing (each request served at once)")));
+  if (!r.rows.empty() && !r.rows.front().tiers.empty()) add_tier_notes(r.rows.front(), rep);
   if (r.trace.bad_lines_skipped)
     rep.notes.push_back(fmt::format("{} bad lines skipped", format_count(r.trace.bad_lines_skipped)));
   for (const auto& n : r.notes) rep.notes.push_back(n);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lite/cache/prefix/block_cache.hpp"
+#include "lite/cache/prefix/tiers.hpp"
 
 namespace lite::cache::prefix {
 
@@ -16,9 +17,19 @@ struct ReplaySetup {
   const std::vector<uint32_t>* next_use = nullptr;
   std::optional<PrefillModel> prefill;
   uint32_t instances = 0;
+  std::vector<Tier> tiers;  // --tiers: the policy's cache is the first (capacity_blocks is then their total)
 };
 
 PrefixRow replay(const ReplaySetup& s);
+// replay() with tiers (replay_tiers.cpp): per-tier hits, loads against recomputes.
+PrefixRow replay_tiered(const ReplaySetup& s);
+
+// A row's policy and capacity before the replay, and what every replay fills after it: totals over the trace,
+// the cache's end state, the TTFT statistics (sorts `ttft`).
+PrefixRow start_row(const ReplaySetup& s);
+void finish_row(PrefixRow& row, const BlockTrace& t, const BlockCache& cache, std::vector<double>& ttft);
+// The cache setup of a replay (capacity, next uses, radix-cost's attention weight).
+CacheSetup cache_setup(const ReplaySetup& s);
 
 // Per block reference, the index of the next request that uses the same block (UINT32_MAX: none): what the
 // offline reference reads.
@@ -32,7 +43,8 @@ uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache);
 class TtftClock {
  public:
   TtftClock(const PrefillModel& model, uint32_t instances);
-  double serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens);
+  // load_ms: the time to load the cached tokens from slower tiers, before the prefill.
+  double serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens, double load_ms = 0);
 
  private:
   PrefillModel model_;
