@@ -15,6 +15,7 @@
 #include "number_flags.hpp"
 #include "lite/cache/options.hpp"
 #include "lite/cache/policies.hpp"
+#include "lite/cache/prefix/cluster_route.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/route.hpp"
 #include "lite/cache/verb.hpp"
@@ -45,8 +46,14 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->delimiter(',')
                    ->allow_extra_args(false),
                NumberText::unsigned_whole, "a whole number of nodes, e.g. 4 or 1,2,4,8");
-  with_values(app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", ")),
-              cache::route_names())
+  // one flag, two modes: an object trace's --nodes or a prefix trace's --instances (prefix_mode.cpp refuses the
+  // other mode's names)
+  std::vector<std::string> routes = cache::route_names();
+  for (const auto& r : cache::prefix::prefix_route_names()) routes.push_back(r);
+  with_values(app.add_option("--route", o.route,
+                             "Router of --nodes: " + join(cache::route_names(), ", ") + "; of --instances: " +
+                                 join(cache::prefix::prefix_route_names(), ", ")),
+              routes)
       ->group("Cluster");
   decimal_only(app.add_option("--virtual-nodes", o.virtual_nodes,
                               "ketama points per node on the hash ring")
@@ -90,7 +97,7 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                  "TTFT model a=..,b=..,c=..: a + b*new + c*new*(cached+new/2) ms")
       ->group("Cost model");
   decimal_only(app.add_option("--instances", o.instances,
-                              "Prefill instances serving FCFS by timestamp (TTFT queueing)")
+                              "Prefill instances (FCFS by timestamp); with --route, K local pools")
                    ->default_str("")
                    ->group("Cost model"),
                NumberText::unsigned_whole, "a whole number of instances, e.g. 4");

@@ -246,6 +246,55 @@ class Tiers(PrefixTestCase):
                              needles=["--tiers", "prefix"])
 
 
+class Cluster(PrefixTestCase):
+    def test_local_pools_behind_each_route_against_the_global_pool(self):
+        # two conversations interleaved (A = blocks 1,2; B = 3,4), two instances of 2 blocks each
+        trace = self.write("two.jsonl", [mooncake_line(t, 1024, ids) for t, ids in
+                                         ((0, [1, 2]), (1, [3, 4]), (2, [1, 2]), (3, [3, 4]))])
+        doc = run_lite_json("cache-sim", trace, "--sizes", "4", "--instances", "2", "--route", "all", "--policy",
+                            "lru")["result"]
+        rows = {r["route"]: r for r in doc["records"]}
+        self.assertEqual(list(rows), ["global", "random", "round-robin", "least-loaded", "session", "prefix-affinity"])
+        self.assertEqual(rows["global"]["hit_tokens"], 2048)
+        self.assertEqual(rows["prefix-affinity"]["hit_tokens"], 2048)
+        self.assertEqual(rows["least-loaded"]["hit_tokens"], 1024)  # r3 goes to the tie's instance 0, not B's
+        self.assertEqual([i["requests"] for i in rows["least-loaded"]["instances"]], [3, 1])
+        self.assertAlmostEqual(rows["least-loaded"]["request_imbalance"], 1.5)
+        self.assertAlmostEqual(rows["least-loaded"]["prefill_imbalance"], 2048 / 1536)
+        for r in doc["records"]:
+            self.assertEqual(sum(i["hit_tokens"] for i in r["instances"]), r["hit_tokens"])
+
+    def test_mooncake_trace_routes_and_global_pooling(self):
+        trace = self.require_mooncake()
+        doc = run_lite_json("cache-sim", trace, "--sizes", "50Mtok", "--instances", "4", "--route", "all",
+                            "--policy", "lru")["result"]
+        rows = {r["route"]: r for r in doc["records"]}
+        self.assertEqual(len(rows), 6)
+        glob = rows["global"]["token_hit_ratio"]
+        for route, r in rows.items():
+            self.assertEqual(len(r["instances"]), 4)
+            self.assertEqual(sum(i["requests"] for i in r["instances"]), 12031)
+            self.assertLessEqual(r["token_hit_ratio"], glob + 1e-9, route)  # local pools never beat the global one
+        self.assertLess(rows["round-robin"]["token_hit_ratio"], 0.6 * glob)  # a quarter of the pool each
+        self.assertAlmostEqual(rows["round-robin"]["request_imbalance"], 1.0, delta=0.01)  # 3,008 of 3,007.75
+        # with a TTFT model the same study queues each instance's prefills
+        doc = run_lite_json("cache-sim", trace, "--sizes", "50Mtok", "--instances", "4", "--route", "prefix-affinity",
+                            "--prefill-ms-per-token", "0.05", "--policy", "lru")["result"]
+        self.assertTrue(all("ttft_p99_ms" in r for r in doc["records"]))
+
+    def test_each_mode_refuses_the_others_routes(self):
+        trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
+        self.assert_rejected("cache-sim", trace, "--instances", "2", "--route", "modulo",
+                             needles=["--route", "'modulo'", "object trace", "prefix-affinity"])
+        self.assert_rejected("cache-sim", trace, "--instances", "2", "--route", "prefix-afinity",
+                             needles=["--route", "prefix-affinity"])
+        self.assert_rejected("cache-sim", trace, "--route", "session", needles=["--route", "--instances"])
+        self.assert_rejected("cache-sim", trace, "--instances", "2", "--route", "session", "--tiers", "hbm=10",
+                             needles=["--route", "--tiers"])
+        self.assert_rejected("cache-sim", DATA / "inference_requests.csv", "--nodes", "2", "--route",
+                             "prefix-affinity", needles=["--route", "'prefix-affinity'", "object trace", "ketama"])
+
+
 class Listing(PrefixTestCase):
     def test_policy_list_and_dump_config(self):
         r = run_lite("cache-sim", "--policy", "list")

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "lite/cache/prefix/capacity.hpp"
+#include "lite/cache/prefix/cluster_route.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/replay.hpp"
 #include "lite/cache/prefix/tiers.hpp"
@@ -41,8 +42,9 @@ void check_prefill(const PrefixConfig& c) {
         throw OptionError("prefill", fmt::format("coefficient {} is not a finite number of ms, 0 or more", v),
                           "e.g. --prefill-ms-per-token 0.05, or --prefill-cost a=20,b=0.05,c=2e-6");
   }
-  if (c.instances && !c.prefill)
-    throw OptionError("instances", "queues prefills, which needs their time", "add {prefill_ms_per_token} or {prefill_cost}");
+  if (c.instances && !c.prefill && c.routes.empty())
+    throw OptionError("instances", "queues prefills, which needs their time",
+                      "add {prefill_ms_per_token} or {prefill_cost}, or {route} for a cluster study");
   if (c.target_ttft_p99_ms && !c.prefill)
     throw OptionError("target_ttft_p99_ms", "needs each request's time to first token",
                       "add {prefill_ms_per_token} or {prefill_cost}");
@@ -72,6 +74,15 @@ void check_tiers(const PrefixConfig& c, size_t kv_formats) {
   }
 }
 
+// --route: the cluster study of --instances local pools against one global pool.
+void check_cluster(const PrefixConfig& c) {
+  if (c.routes.empty()) return;
+  parse_prefix_routes(c.routes);
+  if (c.instances < 2)
+    throw OptionError("route", "compares local pools on several instances", "add {instances} K, 2 or more");
+  if (!c.tiers.empty()) throw OptionError("route", "cannot be combined with {tiers}", "study one at a time");
+}
+
 }  // namespace
 
 void check_config(const PrefixConfig& c) {
@@ -88,6 +99,7 @@ void check_config(const PrefixConfig& c) {
                       "vLLM uses 16, Mooncake's trace 512");
   check_prefill(c);
   check_tiers(c, formats.size());
+  check_cluster(c);
   if (c.target_hit_ratio && !(*c.target_hit_ratio > 0 && *c.target_hit_ratio <= 1))
     throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *c.target_hit_ratio),
                       "give a token hit ratio, e.g. 0.35");
@@ -144,7 +156,19 @@ void add_jobs(std::vector<Job>& jobs, const Job& base, const PrefixConfig& c, co
     Job j = base;
     j.setup.capacity_blocks = cap.blocks;
     j.bytes = cap.bytes;
-    jobs.push_back(std::move(j));
+    if (c.routes.empty()) {
+      jobs.push_back(std::move(j));
+      continue;
+    }
+    if (cap.blocks < c.instances)
+      throw OptionError("instances", fmt::format("{} local pools of '{}' ({} blocks) would hold less than a block each",
+                                                 c.instances, cap.text, cap.blocks), "give larger {sizes}");
+    j.setup.cluster = true;
+    jobs.push_back(j);  // the global pool
+    for (const PrefixRouteEntry* route : parse_prefix_routes(c.routes)) {
+      j.setup.route = route;
+      jobs.push_back(j);
+    }
   }
 }
 
@@ -157,7 +181,7 @@ std::vector<Job> plan_jobs(const PrefixConfig& c, const BlockTrace& t, const Pre
   for (const auto& name : policy_list(c)) {
     for (const KvFormat* kv : formats) {
       Job base;
-      base.setup = {&t, &find_prefix_policy(name), 0, next_use, c.prefill, c.instances, {}};
+      base.setup = {&t, &find_prefix_policy(name), 0, next_use, c.prefill, c.instances, {}, false, nullptr};
       base.kv = kv;
       add_jobs(jobs, base, c, result);
     }

@@ -90,6 +90,7 @@ void finish_row(PrefixRow& row, const BlockTrace& t, const BlockCache& cache, st
 
 PrefixRow replay(const ReplaySetup& s) {
   if (!s.tiers.empty()) return replay_tiered(s);
+  if (s.cluster) return replay_cluster(s);
   const auto start = Clock::now();
   const BlockTrace& t = *s.trace;
   std::unique_ptr<BlockCache> cache = s.policy->make(cache_setup(s));

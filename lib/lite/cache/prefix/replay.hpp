@@ -10,6 +10,8 @@
 
 namespace lite::cache::prefix {
 
+struct PrefixRouteEntry;  // cluster_route.hpp
+
 struct ReplaySetup {
   const BlockTrace* trace = nullptr;
   const PrefixPolicyEntry* policy = nullptr;
@@ -18,11 +20,15 @@ struct ReplaySetup {
   std::optional<PrefillModel> prefill;
   uint32_t instances = 0;
   std::vector<Tier> tiers;  // --tiers: the policy's cache is the first (capacity_blocks is then their total)
+  bool cluster = false;     // a cluster study over `instances`: local pools behind `route`, or the global pool
+  const PrefixRouteEntry* route = nullptr;  // null: one global pool, requests to the least loaded
 };
 
 PrefixRow replay(const ReplaySetup& s);
 // replay() with tiers (replay_tiers.cpp): per-tier hits, loads against recomputes.
 PrefixRow replay_tiered(const ReplaySetup& s);
+// replay() of a cluster (replay_cluster.cpp): `instances` pools of capacity/K behind `route`, or one pool.
+PrefixRow replay_cluster(const ReplaySetup& s);
 
 // A row's policy and capacity before the replay, and what every replay fills after it: totals over the trace,
 // the cache's end state, the TTFT statistics (sorts `ttft`).
