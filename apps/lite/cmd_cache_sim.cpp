@@ -15,6 +15,7 @@
 #include "number_flags.hpp"
 #include "lite/cache/options.hpp"
 #include "lite/cache/policies.hpp"
+#include "lite/cache/prefix/cluster_route.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/route.hpp"
 #include "lite/cache/verb.hpp"
@@ -45,8 +46,14 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->delimiter(',')
                    ->allow_extra_args(false),
                NumberText::unsigned_whole, "a whole number of nodes, e.g. 4 or 1,2,4,8");
-  with_values(app.add_option("--route", o.route, "Key router of --nodes: " + join(cache::route_names(), ", ")),
-              cache::route_names())
+  // one flag, two modes: an object trace's --nodes or a prefix trace's --instances (prefix_mode.cpp refuses the
+  // other mode's names)
+  std::vector<std::string> routes = cache::route_names();
+  for (const auto& r : cache::prefix::prefix_route_names()) routes.push_back(r);
+  with_values(app.add_option("--route", o.route,
+                             "Router of --nodes: " + join(cache::route_names(), ", ") + "; of --instances: " +
+                                 join(cache::prefix::prefix_route_names(), ", ")),
+              routes)
       ->group("Cluster");
   decimal_only(app.add_option("--virtual-nodes", o.virtual_nodes,
                               "ketama points per node on the hash ring")
@@ -79,8 +86,11 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
       ->group("Simulation")
       ->delimiter(',')
       ->allow_extra_args(false);
+  app.add_option("--tiers", o.tiers, "Tiers, fastest first, replacing --sizes: hbm=3Mtok,dram=50Mtok@50GB/s")
+      ->group("Simulation");
   decimal_only(app.add_option("--prefill-ms-per-token", o.prefill_ms_per_token,
                               "TTFT model: X ms per uncached prompt token")
+                   ->option_text("X")  // FLOAT would push the description onto a line of its own
                    ->group("Cost model"),
                NumberText::real, "a decimal number of ms, e.g. 0.05");
   app.add_option("--prefill-cost", o.prefill_cost,
@@ -90,7 +100,7 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                  "TTFT model fitted to a table from lite profile --prefill-cost-out")
       ->group("Cost model");
   decimal_only(app.add_option("--instances", o.instances,
-                              "Prefill instances serving FCFS by timestamp (TTFT queueing)")
+                              "Prefill instances (FCFS by timestamp); with --route, K local pools")
                    ->default_str("")
                    ->group("Cost model"),
                NumberText::unsigned_whole, "a whole number of instances, e.g. 4");
@@ -175,13 +185,13 @@ Runner setup_cache_sim(CLI::App& app) {
   policy_words.insert(policy_words.end(), {"all", "list"});
   with_values(app.add_option("--policy", o.policies,
                              "Policies: " + join(cache::policy_names(), ", ") +
-                                 ", all, radix-* on prefix traces; 'list' describes them and their parameters"),
+                                 ", all, radix-* (prefix traces); s3fifo:small=0.1 sets a parameter; 'list' describes them"),
               policy_words)
       ->default_str(default_policies)  // shown: the list is emptied above
       ->group("Simulation")
       ->allow_extra_args(false);
   app.add_option("--sizes", o.sizes,
-                 "Sizes: auto, objects or blocks (1000), bytes (64MiB), tokens (3Mtok), shares (10%)")
+                 "Sizes: auto, 1000 (objects, blocks), 64MiB, 3Mtok, 10%")
       ->group("Simulation");
   app.add_flag("--bytes", o.bytes, "Byte mode: sizes and capacities in bytes instead of objects")
       ->group("Simulation");

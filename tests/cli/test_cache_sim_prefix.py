@@ -195,6 +195,106 @@ class BadInput(PrefixTestCase):
         self.assert_rejected("cache-sim", "-", stdin=trace.read_text(), needles=["--format mooncake"])
 
 
+class Tiers(PrefixTestCase):
+    def tiered(self, bandwidth):
+        # r1 repeats r0's two blocks; hbm holds one block, so r0's tail (block 2) is demoted to dram
+        trace = self.write("repeat.jsonl", [mooncake_line(0, 1024, [1, 2]), mooncake_line(1, 1024, [1, 2])])
+        return run_lite_json("cache-sim", trace, "--tiers", f"hbm=1,dram=4@{bandwidth}", "--kv-bytes-per-token",
+                             "1000", "--prefill-ms-per-token", "1", "--policy", "lru")["result"]["records"][0]
+
+    def test_hits_per_tier_and_load_against_recompute(self):
+        # block 2 from dram at 10 MB/s: 512 tokens x 1000 bytes load in 51.2 ms, recomputing them takes 512 ms
+        row = self.tiered("10MB/s")
+        self.assertEqual([(t["name"], t["hit_tokens"]) for t in row["tiers"]], [("hbm", 512), ("dram", 512)])
+        self.assertEqual(row["hit_tokens"], 1024)
+        self.assertEqual(row["recomputed_tokens"], 0)
+        self.assertEqual(row["capacity_blocks"], 5)
+        self.assertAlmostEqual(row["ttft_mean_ms"], (1024 + 51.2) / 2)
+        self.assertEqual(row["tiers"][1]["bytes_per_second"], 1e7)
+        # at 0.5 MB/s the load would take 1024 ms: block 2 is recomputed (512 ms)
+        row = self.tiered("0.5MB/s")
+        self.assertEqual(row["tiers"][1]["hit_tokens"], 0)
+        self.assertEqual(row["recomputed_tokens"], 512)
+        self.assertAlmostEqual(row["ttft_mean_ms"], (1024 + 512) / 2)
+
+    def test_two_lru_tiers_are_one_lru_of_their_total(self):
+        trace = self.require_mooncake()
+        one = run_lite_json("cache-sim", trace, "--sizes", "97656", "--policy", "lru")["result"]["records"][0]
+        doc = run_lite_json("cache-sim", trace, "--tiers", "hbm=3Mtok,dram=91797", "--policy", "lru")["result"]
+        two = doc["records"][0]
+        self.assertEqual(two["capacity_blocks"], 97656)
+        self.assertEqual(two["hit_tokens"], one["hit_tokens"])
+        self.assertEqual(sum(t["hit_tokens"] for t in two["tiers"]), two["hit_tokens"])
+        self.assertGreater(two["tiers"][1]["hit_tokens"], two["tiers"][0]["hit_tokens"])  # Figure 9: DRAM matters
+        r = run_lite("cache-sim", trace, "--tiers", "hbm=3Mtok,dram=47Mtok@50GB/s", "--policy", "lru")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--kv-layout", r.stderr)
+
+    def test_tier_rules_are_checked_before_work(self):
+        trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
+        cases = [
+            (["--tiers", "hbm=10", "--sizes", "10"], ["--sizes", "--tiers"]),
+            (["--tiers", "hbm=10", "--mrc"], ["--mrc", "--tiers"]),
+            (["--tiers", "hbm=10,dram=64GiB"], ["--tiers", "dram", "--kv-layout"]),
+            (["--tiers", "hbm=10,dram=100@fast"], ["--tiers", "fast", "bandwidth"]),
+            (["--tiers", "10"], ["--tiers", "NAME="]),
+        ]
+        for args, needles in cases:
+            with self.subTest(args=args):
+                self.assert_rejected("cache-sim", trace, *args, needles=needles)
+        self.assert_rejected("cache-sim", DATA / "inference_requests.csv", "--tiers", "hbm=10",
+                             needles=["--tiers", "prefix"])
+
+
+class Cluster(PrefixTestCase):
+    def test_local_pools_behind_each_route_against_the_global_pool(self):
+        # two conversations interleaved (A = blocks 1,2; B = 3,4), two instances of 2 blocks each
+        trace = self.write("two.jsonl", [mooncake_line(t, 1024, ids) for t, ids in
+                                         ((0, [1, 2]), (1, [3, 4]), (2, [1, 2]), (3, [3, 4]))])
+        doc = run_lite_json("cache-sim", trace, "--sizes", "4", "--instances", "2", "--route", "all", "--policy",
+                            "lru")["result"]
+        rows = {r["route"]: r for r in doc["records"]}
+        self.assertEqual(list(rows), ["global", "random", "round-robin", "least-loaded", "session", "prefix-affinity"])
+        self.assertEqual(rows["global"]["hit_tokens"], 2048)
+        self.assertEqual(rows["prefix-affinity"]["hit_tokens"], 2048)
+        self.assertEqual(rows["least-loaded"]["hit_tokens"], 1024)  # r3 goes to the tie's instance 0, not B's
+        self.assertEqual([i["requests"] for i in rows["least-loaded"]["instances"]], [3, 1])
+        self.assertAlmostEqual(rows["least-loaded"]["request_imbalance"], 1.5)
+        self.assertAlmostEqual(rows["least-loaded"]["prefill_imbalance"], 2048 / 1536)
+        for r in doc["records"]:
+            self.assertEqual(sum(i["hit_tokens"] for i in r["instances"]), r["hit_tokens"])
+
+    def test_mooncake_trace_routes_and_global_pooling(self):
+        trace = self.require_mooncake()
+        doc = run_lite_json("cache-sim", trace, "--sizes", "50Mtok", "--instances", "4", "--route", "all",
+                            "--policy", "lru")["result"]
+        rows = {r["route"]: r for r in doc["records"]}
+        self.assertEqual(len(rows), 6)
+        glob = rows["global"]["token_hit_ratio"]
+        for route, r in rows.items():
+            self.assertEqual(len(r["instances"]), 4)
+            self.assertEqual(sum(i["requests"] for i in r["instances"]), 12031)
+            self.assertLessEqual(r["token_hit_ratio"], glob + 1e-9, route)  # local pools never beat the global one
+        self.assertLess(rows["round-robin"]["token_hit_ratio"], 0.6 * glob)  # a quarter of the pool each
+        self.assertAlmostEqual(rows["round-robin"]["request_imbalance"], 1.0, delta=0.01)  # 3,008 of 3,007.75
+        # with a TTFT model the same study queues each instance's prefills
+        doc = run_lite_json("cache-sim", trace, "--sizes", "50Mtok", "--instances", "4", "--route", "prefix-affinity",
+                            "--prefill-ms-per-token", "0.05", "--policy", "lru")["result"]
+        self.assertTrue(all("ttft_p99_ms" in r for r in doc["records"]))
+
+    def test_each_mode_refuses_the_others_routes(self):
+        trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
+        self.assert_rejected("cache-sim", trace, "--instances", "2", "--route", "modulo",
+                             needles=["--route", "'modulo'", "object trace", "prefix-affinity"])
+        self.assert_rejected("cache-sim", trace, "--instances", "2", "--route", "prefix-afinity",
+                             needles=["--route", "prefix-affinity"])
+        self.assert_rejected("cache-sim", trace, "--route", "session", needles=["--route", "--instances"])
+        self.assert_rejected("cache-sim", trace, "--instances", "2", "--route", "session", "--tiers", "hbm=10",
+                             needles=["--route", "--tiers"])
+        self.assert_rejected("cache-sim", DATA / "inference_requests.csv", "--nodes", "2", "--route",
+                             "prefix-affinity", needles=["--route", "'prefix-affinity'", "object trace", "ketama"])
+
+
 class Listing(PrefixTestCase):
     def test_policy_list_and_dump_config(self):
         r = run_lite("cache-sim", "--policy", "list")

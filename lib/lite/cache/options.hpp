@@ -54,6 +54,7 @@ struct CacheSimOptions {
   std::string prefill_cost;                    // "a=20,b=0.05,c=2e-6": a + b x new + c x new x (cached + new/2) ms
   std::string prefill_cost_from;               // a measured table (prefix/prefill_table.hpp), fitted to that model
   uint32_t instances = 0;                      // prefill instances serving FCFS by timestamp; 0 = no queueing
+  std::string tiers;                           // KV tiers fastest first: "hbm=3Mtok,dram=50Mtok@50GB/s"
   std::optional<double> target_ttft_p99_ms;
 };
 

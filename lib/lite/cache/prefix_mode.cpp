@@ -4,11 +4,14 @@
 // flag is silently ignored.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lite/cache/options.hpp"
 #include "lite/cache/prefix/block_trace.hpp"
 #include "lite/cache/prefix/prefill_table.hpp"
+#include "lite/cache/prefix/cluster_route.hpp"
+#include "lite/cache/route.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
 
@@ -49,6 +52,7 @@ std::vector<std::pair<const char*, bool>> prefix_only(const CacheSimOptions& o) 
           {"prefill_cost", !o.prefill_cost.empty()},
           {"prefill_cost_from", !o.prefill_cost_from.empty()},
           {"instances", o.instances != 0},
+          {"tiers", !o.tiers.empty()},
           {"target_ttft_p99_ms", o.target_ttft_p99_ms.has_value()}};
 }
 
@@ -84,6 +88,24 @@ void set_prefill_model(const CacheSimOptions& o, prefix::PrefixConfig& c) {
                                  fit.points, 100 * fit.max_relative_error);
 }
 
+// --route holds one mode's routers: an object trace's --nodes (route.hpp) or a prefix trace's --instances
+// (cluster_route.hpp); a name of the other mode's is refused by name. ketama, the default, is also what --route
+// holds when not given, so a prefix trace takes it as no cluster study.
+void refuse_other_routes(const std::string& routes, bool prefix_trace) {
+  const std::vector<std::string> object_routes = route_names();
+  const std::string object_names = join(object_routes, ", "), prefix_names = join(prefix::prefix_route_names(), ", ");
+  for (const auto& item : split(routes, ',')) {
+    const std::string name = trim(item);
+    if (!prefix_trace && (prefix::is_prefix_route(name) || name == "all"))
+      throw OptionError("route", fmt::format("'{}' routes a prefix (LLM request) trace's {{instances}}, and this "
+                                             "trace is an object trace", name), "object routes: " + object_names);
+    if (prefix_trace && name != "ketama" && !prefix::is_prefix_route(name) && name != "all" &&
+        std::find(object_routes.begin(), object_routes.end(), name) != object_routes.end())
+      throw OptionError("route", fmt::format("'{}' routes an object trace's {{nodes}}, and this trace is a prefix "
+                                             "(LLM request) trace", name), "prefix routes: " + prefix_names + ", all");
+  }
+}
+
 }  // namespace
 
 void refuse_prefix_options(const CacheSimOptions& o) {
@@ -91,6 +113,7 @@ void refuse_prefix_options(const CacheSimOptions& o) {
     if (given)
       throw OptionError(key, "applies to prefix (LLM request) traces, and this trace is an object trace",
                         "drop it, or give a trace with hash_ids or tokens per line (docs/cache-sim.md)");
+  refuse_other_routes(o.route, false);
 }
 
 prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
@@ -110,6 +133,9 @@ prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
   c.kv_dtypes = o.kv_dtypes;
   set_prefill_model(o, c);
   c.instances = o.instances;
+  c.tiers = o.tiers;
+  refuse_other_routes(o.route, true);
+  if (trim(o.route) != "ketama") c.routes = o.route;
   c.mrc = o.mrc;
   c.target_hit_ratio = o.target_hit_ratio;
   c.target_ttft_p99_ms = o.target_ttft_p99_ms;

@@ -17,6 +17,7 @@ struct CacheSetup {
   uint64_t capacity_blocks = 0;
   const std::vector<uint32_t>* next_use = nullptr;  // per block reference: the next request using it (reference)
   double attention_per_token = 1.0 / 32768;         // radix-cost: c / b of the prefill model
+  std::vector<uint32_t>* evicted = nullptr;         // tiers: each victim appended, in eviction order
 };
 
 class BlockCache {

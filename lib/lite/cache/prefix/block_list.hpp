@@ -43,7 +43,11 @@ template <bool kHitMovesToFront>
 class BlockQueue final : public BlockCache {
  public:
   explicit BlockQueue(const CacheSetup& s)
-      : trace_(*s.trace), capacity_(s.capacity_blocks), in_(trace_.blocks(), 0), order_(trace_.blocks()) {}
+      : trace_(*s.trace),
+        capacity_(s.capacity_blocks),
+        in_(trace_.blocks(), 0),
+        order_(trace_.blocks()),
+        evicted_(s.evicted) {}
 
   uint32_t serve(size_t r) override {
     const uint32_t k = cached_prefix(trace_, r, [this](uint32_t b) { return in_[b] != 0; });
@@ -61,6 +65,7 @@ class BlockQueue final : public BlockCache {
         order_.remove(victim);
         in_[victim] = 0;
         --occupied_;
+        if (evicted_) evicted_->push_back(victim);
       }
     }
     return k;
@@ -73,6 +78,7 @@ class BlockQueue final : public BlockCache {
   uint64_t capacity_, occupied_ = 0;
   std::vector<uint8_t> in_;
   BlockList order_;
+  std::vector<uint32_t>* evicted_;
 };
 
 }  // namespace lite::cache::prefix

@@ -10,7 +10,11 @@ namespace {
 class BlockLfu final : public BlockCache {
  public:
   explicit BlockLfu(const CacheSetup& s)
-      : trace_(*s.trace), capacity_(s.capacity_blocks), uses_(trace_.blocks(), 0), heap_(trace_.blocks()) {}
+      : trace_(*s.trace),
+        capacity_(s.capacity_blocks),
+        uses_(trace_.blocks(), 0),
+        heap_(trace_.blocks()),
+        evicted_(s.evicted) {}
 
   uint32_t serve(size_t r) override {
     const uint32_t k = cached_prefix(trace_, r, [this](uint32_t b) { return heap_.contains(b); });
@@ -22,8 +26,10 @@ class BlockLfu final : public BlockCache {
         continue;
       }
       if (occupied_ == capacity_) {  // room first, as libCacheSim's cache_get: the new block is never the victim
-        heap_.remove(heap_.top());
+        const uint32_t victim = heap_.top();
+        heap_.remove(victim);
         --occupied_;
+        if (evicted_) evicted_->push_back(victim);
       }
       uses_[b] = 1;
       heap_.set_key(b, {1.0, ++clock_});
@@ -40,6 +46,7 @@ class BlockLfu final : public BlockCache {
   uint64_t capacity_, occupied_ = 0, clock_ = 0;
   std::vector<uint32_t> uses_;
   IndexedHeap heap_;
+  std::vector<uint32_t>* evicted_;
 };
 
 }  // namespace

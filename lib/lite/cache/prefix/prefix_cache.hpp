@@ -51,10 +51,27 @@ struct PrefixConfig {
   std::optional<PrefillModel> prefill;
   std::string prefill_source;              // where a fitted model came from ("" when given as coefficients)
   uint32_t instances = 0;                  // 0: no queueing; K: K prefill instances serve FCFS by timestamp
+  std::string tiers;                       // "hbm=3Mtok,dram=50Mtok@50GB/s": KV tiers, fastest first (tiers.hpp)
+  std::string routes;                      // "" or prefix routes ("prefix-affinity,session", "all"): the cluster
+                                           // study of `instances` local pools against one global pool
   bool mrc = false;                        // the exact tail-first LRU curve in one pass
   std::optional<double> target_hit_ratio;  // token hit ratio
   std::optional<double> target_ttft_p99_ms;
   int threads = 0;
+};
+
+// With --tiers: one tier's capacity and the prompt tokens loaded from it.
+struct TierHits {
+  std::string name;
+  uint64_t capacity_blocks = 0;
+  std::optional<double> capacity_bytes, bytes_per_second;
+  uint64_t hit_tokens = 0, hit_blocks = 0;
+};
+
+// With a cluster study: what one instance served.
+struct InstanceLoad {
+  uint64_t requests = 0, prompt_tokens = 0, hit_tokens = 0;
+  uint64_t prefill_tokens() const { return prompt_tokens - hit_tokens; }
 };
 
 // One policy at one capacity (and KV format).
@@ -68,6 +85,10 @@ struct PrefixRow {
   uint64_t orphan_blocks = 0;   // cached at the end but unreachable (an ancestor evicted)
   uint64_t cached_blocks = 0;   // cached at the end
   std::optional<double> ttft_mean_ms, ttft_p50_ms, ttft_p99_ms;
+  std::vector<TierHits> tiers;   // --tiers: where the hit tokens came from (capacity_blocks is their total)
+  uint64_t recomputed_tokens = 0;  // --tiers: cached, but recomputing them was faster than loading them
+  std::string route;               // cluster: "global" (one pool of the capacity), else the router of K local pools
+  std::vector<InstanceLoad> instances;  // cluster: per instance
   double seconds = 0;
   double token_hit_ratio() const { return prompt_tokens ? double(hit_tokens) / double(prompt_tokens) : 0; }
   double block_hit_ratio() const { return block_refs ? double(hit_blocks) / double(block_refs) : 0; }

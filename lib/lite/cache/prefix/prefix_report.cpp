@@ -2,6 +2,9 @@
 // one-pass curve, the recommendation; and the JSON every printer starts from.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "lite/cache/prefix/capacity.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/report_cells.hpp"
@@ -9,6 +12,42 @@
 #include "lite/core/text.hpp"
 
 namespace lite::cache::prefix {
+
+void to_json(nlohmann::json& j, const TierHits& t) {
+  j = {{"name", t.name}, {"capacity_blocks", t.capacity_blocks}, {"hit_tokens", t.hit_tokens},
+       {"hit_blocks", t.hit_blocks}};
+  if (t.capacity_bytes) j["capacity_bytes"] = *t.capacity_bytes;
+  if (t.bytes_per_second) j["bytes_per_second"] = *t.bytes_per_second;
+}
+
+namespace {
+
+// max / mean over the instances: of requests, or of prefill tokens (prompt tokens not hit: the compute).
+double imbalance(const std::vector<InstanceLoad>& loads, bool prefill) {
+  double max = 0, sum = 0;
+  for (const auto& l : loads) {
+    const double v = double(prefill ? l.prefill_tokens() : l.requests);
+    max = std::max(max, v);
+    sum += v;
+  }
+  return sum > 0 ? max * double(loads.size()) / sum : 1;
+}
+
+double instance_hit_ratio(const InstanceLoad& l) {
+  return l.prompt_tokens ? double(l.hit_tokens) / double(l.prompt_tokens) : 0;
+}
+
+void cluster_json(nlohmann::json& j, const PrefixRow& r) {
+  j["route"] = r.route;
+  j["request_imbalance"] = imbalance(r.instances, false);
+  j["prefill_imbalance"] = imbalance(r.instances, true);
+  auto& out = j["instances"] = nlohmann::json::array();
+  for (const auto& l : r.instances)
+    out.push_back({{"requests", l.requests}, {"prompt_tokens", l.prompt_tokens}, {"hit_tokens", l.hit_tokens},
+                   {"prefill_tokens", l.prefill_tokens()}, {"token_hit_ratio", instance_hit_ratio(l)}});
+}
+
+}  // namespace
 
 void to_json(nlohmann::json& j, const PrefixRow& r) {
   j = {{"policy", r.policy},
@@ -31,6 +70,11 @@ void to_json(nlohmann::json& j, const PrefixRow& r) {
     j["ttft_p50_ms"] = *r.ttft_p50_ms;
     j["ttft_p99_ms"] = *r.ttft_p99_ms;
   }
+  if (!r.tiers.empty()) {
+    j["tiers"] = r.tiers;
+    j["recomputed_tokens"] = r.recomputed_tokens;
+  }
+  if (!r.route.empty()) cluster_json(j, r);
 }
 
 void to_json(nlohmann::json& j, const PrefixResult& r) {
@@ -65,22 +109,67 @@ void to_json(nlohmann::json& j, const PrefixResult& r) {
 
 namespace {
 
+double share(uint64_t tokens, uint64_t of) { return of ? double(tokens) / double(of) : 0; }
+
+// Per tier, the share of prompt tokens loaded from it; then the share recomputed though cached.
+void add_tier_cells(const PrefixRow& row, std::vector<std::string>& cells) {
+  for (const auto& tier : row.tiers) cells.push_back(detail::ratio_cell(share(tier.hit_tokens, row.prompt_tokens)));
+  if (!row.tiers.empty()) cells.push_back(detail::ratio_cell(share(row.recomputed_tokens, row.prompt_tokens)));
+}
+
+const char* const kClusterColumns[] = {"instance hit min", "max", "req imbalance", "prefill imbalance", "global gain"};
+
+// The global pool's row at the same policy, capacity and KV format as a cluster row.
+const PrefixRow* global_row(const PrefixResult& r, const PrefixRow& row) {
+  for (const auto& g : r.rows)
+    if (g.route == "global" && g.policy == row.policy && g.kv_dtype == row.kv_dtype &&
+        g.capacity_blocks >= row.capacity_blocks && g.capacity_blocks - row.capacity_blocks < r.instances)
+      return &g;
+  return nullptr;
+}
+
+// Per cluster row: the lowest and highest token hit ratio of the instances that served requests, the load imbalance (max / mean requests and
+// prefill tokens) and what the global pool gains over these local pools (its token hit ratio minus theirs).
+void add_cluster_cells(const PrefixResult& r, const PrefixRow& row, std::vector<std::string>& cells) {
+  double lo = 1, hi = 0;
+  bool served = false;
+  for (const auto& l : row.instances) {  // an instance that served nothing has no hit ratio
+    if (!l.prompt_tokens) continue;
+    served = true;
+    lo = std::min(lo, instance_hit_ratio(l));
+    hi = std::max(hi, instance_hit_ratio(l));
+  }
+  cells.push_back(served ? detail::ratio_cell(lo) : "-");
+  cells.push_back(served ? detail::ratio_cell(hi) : "-");
+  cells.push_back(fmt::format("{:.2f}", imbalance(row.instances, false)));
+  cells.push_back(fmt::format("{:.2f}", imbalance(row.instances, true)));
+  const PrefixRow* g = row.route == "global" ? nullptr : global_row(r, row);
+  cells.push_back(g ? fmt::format("{:+.4f}", g->token_hit_ratio() - row.token_hit_ratio()) : "-");
+}
+
 report::Table rows_table(const PrefixResult& r) {
   const bool kv = !r.kv_formats.empty(), ttft = r.prefill.has_value();
   report::Table t;
   t.title = fmt::format("{} ({}, {} requests, {} prompt tokens in {}-token blocks)", r.trace.path, r.trace.format,
                         format_count(r.trace.requests), tokens_text(double(r.trace.prompt_tokens)),
                         r.trace.block_tokens);
+  const bool cluster = !r.rows.empty() && !r.rows.front().route.empty();
   t.columns = {"policy"};
+  if (cluster) t.columns.push_back("route");
   if (kv) t.columns.push_back("kv");
   for (const char* c : {"capacity (blocks)", "tokens"}) t.columns.push_back(c);
   if (kv) t.columns.push_back("bytes");
   for (const char* c : {"token hit", "block hit", "orphans"}) t.columns.push_back(c);
+  const std::vector<TierHits>& tiers = r.rows.empty() ? std::vector<TierHits>{} : r.rows.front().tiers;
+  for (const auto& tier : tiers) t.columns.push_back(tier.name + " hit");
+  if (!tiers.empty()) t.columns.push_back("recomputed");
+  if (cluster) t.columns.insert(t.columns.end(), std::begin(kClusterColumns), std::end(kClusterColumns));
   if (ttft)
     for (const char* c : {"TTFT mean", "TTFT p50", "TTFT p99"}) t.columns.push_back(c);
-  t.left_aligned_columns = kv ? 2 : 1;
+  t.left_aligned_columns = 1 + kv + cluster;
   for (const auto& row : r.rows) {
     std::vector<std::string> cells{row.policy};
+    if (cluster) cells.push_back(row.route);
     if (kv) cells.push_back(row.kv_dtype);
     cells.push_back(format_count(row.capacity_blocks));
     cells.push_back(tokens_text(double(row.capacity_tokens)));
@@ -88,6 +177,8 @@ report::Table rows_table(const PrefixResult& r) {
     cells.push_back(detail::ratio_cell(row.token_hit_ratio()));
     cells.push_back(detail::ratio_cell(row.block_hit_ratio()));
     cells.push_back(format_count(row.orphan_blocks));
+    add_tier_cells(row, cells);
+    if (cluster) add_cluster_cells(r, row, cells);
     if (ttft)
       for (const auto& v : {row.ttft_mean_ms, row.ttft_p50_ms, row.ttft_p99_ms}) cells.push_back(detail::ms_cell(v));
     t.rows.push_back(std::move(cells));
@@ -107,6 +198,18 @@ report::Table curve_table(const PrefixResult& r) {
   return t;
 }
 
+void add_tier_notes(const PrefixRow& row, report::Report& rep) {
+  std::string text = "tiers, fastest first (a victim moves down one tier; tier hit = share of prompt tokens loaded "
+                     "from it):";
+  for (const auto& t : row.tiers)
+    text += fmt::format(" {} {} blocks{} {};", t.name, format_count(t.capacity_blocks),
+                        t.capacity_bytes ? " (" + format_bytes(*t.capacity_bytes) + ")" : std::string(),
+                        t.bytes_per_second ? fmt::format("at {:.3g} GB/s", *t.bytes_per_second / 1e9)
+                                           : std::string("loaded in no time"));
+  text.back() = '.';
+  rep.notes.push_back(text + " A cached prefix is loaded only as far as loading beats recomputing (recomputed).");
+}
+
 void add_notes(const PrefixResult& r, report::Report& rep) {
   const UnboundedReuse& u = r.unbounded;
   rep.notes.push_back(fmt::format("unbounded cache (every block kept): token hit ratio {:.4f}, block hit ratio {:.4f}, "
@@ -122,6 +225,13 @@ void add_notes(const PrefixResult& r, report::Report& rep) {
                                     r.prefill_source.empty() ? "" : ", " + r.prefill_source,
                                     r.instances ? fmt::format("; {} instances serve FCFS by arrival", r.instances)
                                                 : std::string("; no queueing (each request served at once)")));
+  if (!r.rows.empty() && !r.rows.front().tiers.empty()) add_tier_notes(r.rows.front(), rep);
+  if (!r.rows.empty() && !r.rows.front().route.empty())
+    rep.notes.push_back(fmt::format(
+        "cluster of {} instances: 'global' is one pool of the capacity every instance reads (requests to the least "
+        "loaded); each route row is {} local pools of capacity/{} behind that router. Imbalance: max / mean per "
+        "instance of requests and of prefill tokens (prompt tokens not hit); global gain: the global pool's token hit "
+        "ratio minus the local pools'", r.instances, r.instances, r.instances));
   if (r.trace.bad_lines_skipped)
     rep.notes.push_back(fmt::format("{} bad lines skipped", format_count(r.trace.bad_lines_skipped)));
   for (const auto& n : r.notes) rep.notes.push_back(n);
@@ -142,7 +252,8 @@ void add_recommendation(const PrefixResult& r, report::Report& rep) {
        fmt::format("smallest capacity reaching {}: {} blocks ({} tokens{}) with {}{}: token hit ratio {:.4f}{}",
                    rec.target, format_count(row.capacity_blocks), tokens_text(double(row.capacity_tokens)),
                    row.capacity_bytes ? ", " + format_bytes(*row.capacity_bytes) : std::string(), row.policy,
-                   row.kv_dtype.empty() ? "" : " (KV " + row.kv_dtype + ")", row.token_hit_ratio(),
+                   (row.kv_dtype.empty() ? std::string() : " (KV " + row.kv_dtype + ")") +
+                       (row.route.empty() ? std::string() : ", " + row.route), row.token_hit_ratio(),
                    row.ttft_p99_ms ? fmt::format(", TTFT p99 {}", detail::ms_cell(row.ttft_p99_ms)) : ""),
        "", ""});
 }

@@ -11,11 +11,14 @@
 #include <thread>
 
 #include "lite/cache/prefix/capacity.hpp"
+#include "lite/cache/prefix/cluster_route.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/replay.hpp"
+#include "lite/cache/prefix/tiers.hpp"
 #include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
 
 namespace lite::cache::prefix {
 
@@ -39,14 +42,45 @@ void check_prefill(const PrefixConfig& c) {
         throw OptionError("prefill", fmt::format("coefficient {} is not a finite number of ms, 0 or more", v),
                           "e.g. --prefill-ms-per-token 0.05, or --prefill-cost a=20,b=0.05,c=2e-6");
   }
-  if (c.instances && !c.prefill)
-    throw OptionError("instances", "queues prefills, which needs their time", "add {prefill_ms_per_token} or {prefill_cost}");
+  if (c.instances && !c.prefill && c.routes.empty())
+    throw OptionError("instances", "queues prefills, which needs their time",
+                      "add {prefill_ms_per_token} or {prefill_cost}, or {route} for a cluster study");
   if (c.target_ttft_p99_ms && !c.prefill)
     throw OptionError("target_ttft_p99_ms", "needs each request's time to first token",
                       "add {prefill_ms_per_token} or {prefill_cost}");
   if (c.target_ttft_p99_ms && !(*c.target_ttft_p99_ms > 0 && std::isfinite(*c.target_ttft_p99_ms)))
     throw OptionError("target_ttft_p99_ms", fmt::format("must be above 0 ms, got {}", *c.target_ttft_p99_ms),
                       "give the p99 time to first token to reach, in ms");
+}
+
+// --tiers gives the capacities; what each tier's capacity and bandwidth need.
+void check_tiers(const PrefixConfig& c, size_t kv_formats) {
+  if (c.tiers.empty()) return;
+  const auto tiers = parse_tiers(c.tiers);
+  if (tiers.size() > 8)
+    throw OptionError("tiers", fmt::format("names {} tiers; at most 8", tiers.size()), "e.g. hbm, dram, ssd, remote");
+  if (trim(c.sizes) != "auto")
+    throw OptionError("sizes", "cannot be combined with {tiers}, which gives the capacities", "drop one of the two");
+  if (c.mrc) throw OptionError("mrc", "is the one-tier LRU curve; it cannot be combined with {tiers}", "drop one");
+  for (const auto& t : tiers) {
+    const bool bytes = t.capacity.unit == CapacitySpec::Unit::bytes;
+    if ((bytes || t.bytes_per_second) && kv_formats == 0)
+      throw OptionError("tiers", fmt::format("tier {}: {} needs the KV bytes a token takes", t.name,
+                                             bytes ? "a capacity in bytes" : "a bandwidth"),
+                        "add {kv_layout} or {kv_bytes_per_token}");
+    if (!bytes && kv_formats > 1)
+      throw OptionError("kv_dtypes", fmt::format("compares KV formats at equal bytes, but tier {} is not in bytes", t.name),
+                        "give the tiers' capacities in bytes, e.g. hbm=16GiB");
+  }
+}
+
+// --route: the cluster study of --instances local pools against one global pool.
+void check_cluster(const PrefixConfig& c) {
+  if (c.routes.empty()) return;
+  parse_prefix_routes(c.routes);
+  if (c.instances < 2)
+    throw OptionError("route", "compares local pools on several instances", "add {instances} K, 2 or more");
+  if (!c.tiers.empty()) throw OptionError("route", "cannot be combined with {tiers}", "study one at a time");
 }
 
 }  // namespace
@@ -64,6 +98,8 @@ void check_config(const PrefixConfig& c) {
     throw OptionError("block_tokens", fmt::format("{} is more than 1,048,576 tokens a block", c.block_tokens),
                       "vLLM uses 16, Mooncake's trace 512");
   check_prefill(c);
+  check_tiers(c, formats.size());
+  check_cluster(c);
   if (c.target_hit_ratio && !(*c.target_hit_ratio > 0 && *c.target_hit_ratio <= 1))
     throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *c.target_hit_ratio),
                       "give a token hit ratio, e.g. 0.35");
@@ -101,24 +137,53 @@ struct Job {
   std::optional<double> bytes;
 };
 
+// One job per capacity of --sizes, or the one capacity --tiers gives.
+void add_jobs(std::vector<Job>& jobs, const Job& base, const PrefixConfig& c, const PrefixResult& result) {
+  if (!c.tiers.empty()) {
+    Job j = base;
+    j.setup.tiers = resolve_tiers(parse_tiers(c.tiers), result.trace, j.kv);
+    double bytes = 0;
+    for (const Tier& t : j.setup.tiers) {
+      j.setup.capacity_blocks += t.capacity_blocks;
+      bytes += t.capacity_bytes.value_or(0);
+    }
+    if (j.kv) j.bytes = bytes;
+    jobs.push_back(std::move(j));
+    return;
+  }
+  // auto sizes are shares of the trace's blocks at the first format: bytes every format is compared at
+  for (const Capacity& cap : resolve_capacities(parse_capacities(c.sizes), result.trace, base.kv)) {
+    Job j = base;
+    j.setup.capacity_blocks = cap.blocks;
+    j.bytes = cap.bytes;
+    if (c.routes.empty()) {
+      jobs.push_back(std::move(j));
+      continue;
+    }
+    if (cap.blocks < c.instances)
+      throw OptionError("instances", fmt::format("{} local pools of '{}' ({} blocks) would hold less than a block each",
+                                                 c.instances, cap.text, cap.blocks), "give larger {sizes}");
+    j.setup.cluster = true;
+    jobs.push_back(j);  // the global pool
+    for (const PrefixRouteEntry* route : parse_prefix_routes(c.routes)) {
+      j.setup.route = route;
+      jobs.push_back(j);
+    }
+  }
+}
+
 std::vector<Job> plan_jobs(const PrefixConfig& c, const BlockTrace& t, const PrefixResult& result,
                            const std::vector<uint32_t>* next_use) {
-  const auto specs = parse_capacities(c.sizes);
   std::vector<const KvFormat*> formats;
   for (const auto& f : result.kv_formats) formats.push_back(&f);
   if (formats.empty()) formats.push_back(nullptr);
   std::vector<Job> jobs;
   for (const auto& name : policy_list(c)) {
-    const PrefixPolicyEntry& policy = find_prefix_policy(name);
     for (const KvFormat* kv : formats) {
-      // auto sizes are shares of the trace's blocks at the first format: bytes every format is compared at
-      for (const Capacity& cap : resolve_capacities(specs, result.trace, kv)) {
-        Job j;
-        j.setup = {&t, &policy, cap.blocks, next_use, c.prefill, c.instances};
-        j.kv = kv;
-        j.bytes = cap.bytes;
-        jobs.push_back(j);
-      }
+      Job base;
+      base.setup = {&t, &find_prefix_policy(name), 0, next_use, c.prefill, c.instances, {}, false, nullptr};
+      base.kv = kv;
+      add_jobs(jobs, base, c, result);
     }
   }
   return jobs;

@@ -21,7 +21,8 @@ class RadixCache final : public BlockCache {
         in_(trace_.blocks(), 0),
         children_(trace_.blocks(), 0),
         leaves_(trace_.blocks()),
-        rule_(s) {}
+        rule_(s),
+        evicted_(s.evicted) {}
 
   uint32_t serve(size_t r) override {
     const uint32_t k = cached_prefix(trace_, r, [this](uint32_t b) { return in_[b] != 0; });
@@ -62,6 +63,7 @@ class RadixCache final : public BlockCache {
     leaves_.remove(victim);
     in_[victim] = 0;
     --occupied_;
+    if (evicted_) evicted_->push_back(victim);
     const uint32_t parent = trace_.parent[victim];
     if (parent != kNoBlock && --children_[parent] == 0) leaves_.push(parent);
     return true;
@@ -73,6 +75,7 @@ class RadixCache final : public BlockCache {
   std::vector<uint32_t> children_;  // cached children per block: a cached block with none is a leaf
   IndexedHeap leaves_;              // keys of every block; the heap holds the cached leaves
   Rule rule_;
+  std::vector<uint32_t>* evicted_;
 };
 
 }  // namespace lite::cache::prefix

@@ -37,8 +37,8 @@ uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache) {
 
 TtftClock::TtftClock(const PrefillModel& model, uint32_t instances) : model_(model), free_at_(instances, 0.0) {}
 
-double TtftClock::serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens) {
-  const double service = model_.ms(cached_tokens, new_tokens);
+double TtftClock::serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens, double load_ms) {
+  const double service = load_ms + model_.ms(cached_tokens, new_tokens);
   if (free_at_.empty()) return service;
   std::pop_heap(free_at_.begin(), free_at_.end(), std::greater<>());
   const double start = std::max(double(arrival_ms), free_at_.back());
@@ -61,20 +61,40 @@ void fill_ttft(PrefixRow& row, std::vector<double>& ttft) {
 
 }  // namespace
 
-PrefixRow replay(const ReplaySetup& s) {
-  const auto start = Clock::now();
-  const BlockTrace& t = *s.trace;
+CacheSetup cache_setup(const ReplaySetup& s) {
   CacheSetup setup;
-  setup.trace = &t;
+  setup.trace = s.trace;
   setup.capacity_blocks = s.capacity_blocks;
   setup.next_use = s.next_use;
   if (s.prefill && s.prefill->b_ms_per_token > 0)
     setup.attention_per_token = s.prefill->c_ms_per_token2 / s.prefill->b_ms_per_token;
-  std::unique_ptr<BlockCache> cache = s.policy->make(setup);
+  return setup;
+}
+
+PrefixRow start_row(const ReplaySetup& s) {
   PrefixRow row;
   row.policy = s.policy->name;
   row.capacity_blocks = s.capacity_blocks;
-  row.capacity_tokens = s.capacity_blocks * t.block_tokens;
+  row.capacity_tokens = s.capacity_blocks * s.trace->block_tokens;
+  return row;
+}
+
+void finish_row(PrefixRow& row, const BlockTrace& t, const BlockCache& cache, std::vector<double>& ttft) {
+  row.requests = t.requests();
+  row.block_refs = t.refs.size();
+  for (uint32_t n : t.input_tokens) row.prompt_tokens += n;
+  row.cached_blocks = cache.occupied();
+  row.orphan_blocks = count_orphans(t, cache);
+  fill_ttft(row, ttft);
+}
+
+PrefixRow replay(const ReplaySetup& s) {
+  if (!s.tiers.empty()) return replay_tiered(s);
+  if (s.cluster) return replay_cluster(s);
+  const auto start = Clock::now();
+  const BlockTrace& t = *s.trace;
+  std::unique_ptr<BlockCache> cache = s.policy->make(cache_setup(s));
+  PrefixRow row = start_row(s);
   std::optional<TtftClock> clock;
   std::vector<double> ttft;
   if (s.prefill) {
@@ -89,12 +109,7 @@ PrefixRow replay(const ReplaySetup& s) {
     if (clock) ttft.push_back(clock->serve(t.arrival_ms[r], hit, t.input_tokens[r] - hit));
     if ((r & 8191) == 8191) throw_if_interrupted();
   }
-  row.requests = t.requests();
-  row.block_refs = t.refs.size();
-  for (uint32_t n : t.input_tokens) row.prompt_tokens += n;
-  row.cached_blocks = cache->occupied();
-  row.orphan_blocks = count_orphans(t, *cache);
-  fill_ttft(row, ttft);
+  finish_row(row, t, *cache, ttft);
   row.seconds = seconds_since(start);
   return row;
 }

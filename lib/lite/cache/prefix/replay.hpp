@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "lite/cache/prefix/block_cache.hpp"
+#include "lite/cache/prefix/tiers.hpp"
 
 namespace lite::cache::prefix {
+
+struct PrefixRouteEntry;  // cluster_route.hpp
 
 struct ReplaySetup {
   const BlockTrace* trace = nullptr;
@@ -16,9 +19,23 @@ struct ReplaySetup {
   const std::vector<uint32_t>* next_use = nullptr;
   std::optional<PrefillModel> prefill;
   uint32_t instances = 0;
+  std::vector<Tier> tiers;  // --tiers: the policy's cache is the first (capacity_blocks is then their total)
+  bool cluster = false;     // a cluster study over `instances`: local pools behind `route`, or the global pool
+  const PrefixRouteEntry* route = nullptr;  // null: one global pool, requests to the least loaded
 };
 
 PrefixRow replay(const ReplaySetup& s);
+// replay() with tiers (replay_tiers.cpp): per-tier hits, loads against recomputes.
+PrefixRow replay_tiered(const ReplaySetup& s);
+// replay() of a cluster (replay_cluster.cpp): `instances` pools of capacity/K behind `route`, or one pool.
+PrefixRow replay_cluster(const ReplaySetup& s);
+
+// A row's policy and capacity before the replay, and what every replay fills after it: totals over the trace,
+// the cache's end state, the TTFT statistics (sorts `ttft`).
+PrefixRow start_row(const ReplaySetup& s);
+void finish_row(PrefixRow& row, const BlockTrace& t, const BlockCache& cache, std::vector<double>& ttft);
+// The cache setup of a replay (capacity, next uses, radix-cost's attention weight).
+CacheSetup cache_setup(const ReplaySetup& s);
 
 // Per block reference, the index of the next request that uses the same block (UINT32_MAX: none): what the
 // offline reference reads.
@@ -32,7 +49,8 @@ uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache);
 class TtftClock {
  public:
   TtftClock(const PrefillModel& model, uint32_t instances);
-  double serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens);
+  // load_ms: the time to load the cached tokens from slower tiers, before the prefill.
+  double serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens, double load_ms = 0);
 
  private:
   PrefillModel model_;
