@@ -30,7 +30,7 @@ const std::vector<OpRule>& op_rules() {
       {{"prim::ListConstruct"}, list_rule},
       {{"aten::append"}, append_rule},
       {{"aten::cat"}, cat_rule},
-      {{"prim::DictConstruct"}, dict_rule},
+      {{"prim::DictConstruct", "aten::dict"}, dict_rule},
       {{"aten::_set_item"}, set_item_rule},
       {{"aten::__getitem__"}, get_item_rule},
       {{"aten::relu",          "aten::relu_",       "aten::relu6",        "aten::relu6_",      "aten::hardtanh",

@@ -23,9 +23,11 @@ std::optional<std::string> constant_key(Value* v) {
 
 }  // namespace
 
-// prim::DictConstruct(k1, v1, k2, v2, ...): a dict lite follows when every key is a constant string.
+// prim::DictConstruct(k1, v1, k2, v2, ...), or an empty aten::dict() (`OrderedDict()` scripted): a dict lite
+// follows when every key is a constant string. aten::dict of another dict or of pairs is unknown.
 void dict_rule(Walk& w, Node* n, const std::string& kind) {
   if (!carries_tensor(n->output()->type())) return;
+  if (kind == "aten::dict" && !n->inputs().empty()) return w.unknown(n, kind + " copied from a container");
   auto dict = std::make_shared<TensorDict>();
   for (size_t i = 0; i + 1 < n->inputs().size(); i += 2) {
     auto key = constant_key(n->input(i));

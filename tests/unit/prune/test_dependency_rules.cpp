@@ -309,7 +309,7 @@ Module dict_routed(const std::string& body) {
 
 TEST_CASE("dict rules: features stored under constant keys and read back carry their channels to the heads") {
   auto m = dict_routed(
-      "  features: Dict[str, Tensor] = {}\n"
+      "  features: Dict[str, Tensor] = dict()\n"  // aten::dict, what `OrderedDict()` scripts to
       "  low = self.stage1.forward(x)\n"
       "  if 'stage1' in self.return_layers:\n"
       "    features[self.return_layers['stage1']] = low\n"
