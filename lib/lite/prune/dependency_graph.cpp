@@ -15,6 +15,8 @@
 //   - cat along channels concatenates the spaces, so consumers see each one at an offset; a list built
 //     by ListConstruct and grown by append (densenet's dense blocks) is followed item by item, so each
 //     cat reads the list as it stands at that point of the walk;
+//   - a dict built and read back with constant string keys (IntermediateLayerGetter's features, a dict
+//     attribute's lookups folded to constants first) passes each value through under its key;
 //   - an `if` with no outputs that only checks a tensor's rank or device before raising (batchnorm's
 //     _check_input_dim) reads nothing pruning changes and is skipped;
 //   - transformers: layer_norm over the channels passes the space through (weight and bias follow, its
@@ -25,7 +27,8 @@
 //     select and slice of other dimensions, and a reshape to [n, C, h*w] with C an int attribute
 //     (ViT's hidden_dim, then updated) keep track of where the channels are.
 // Anything else (a view to another shape, a permute that buries the channels, chunk, an if
-// that survived, the model's inputs and outputs) blocks every space it touches, with the op as the reason:
+// that survived, an op that stores a value where lite cannot follow it, the model's inputs and outputs)
+// blocks every space it touches, with the op as the reason:
 // a group is pruned only when every op on its channels is one of the rules above.
 //
 // Files: this one prepares the graph and walks it, picking each node's rule from the table in
@@ -103,15 +106,57 @@ void fold_scalar_attributes(Walk& w, torch::jit::Graph& graph) {
   }
 }
 
+// Whether an op may write what it reads into a container or an attribute (list.insert, dict.update,
+// prim::SetAttr): its schema says it mutates an argument, or it has no schema to say it does not.
+bool may_store(Node* n) {
+  const c10::FunctionSchema* schema = n->maybeSchema();
+  return !schema || schema->is_mutable();
+}
+
+// A lookup by a constant key in a dict attribute of immutable values becomes that value (IntermediateLayerGetter's
+// `name in self.return_layers` and `self.return_layers[name]`), so the keys it writes its dict under are constants
+// the dict rule follows. Not when any read of a dict attribute goes to another op, which might change it.
+void fold_dict_attribute_lookups(Walk& w, torch::jit::Graph& graph) {
+  std::vector<Node*> lookups;
+  for (auto& [value, attr] : w.attrs) {
+    if (!attr.value.isGenericDict()) continue;
+    for (const torch::jit::Use& use : value->uses()) {
+      const auto kind = use.user->kind();
+      if (kind != c10::aten::__getitem__ && kind != c10::aten::__contains__) return;
+      lookups.push_back(use.user);
+    }
+  }
+  for (Node* n : lookups) {
+    const auto dict = w.attrs.at(n->input(0)).value.toGenericDict();
+    auto key = torch::jit::toIValue(n->input(1));
+    if (!key) continue;
+    c10::IValue folded;
+    if (n->kind() == c10::aten::__contains__) {
+      folded = dict.contains(*key);
+    } else if (auto it = dict.find(*key); it != dict.end()) {
+      const c10::IValue& v = it->value();
+      if (!(v.isString() || v.isInt() || v.isDouble() || v.isBool())) continue;
+      folded = v;
+    } else {
+      continue;
+    }
+    torch::jit::WithInsertPoint guard(n);
+    n->output()->replaceAllUsesWith(graph.insertConstant(folded));
+  }
+}
+
 // The node's rule from the table; a node with blocks is control flow; an op no rule reads blocks what it
-// touches, unless it outputs no tensor (aten::size, aten::dim, raise read shapes or scalars only).
+// touches, unless it outputs no tensor and stores nothing (aten::size, aten::dim, raise read shapes or
+// scalars only). One that stores a tensor somewhere lite does not follow (a value read back later from
+// there would carry channels nobody tracked: the pruned model would not run) is unknown too.
 void visit_node(Walk& w, Node* n) {
   const std::string kind = n->kind().toQualString();
   if (!n->blocks().empty()) return detail::control_rule(w, n, kind);
   if (detail::Rule rule = detail::find_rule(kind)) return rule(w, n, kind);
-  bool outputs_tensor = false;
+  bool outputs_tensor = false, reads_tensor = false;
   for (Value* v : n->outputs()) outputs_tensor = outputs_tensor || detail::carries_tensor(v->type());
-  if (!outputs_tensor) return;
+  for (Value* v : n->inputs()) reads_tensor = reads_tensor || detail::carries_tensor(v->type());
+  if (!outputs_tensor && !(reads_tensor && may_store(n))) return;
   w.unknown(n, kind);
 }
 
@@ -132,6 +177,7 @@ DependencyGraph build_dependency_graph(const torch::jit::Module& module, const s
   auto graph = module.get_method("forward").graph()->copy();
   inline_calls_except_attention(*graph);
   fold_scalar_attributes(w, *graph);
+  fold_dict_attribute_lookups(w, *graph);
   torch::jit::PeepholeOptimize(graph);  // `tensor is None` on a non-optional tensor -> false
   torch::jit::ConstantPropagation(graph);
   torch::jit::EliminateDeadCode(graph);

@@ -8,10 +8,12 @@
 //   rules_shape.cpp        flatten, view/reshape, permute, expand, select/slice, reductions: where the channels are
 //   rules_attention.cpp    nn.MultiheadAttention as one call, and the items of the tuple it returns
 //   rules_lists_cat.cpp    tensor lists (ListConstruct, append) and cat
+//   rules_dicts.cpp        dicts built and read back with constant string keys (IntermediateLayerGetter)
 //   rules_elementwise.cpp  activations, dropout, pooling (pass the channels through), add/mul/sub/div (unite them)
 //   rules_control.cpp      an `if` or loop left after folding (a metadata guard is skipped)
 // A rule either records what its outputs carry or calls Walk::unknown, which blocks every space the node
-// reads with the reason; an op with no rule that outputs a tensor is unknown with its kind as the reason.
+// reads with the reason; an op with no rule that outputs a tensor, or that writes what it reads into a
+// container (insert, update, SetAttr), is unknown with its kind as the reason.
 #include <torch/script.h>
 
 #include <map>
@@ -44,6 +46,12 @@ struct TensorList {
   std::string escaped;  // why the list is blocked ("" while only cat and append read it)
 };
 
+// A dict whose keys are constant strings: what each key holds at this point of the walk.
+struct TensorDict {
+  std::map<std::string, Value*> items;
+  std::string escaped;  // why the dict is blocked ("" while only constant-key reads and writes touch it)
+};
+
 // A module attribute a value was read from (`module` its owner's path, "" for the root).
 struct Attr {
   std::string module, name;
@@ -71,6 +79,7 @@ struct Walk {
   std::unordered_map<Value*, std::vector<std::optional<ValueInfo>>> tuples;  // attention's (output, weights)
   std::unordered_map<Value*, CountAttribute> folded_ints;  // constants that were int attributes
   std::unordered_map<Value*, std::shared_ptr<TensorList>> lists;  // aliases share one list
+  std::unordered_map<Value*, std::shared_ptr<TensorDict>> dicts;  // aliases share one dict
   std::unordered_map<Value*, Attr> attrs;
   DepthwiseTypes depthwise_types;
   std::vector<WeightRef> weights;  // conv/linear/attention weights in graph order, repeats included
@@ -81,8 +90,10 @@ struct Walk {
   // The channels of all segments, 0 when one is unknown.
   int64_t total(const ValueInfo& vi);
   void block_info(const ValueInfo& vi, const std::string& why);
-  // Blocks what `v` carries: its spaces, a list's items (and later appends), a tuple's items.
+  // Blocks what `v` carries: its spaces, a list's or dict's items (and later appends), a tuple's items.
   void block_value(Value* v, const std::string& why);
+  // `to` carries what `from` carries (the same spaces, list, dict or tuple): a value read back from a container.
+  void alias(Value* to, Value* from);
   // Adds a slice of attribute `a` along `dim` to each segment, at the segment's offset along the channels.
   void add_slices(const ValueInfo& vi, const Attr& a, int64_t dim, const std::string& role, int64_t factor = 1);
   // Every tracked tensor the node reads is blocked; its tensor outputs start blocked spaces.
@@ -137,6 +148,10 @@ void tuple_item_rule(Walk& w, Node* n, const std::string& kind);
 void list_rule(Walk& w, Node* n, const std::string& kind);  // rules_lists_cat.cpp
 void append_rule(Walk& w, Node* n, const std::string& kind);
 void cat_rule(Walk& w, Node* n, const std::string& kind);
+
+void dict_rule(Walk& w, Node* n, const std::string& kind);  // rules_dicts.cpp
+void set_item_rule(Walk& w, Node* n, const std::string& kind);
+void get_item_rule(Walk& w, Node* n, const std::string& kind);
 
 void elementwise_rule(Walk& w, Node* n, const std::string& kind);  // rules_elementwise.cpp
 void spatial_rule(Walk& w, Node* n, const std::string& kind);

@@ -43,9 +43,21 @@ void Walk::block_value(Value* v, const std::string& why) {
     if (list->escaped.empty()) list->escaped = why;
     for (Value* item : list->items) block_value(item, why);
   }
+  if (auto it = dicts.find(v); it != dicts.end()) {
+    auto dict = it->second;
+    if (dict->escaped.empty()) dict->escaped = why;
+    for (const auto& [key, item] : dict->items) block_value(item, why);
+  }
   if (auto it = tuples.find(v); it != tuples.end())
     for (const auto& item : it->second)
       if (item) block_info(*item, why);
+}
+
+void Walk::alias(Value* to, Value* from) {
+  if (auto* vi = info(from)) values[to] = *vi;
+  if (auto it = lists.find(from); it != lists.end()) lists[to] = it->second;
+  if (auto it = dicts.find(from); it != dicts.end()) dicts[to] = it->second;
+  if (auto it = tuples.find(from); it != tuples.end()) tuples[to] = it->second;
 }
 
 void Walk::add_slices(const ValueInfo& vi, const Attr& a, int64_t dim, const std::string& role, int64_t factor) {

@@ -284,3 +284,76 @@ TEST_CASE("attention rule: self-attention's projections and head counts join the
   for (const auto& c : width->counts) head_dim = head_dim || (c.module == "attn" && c.name == "head_dim" && c.divisor == 2);
   CHECK(head_dim);
 }
+
+namespace {
+
+// An IntermediateLayerGetter in small: a two-stage backbone whose features a dict carries to the heads, stored
+// under the names a Dict(str, str) attribute gives (`return_layers`, as torchvision's) and read back by constant
+// keys; the result is a dict too, as a torchvision segmentation model's.
+Module dict_routed(const std::string& body) {
+  Module m("Segmenter");
+  m.register_module("stage1", conv(3, 4));
+  m.register_module("stage2", conv(4, 8));
+  m.register_module("head", conv(8, 5));
+  m.register_module("low_head", conv(4, 5));
+  c10::Dict<std::string, std::string> return_layers;
+  return_layers.insert("stage1", "low");
+  return_layers.insert("stage2", "high");
+  m.register_attribute("return_layers", c10::DictType::create(c10::StringType::get(), c10::StringType::get()),
+                       return_layers);
+  m.define("def forward(self, x) -> Dict[str, Tensor]:\n" + body);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("dict rules: features stored under constant keys and read back carry their channels to the heads") {
+  auto m = dict_routed(
+      "  features: Dict[str, Tensor] = dict()\n"  // aten::dict, what `OrderedDict()` scripts to
+      "  low = self.stage1.forward(x)\n"
+      "  if 'stage1' in self.return_layers:\n"
+      "    features[self.return_layers['stage1']] = low\n"
+      "  features[self.return_layers['stage2']] = torch.relu(self.stage2.forward(low))\n"
+      "  y = self.head.forward(features['high']) + self.low_head.forward(features['low'])\n"
+      "  return {'out': y}\n");
+  auto g = analyse(m);
+  const ChannelGroup* low = group_named(g, "stage1");
+  const ChannelGroup* high = group_named(g, "stage2");
+  REQUIRE(low != nullptr);
+  REQUIRE(high != nullptr);
+  CHECK(low->blocked.empty());
+  CHECK(has_slice(*low, "stage2", "weight", 1, "consumer"));
+  CHECK(has_slice(*low, "low_head", "weight", 1, "consumer"));
+  CHECK(high->blocked.empty());
+  CHECK(has_slice(*high, "head", "weight", 1, "consumer"));
+  CHECK(group_named(g, "head")->blocked == "model output");  // the result dict is the model's output
+}
+
+TEST_CASE("dict and container rules: a value stored where lite cannot follow it is left alone with the reason") {
+  const std::string read_back = "  return {'out': self.head.forward(self.stage2.forward(h))}\n";
+  auto by_values = dict_routed(
+      "  features = {'a': self.stage1.forward(x)}\n"
+      "  h = features.values()[0]\n" +
+      read_back);
+  CHECK(group_named(analyse(by_values), "stage1")->blocked == "aten::values");
+  auto computed_key = dict_routed(
+      "  features: Dict[str, Tensor] = {}\n"
+      "  features[str(x.dim())] = self.stage1.forward(x)\n"
+      "  h = features['4']\n" +
+      read_back);
+  CHECK(group_named(analyse(computed_key), "stage1")->blocked == "aten::_set_item into a container lite cannot follow");
+  auto missing_key = dict_routed(
+      "  features = {'a': self.stage1.forward(x)}\n"
+      "  h = features['b']\n" +
+      read_back);
+  CHECK(group_named(build_dependency_graph(missing_key), "stage1")->blocked ==
+        "aten::__getitem__ of a dict key lite cannot follow");
+  // An op with no rule that outputs no tensor but stores one (list.insert): read back, it would carry channels
+  // nobody tracked.
+  auto inserted = dict_routed(
+      "  items: List[Tensor] = []\n"
+      "  items.insert(0, self.stage1.forward(x))\n"
+      "  h = items[0]\n" +
+      read_back);
+  CHECK(group_named(analyse(inserted), "stage1")->blocked == "aten::insert");
+}
