@@ -11,7 +11,7 @@ from litetest import DATA, LITE, LiteTestCase, interrupt_lite, run_lite
 class CliBasics(LiteTestCase):
     def test_help_lists_every_verb_and_each_runs_its_own_help(self):
         """`lite --help` lists the verb list (lib/lite/verbs/verbs.cpp) in order, and `lite VERB --help` answers
-        for each: its setup is registered in the executable that runs it (apps/lite/setups_*.cpp)."""
+        for each: its setup is registered in the executable that runs it (apps/lite/cmd_<verb>.cpp)."""
         r = run_lite("--help", env={"COLUMNS": "100"})
         self.assertEqual(r.returncode, 0)
         names = verb_names()

@@ -1,5 +1,5 @@
 // The list of every verb (see verbs.hpp). A verb added to lite is one line here; its descriptor lives in its own
-// folder, its CLI setup in apps/lite/setups_*.cpp and, when a recipe may hold it, its step runner in
+// folder, its CLI setup in apps/lite/cmd_<verb>.cpp (which registers itself) and, when a recipe may hold it, its step runner in
 // runner_steps.cpp (docs/architecture.md, "Adding a verb").
 #include "lite/verbs/verbs.hpp"
 
