@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "prefix_trace_spec.hpp"
 #include "lite/cache/prefix/block_cache.hpp"
 #include "lite/cache/prefix/capacity.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
@@ -19,22 +20,7 @@ using namespace lite::cache::prefix;
 
 namespace {
 
-// "t:in:[ids]" per request, e.g. "0:8:1,2 5:7:1,3": Mooncake lines with block_tokens 4.
-BlockTrace mooncake(const std::string& spec, uint32_t block_tokens = 4, bool skip = false) {
-  std::string text;
-  std::istringstream in(spec);
-  std::string item;
-  while (in >> item) {
-    const auto a = item.find(':'), b = item.find(':', a + 1);
-    text += fmt::format("{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 1, \"hash_ids\": [{}]}}\n",
-                        item.substr(0, a), item.substr(a + 1, b - a - 1), item.substr(b + 1));
-  }
-  BlockTraceOptions o;
-  o.block_tokens = block_tokens;
-  o.skip_bad_lines = skip;
-  TraceFacts facts;
-  return parse_block_trace(text, o, facts);
-}
+using testing::mooncake;
 
 PrefixRow run(const BlockTrace& t, const std::string& policy, uint64_t capacity,
               std::optional<PrefillModel> prefill = std::nullopt, uint32_t instances = 0) {

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "prefix_trace_spec.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/prefix/replay.hpp"
 #include "lite/cache/prefix/tiered_cache.hpp"
@@ -16,21 +17,7 @@ using namespace lite::cache::prefix;
 
 namespace {
 
-// "t:in:ids" per request: Mooncake lines with 4-token blocks.
-BlockTrace mooncake(const std::string& spec) {
-  std::string text;
-  std::istringstream in(spec);
-  std::string item;
-  while (in >> item) {
-    const auto a = item.find(':'), b = item.find(':', a + 1);
-    text += fmt::format("{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 1, \"hash_ids\": [{}]}}\n",
-                        item.substr(0, a), item.substr(a + 1, b - a - 1), item.substr(b + 1));
-  }
-  BlockTraceOptions o;
-  o.block_tokens = 4;
-  TraceFacts facts;
-  return parse_block_trace(text, o, facts);
-}
+using testing::mooncake;
 
 Tier tier(const char* name, uint64_t blocks, double load_ms_per_token = 0) {
   Tier t;
