@@ -100,6 +100,44 @@ class QuantizeDecoder(LiteTestCase):
         self.assertIn("next-token agreement", r.stdout)
         self.assertIn("float32 (frozen)", r.stdout)
 
+    def test_kv_cache_what_if_prices_int8_and_fp8_caches(self):
+        """The written mode's cache quantized between decode steps: bytes per token by the formula (one fp16 scale per
+        head and token), outputs that change, a table beside the modes' and a hint for cache-sim; none for a
+        stateless decoder, which has no cache."""
+        config = json.loads(self.model.with_suffix(".json").read_text())
+        code, doc, err = self.quantize("--mode", "weight-int8", "--dry-run")
+        self.assertEqual(code, 0, err)
+        kv = doc["result"]["decoder"]["kv_cache_what_if"]
+        self.assertEqual(kv["judged_on"], "weight-int8")
+        self.assertEqual(kv["bytes_per_token"], config["kv_bytes_per_token"])
+        self.assertEqual((kv["layers"], kv["kv_heads"], kv["head_dim"]),
+                         (config["layers"], config["kv_heads"], config["head_dim"]))
+        self.assertEqual((kv["sequences"], kv["prefill_tokens"], kv["scored_tokens"]), (6, 12, 6 * 12))
+        self.assertTrue(kv["real_tokens"])
+        per_token = config["layers"] * config["kv_heads"] * 2 * (config["head_dim"] + 2)
+        self.assertEqual([f["format"] for f in kv["formats"]], ["int8", "fp8"])
+        for f in kv["formats"]:
+            with self.subTest(format=f["format"]):
+                self.assertEqual(f["bytes_per_token"], per_token)
+                self.assertAlmostEqual(f["bytes_ratio"], per_token / config["kv_bytes_per_token"])
+                self.assertNotEqual(f["perplexity"], kv["perplexity"], "the quantized cache changed nothing")
+                self.assertLess(abs(f["perplexity_change_pct"]), 5)
+                self.assertGreater(f["next_token_agreement"], 0.8)
+        r = run_lite("quantize", str(self.model), "--eval", str(self.tokens), "--iterations", "2", "--warmup", "1",
+                     "--generate", "4", "--allow-slower", "--mode", "fp16", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("KV-cache what-if on fp16", r.stdout)
+        self.assertIn("float32 (as returned)", r.stdout)
+        self.assertIn(f"--kv-bytes-per-token {per_token}", r.stdout)
+
+        stateless = build(self.folder, "stateless", "script")
+        code, doc, err = lite_json_result("quantize", stateless, "--eval", self.tokens, "--iterations", "2",
+                                          "--warmup", "1", "--generate", "4", "--allow-slower", "--mode",
+                                          "weight-int8", "--dry-run")
+        self.assertEqual(code, 0, err)
+        self.assertIsNone(doc["result"]["decoder"]["kv_cache_what_if"])
+        self.assertTrue(any("stateless" in n for n in doc["result"]["notes"]), doc["result"]["notes"])
+
     def test_what_a_decoder_run_cannot_do_exits_2_with_one_line(self):
         traced = build(self.folder, "kv-list", "trace")
         floats = self.folder / "floats.npy"

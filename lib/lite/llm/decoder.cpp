@@ -215,4 +215,27 @@ int64_t Decoder::context_of(const c10::IValue& cache) const {
   return cache_tensors(cache, form_, path_)[0].size(2);
 }
 
+namespace {
+c10::IValue map_tensors(const c10::IValue& v, const std::function<torch::Tensor(const torch::Tensor&)>& fn) {
+  if (v.isTensor()) return fn(v.toTensor());
+  if (v.isList()) {
+    c10::impl::GenericList list = v.toList().copy();  // a c10::List copy shares its storage: copy() does not
+    for (size_t i = 0; i < list.size(); ++i) list.set(i, map_tensors(list.get(i), fn));
+    return list;
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const auto& item : v.toTupleRef().elements()) items.push_back(map_tensors(item, fn));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  return v;
+}
+}  // namespace
+
+c10::IValue Decoder::map_cache(const c10::IValue& cache, const std::function<torch::Tensor(const torch::Tensor&)>& fn) const {
+  if (form_ == CacheForm::stateless) return cache;
+  cache_tensors(cache, form_, path_);  // the form lite reads, or one line saying what it found
+  return map_tensors(cache, fn);
+}
+
 }  // namespace lite::llm

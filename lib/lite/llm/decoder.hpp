@@ -7,6 +7,7 @@
 #include <torch/script.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -46,6 +47,9 @@ class Decoder {
   CacheLayout layout_of(const c10::IValue& cache) const;
   // Tokens of context the cache holds.
   int64_t context_of(const c10::IValue& cache) const;
+  // The cache with each K and V tensor replaced by `fn` of it, in the list or tuple structure the model returned
+  // (a stateless decoder's context is returned as it is).
+  c10::IValue map_cache(const c10::IValue& cache, const std::function<torch::Tensor(const torch::Tensor&)>& fn) const;
 
  private:
   Step unpack(const c10::IValue& out, const char* call, int64_t batch, int64_t new_tokens);

@@ -11,6 +11,7 @@
 #include "lite/core/interrupt.hpp"
 #include "lite/llm/generate.hpp"
 #include "lite/llm/generation_timing.hpp"
+#include "lite/llm/kv_whatif.hpp"
 #include "lite/llm/token_quality.hpp"
 #include "lite/measure/frozen_float.hpp"
 #include "lite/model/artifact.hpp"
@@ -134,6 +135,17 @@ void write_decoder_artifact(Context& c, const DecoderCandidate& chosen, const Bu
   run.result.output_bytes = std::filesystem::file_size(out);
 }
 
+// The chosen mode's cache quantized between steps (docs/llm.md "KV-cache what-if"): the bytes a token of context
+// would take and what that costs in tokens, on the same data the modes were judged on.
+void kv_what_if(Context& c, const DecoderCandidate& chosen, Built& built, DecoderRun& run) {
+  llm::Decoder served(built.module, c.source.path.string() + " (" + chosen.mode + ")", run.max_positions);
+  if (served.form() == llm::CacheForm::stateless) {
+    run.result.notes.push_back("KV-cache what-if: none, the decoder is stateless (no cache to quantize)");
+    return;
+  }
+  run.decoder_result.kv_cache = llm::kv_cache_what_if(served, run.data.tokens, run.data.real, chosen.mode, c.progress);
+}
+
 }  // namespace
 
 bool is_decoder_run(const QuantizeOptions& o, const torch::jit::Module& module) {
@@ -193,6 +205,7 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
   r.slower = chosen.decode_speedup > 0 && chosen.decode_speedup < 1;
   if (!r.tolerance_met) r.gates.fail("tolerance");
   if (r.slower && !c.o.allow_slower) r.gates.fail("speed");
+  kv_what_if(c, chosen, built.at(chosen.mode), run);
   if (!c.o.dry_run) write_decoder_artifact(c, chosen, built.at(chosen.mode), run);
   r.decoder = run.decoder_result;
 }

@@ -23,6 +23,35 @@ void to_json(nlohmann::json& j, const DecoderCandidate& c) {
                      {"chosen", c.chosen}};
 }
 
+namespace {
+
+nlohmann::json kv_json(const llm::KvWhatIf& w) {
+  const double base = w.layout.bytes_per_token;
+  nlohmann::json formats = nlohmann::json::array();
+  for (const auto& f : w.formats)
+    formats.push_back({{"format", f.format},
+                       {"description", f.description},
+                       {"bytes_per_token", f.bytes_per_token},
+                       {"bytes_ratio", base > 0 ? f.bytes_per_token / base : 0},
+                       {"next_token_agreement", f.agreement},
+                       {"perplexity", f.perplexity},
+                       {"perplexity_change_pct", 100 * (f.perplexity / w.perplexity - 1)}});
+  return {{"judged_on", w.judged_on},
+          {"cache_dtype", w.layout.dtype},
+          {"layers", w.layout.layers},
+          {"kv_heads", w.layout.kv_heads},
+          {"head_dim", w.layout.head_dim},
+          {"bytes_per_token", base},
+          {"perplexity", w.perplexity},
+          {"real_tokens", w.real_tokens},
+          {"sequences", w.sequences},
+          {"prefill_tokens", w.prefill_tokens},
+          {"scored_tokens", w.scored_tokens},
+          {"formats", formats}};
+}
+
+}  // namespace
+
 void to_json(nlohmann::json& j, const DecoderQuantizeResult& r) {
   j = nlohmann::json{{"form", r.form},
                      {"quality_data", r.quality_data},
@@ -30,7 +59,8 @@ void to_json(nlohmann::json& j, const DecoderQuantizeResult& r) {
                      {"prompt_tokens", r.prompt_tokens},
                      {"generated_tokens", r.generated_tokens},
                      {"frozen_float", r.reference},
-                     {"candidates", r.candidates}};
+                     {"candidates", r.candidates},
+                     {"kv_cache_what_if", r.kv_cache ? kv_json(*r.kv_cache) : nlohmann::json(nullptr)}};
 }
 
 namespace {
@@ -51,6 +81,22 @@ std::vector<std::string> row_of(const DecoderCandidate& c, const DecoderCandidat
           is_ref ? "reference" : c.meets_tolerance ? "within tolerance" : "beyond tolerance"};
 }
 
+report::Table kv_table(const llm::KvWhatIf& w) {
+  report::Table t{fmt::format("KV-cache what-if on {}: the cache quantized between decode steps; {} sequences, {} tokens "
+                              "decoded after a {}-token prefill", w.judged_on, w.sequences, w.scored_tokens, w.prefill_tokens),
+                  {"KV format", "bytes/token", "vs as returned", "next-token agreement", "perplexity", "change"},
+                  {}};
+  auto ppl = [&](double v) { return w.real_tokens ? fmt::format("{:.3f}", v) : std::string("-"); };
+  t.rows.push_back({w.layout.dtype + " (as returned)", format_bytes(w.layout.bytes_per_token), "1.00x", "100.00%",
+                    ppl(w.perplexity), "-"});
+  for (const auto& f : w.formats)
+    t.rows.push_back({f.format, format_bytes(f.bytes_per_token),
+                      fmt::format("{:.2f}x", f.bytes_per_token / w.layout.bytes_per_token),
+                      fmt::format("{:.2f}%", 100 * f.agreement), ppl(f.perplexity),
+                      w.real_tokens ? fmt::format("{:+.2f}%", 100 * (f.perplexity / w.perplexity - 1)) : "-"});
+  return t;
+}
+
 }  // namespace
 
 void add_decoder_views(const QuantizeResult& r, report::Report& rep) {
@@ -64,7 +110,12 @@ void add_decoder_views(const QuantizeResult& r, report::Report& rep) {
   t.rows.back()[0] = "float32 (frozen)";
   for (const auto& c : d.candidates) t.rows.push_back(row_of(c, d.reference));
   rep.tables.push_back(t);
+  if (d.kv_cache) rep.tables.push_back(kv_table(*d.kv_cache));
   rep.notes = r.notes;
+  if (d.kv_cache && !d.kv_cache->formats.empty())
+    rep.notes.push_back(fmt::format("a KV format's bytes/token is what cache-sim's prefix mode turns into capacity: "
+                                    "lite cache-sim TRACE --kv-bytes-per-token {:.0f} (docs/cache-sim.md)",
+                                    d.kv_cache->formats.front().bytes_per_token));
   rep.notes.push_back(fmt::format("tolerance: {:.2f}% {} (* marks the written mode{})", r.tolerance,
                                   d.reference.perplexity ? "perplexity increase over frozen float"
                                                          : "of positions whose greedy token changed",

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/llm/decoder_facts.hpp"
+
 namespace lite::quantize {
 
 struct DecoderCandidate {
@@ -30,6 +32,7 @@ struct DecoderQuantizeResult {
   int64_t prompt_tokens = 0, generated_tokens = 0;
   DecoderCandidate reference;       // frozen float
   std::vector<DecoderCandidate> candidates;
+  std::optional<llm::KvWhatIf> kv_cache;  // the written mode's cache in int8 and fp8 (none for a stateless decoder)
 };
 
 void to_json(nlohmann::json& j, const DecoderCandidate& c);

@@ -1,0 +1,26 @@
+#pragma once
+// The KV-cache what-if (docs/llm.md): the decoder decodes held-out token sequences one token at a time, teacher-
+// forced, with its cache quantized and dequantized between steps in each simulated format (kv_formats.hpp), and is
+// compared with the same steps on the cache as it returns it: next-token agreement, perplexity, and the bytes a
+// token of context takes, the figure cache-sim's --kv-bytes-per-token turns into capacity.
+#include <torch/script.h>
+
+#include <cstdint>
+#include <string>
+
+#include "lite/core/progress.hpp"
+#include "lite/llm/decoder.hpp"
+
+namespace lite::llm {
+
+struct KvWhatIfPlan {
+  int64_t max_sequences = 8;  // the first rows of the token data; each is decoded once per format
+  int64_t batch = 4;          // rows stepped together
+};
+
+// `tokens` int64 [N, T >= 2]: each row's first T/2 tokens are prefilled, the rest decoded one step at a time.
+// `real_tokens`: perplexity means something (held-out text, not random ids). Requires a decoder with a KV cache.
+KvWhatIf kv_cache_what_if(Decoder& decoder, const torch::Tensor& tokens, bool real_tokens, const std::string& judged_on,
+                          Progress& progress, const KvWhatIfPlan& plan = {});
+
+}  // namespace lite::llm
