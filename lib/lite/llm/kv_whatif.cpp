@@ -37,12 +37,13 @@ SteppedPass stepped_pass(Decoder& d, const torch::Tensor& tokens, int64_t batch,
   for (int64_t begin = 0; begin < n; begin += batch) {
     const torch::Tensor rows = tokens.narrow(0, begin, std::min(batch, n - begin));
     std::vector<torch::Tensor> picks;
-    Step step = d.prefill(rows.narrow(1, 0, p));
+    // contiguous ids: a quantized embedding reads its indices as one block
+    Step step = d.prefill(rows.narrow(1, 0, p).contiguous());
     score(step.logits.narrow(1, p - 1, 1), rows.narrow(1, p, 1), pass, picks);
     c10::IValue cache = rewrite ? d.map_cache(step.cache, *rewrite) : step.cache;
     for (int64_t pos = p; pos + 1 < t; ++pos) {
       throw_if_interrupted();
-      step = d.extend(rows.narrow(1, pos, 1), cache);
+      step = d.extend(rows.narrow(1, pos, 1).contiguous(), cache);
       score(step.logits, rows.narrow(1, pos + 1, 1), pass, picks);
       cache = rewrite ? d.map_cache(step.cache, *rewrite) : step.cache;
     }

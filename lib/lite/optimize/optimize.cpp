@@ -26,6 +26,7 @@
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/optimize/cache_fit.hpp"
+#include "lite/optimize/decoder_search_internal.hpp"
 #include "lite/optimize/objective.hpp"
 #include "lite/optimize/outputs.hpp"
 #include "lite/optimize/search_internal.hpp"
@@ -440,11 +441,16 @@ void Search::write_outputs() {
 OptimizeResult run(const OptimizeOptions& o, Progress& progress, const RunContext& context) {
   const auto start = Clock::now();
   validate(o);
-  if (o.trace) validate_cache_options(o);
+  if (o.trace && !detail::is_prefix_search(o)) validate_cache_options(o);
   set_intra_op_threads(o.threads);
   OptimizeResult r;
   r.target = target_of(o);
   r.accuracy_budget = accuracy_budget(o);
+  if (detail::is_prefix_search(o)) {
+    detail::run_decoder_search(o, progress, context, r);
+    r.wall_s = seconds_between(start, Clock::now());
+    return r;
+  }
   Search search(o, context, progress, r, start);
   search.prepare();
   search.screen_all();

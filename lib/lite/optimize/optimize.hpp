@@ -17,6 +17,7 @@
 #include "lite/core/report.hpp"
 #include "lite/core/run_context.hpp"
 #include "lite/measure/machine_load.hpp"
+#include "lite/optimize/decoder_search.hpp"
 #include "lite/optimize/options.hpp"
 
 namespace lite::optimize {
@@ -125,6 +126,9 @@ struct OptimizeResult {
   Gates gates;               // "target": nothing met the target and the budget (exit 1)
   std::vector<report::Finding> findings;
   std::vector<std::string> notes;
+  // A decoder with an LLM request trace: weight modes x KV formats x prefix-cache sizes (decoder_search.hpp); the
+  // fields above about variants stay empty.
+  std::optional<DecoderSearch> decoder;
 };
 
 void to_json(nlohmann::json& j, const VariantSpec& s);

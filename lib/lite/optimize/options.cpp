@@ -12,6 +12,7 @@
 #include "lite/core/file_roles.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
+#include "lite/optimize/decoder_search_internal.hpp"
 #include "lite/quantize/scheme.hpp"
 
 namespace lite::optimize {
@@ -136,6 +137,7 @@ void check_search_space(const OptimizeOptions& o) {
 }
 
 void check_cache(const OptimizeOptions& o, const Target& target) {
+  if (detail::is_prefix_search(o)) return detail::validate_prefix_search(o);
   check_positive("hit_latency_ms", o.hit_latency_ms, "0.05");
   if (o.trace && !o.hit_latency_ms)
     throw OptionError("hit_latency_ms", "is required with {trace}: what a cache hit costs",

@@ -6,6 +6,7 @@
 #include "lite/core/environment.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/optimize/decoder_search_report.hpp"
 #include "lite/optimize/objective.hpp"
 #include "lite/optimize/optimize.hpp"
 #include "lite/optimize/verb.hpp"
@@ -142,7 +143,8 @@ void to_json(nlohmann::json& j, const OptimizeResult& r) {
        {"wall_s", r.wall_s},
        {"gates", r.gates},
        {"machine_load", r.machine_load},
-       {"notes", r.notes}};
+       {"notes", r.notes},
+       {"decoder", r.decoder ? nlohmann::json(*r.decoder) : nlohmann::json(nullptr)}};
 }
 
 namespace {
@@ -248,6 +250,11 @@ report::Table search_table(const OptimizeResult& r) {
 
 report::Report to_report(const OptimizeResult& r) {
   report::Report rep = torch_verb_report(verb().name, r);
+  if (r.decoder) {
+    add_decoder_search_views(r, rep);
+    for (const auto& n : r.notes) rep.notes.push_back(n);
+    return rep;
+  }
   rep.tables.push_back(search_table(r));
   rep.tables.push_back(variants_table(r));
   if (r.measured > 0) rep.tables.push_back(frontier_table(r));

@@ -12,11 +12,10 @@
 #include "lite/llm/generate.hpp"
 #include "lite/llm/generation_timing.hpp"
 #include "lite/llm/kv_whatif.hpp"
+#include "lite/llm/token_data.hpp"
 #include "lite/llm/token_quality.hpp"
 #include "lite/measure/frozen_float.hpp"
 #include "lite/model/artifact.hpp"
-#include "lite/model/dataset.hpp"
-#include "lite/model/inputs.hpp"
 #include "lite/model/module_bytes.hpp"
 
 namespace lite::quantize {
@@ -24,33 +23,7 @@ namespace lite::quantize {
 namespace {
 
 constexpr double kDefaultDecoderTolerance = 1.0;  // % perplexity (or % of positions changed)
-constexpr int64_t kRandomRows = 16, kRandomTokens = 64, kScoreBatch = 4;
-
-// --eval's token ids, else seeded random sequences below the vocabulary (agreement only).
-TokenData token_data(const QuantizeOptions& o, int64_t vocab, const llm::Decoder& d) {
-  TokenData t;
-  if (o.eval) {
-    const model::Dataset data = model::load_dataset(*o.eval);
-    if (data.x.scalar_type() != torch::kInt64 || data.x.dim() != 2 || data.x.size(1) < 2)
-      throw InputError(o.eval->string(), fmt::format("holds {} {}; a decoder is judged on int64 token ids [N, T >= 2]",
-                                                     model::dtype_name(data.x.scalar_type()),
-                                                     fmt::join(data.x.sizes().vec(), "x")),
-                       "save the held-out token ids as an int64 tensor, one sequence per row");
-    const int64_t rows = o.eval_samples ? std::min<int64_t>(*o.eval_samples, data.x.size(0)) : data.x.size(0);
-    t.tokens = data.x.narrow(0, 0, rows).contiguous();
-    if (d.max_positions() && t.tokens.size(1) > *d.max_positions())
-      throw InputError(o.eval->string(), fmt::format("holds sequences of {} tokens and the model {} positions",
-                                                     t.tokens.size(1), *d.max_positions()),
-                       "cut the sequences to the model's positions");
-    t.name = fmt::format("{} ({} sequences of {} tokens)", o.eval->string(), rows, t.tokens.size(1));
-    t.real = true;
-    return t;
-  }
-  const int64_t len = d.max_positions() ? std::min(kRandomTokens, *d.max_positions()) : kRandomTokens;
-  t.tokens = llm::random_prompt(kRandomRows, len, vocab, 12345);
-  t.name = fmt::format("{} seeded random sequences of {} tokens (no --eval: agreement only)", kRandomRows, len);
-  return t;
-}
+constexpr int64_t kScoreBatch = 4;
 
 llm::GenerationPlan timing_plan(const QuantizeOptions& o, const llm::Decoder& d, QuantizeResult& r) {
   llm::GenerationPlan p;
@@ -169,7 +142,7 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
   run.plan = timing_plan(c.o, reference, r);
   // the data first (a bad {eval} fails before any timing); one token's logits tell the vocabulary
   const int64_t vocab = reference.prefill(torch::zeros({1, 1}, torch::kInt64)).last_logits.size(-1);
-  run.data = token_data(c.o, vocab, reference);
+  run.data = llm::load_token_data(c.o.eval, c.o.eval_samples, vocab, reference.max_positions());
   const llm::GenerationStats float_run = llm::time_generation(reference, run.plan, c.progress);
   run.reference_tokens = llm::score_reference(reference, run.data.tokens, kScoreBatch, c.progress);
   auto& ref = run.decoder_result.reference;

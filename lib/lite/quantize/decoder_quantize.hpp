@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lite/llm/generation_timing.hpp"
+#include "lite/llm/token_data.hpp"
 #include "lite/llm/token_quality.hpp"
 #include "lite/quantize/decoder_result.hpp"
 #include "lite/quantize/run_internal.hpp"
@@ -15,19 +16,12 @@ namespace lite::quantize {
 // A decoder knob was given, or the model's forward takes a KV cache (llm::takes_kv_cache).
 bool is_decoder_run(const QuantizeOptions& o, const torch::jit::Module& module);
 
-// The token sequences quality is judged on.
-struct TokenData {
-  torch::Tensor tokens;  // int64 [N, T]
-  std::string name;
-  bool real = false;     // from {eval}: perplexity means something
-};
-
 // What one decoder run carries from stage to stage.
 struct DecoderRun {
   QuantizeResult& result;
   DecoderQuantizeResult decoder_result;
   llm::GenerationPlan plan;
-  TokenData data;
+  llm::TokenData data;
   llm::ReferenceTokens reference_tokens;
   std::optional<int64_t> max_positions;  // the source's (frozen and quantized copies no longer carry it)
 };
