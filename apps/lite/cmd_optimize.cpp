@@ -66,7 +66,7 @@ void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
       ->capture_default_str();
   app.add_option("--calib", o.calib, "Calibration data for static int8 (default: --eval)");
   app.add_option("--calib-samples", o.calib_samples, "Calibration samples")->capture_default_str();
-  app.add_option("--trace", o.trace, "Request trace: size a cache in front of each variant (lite cache-sim formats)");
+  app.add_option("--trace", o.trace, "Request trace: size a cache in front of each variant (cache-sim's formats)");
   app.add_option("--trace-format", o.trace_format, "The trace's format (as cache-sim --format)")->capture_default_str();
   app.add_option("--hit-latency", o.hit_latency_ms, "What a cache hit costs, ms (needed with --trace)");
   app.add_option("--cache-policies", o.cache_policies, "Cache policies to try")->delimiter(',')->capture_default_str();
@@ -103,8 +103,8 @@ Runner setup_optimize(CLI::App& app) {
   name_flag("budget_s", "--budget");
   app.description(
       "Find the cheapest configuration that meets a latency target: prune ratios x quantization modes (x a cache "
-      "in front, with --trace), each built with lite prune and lite quantize, screened, measured and compared. "
-      "Exit 1 when nothing meets the target (the nearest misses are named).");
+      "in front, with --trace; a decoder with an LLM trace: weights x KV format x prefix cache, for TTFT), "
+      "each built, screened, measured and compared. Exit 1 when nothing meets the target.");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "The chosen artifact (default: MODEL.optimized.pt)");
   add_eval_data_flags(app, s->options, s->data);

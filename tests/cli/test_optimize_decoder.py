@@ -1,0 +1,139 @@
+"""lite optimize on a decoder with an LLM request trace (issue 36 item 6, docs/optimize.md "Decoders and the prefix
+cache"): weight modes x KV formats x prefix-cache sizes against a TTFT target. The decoder comes from
+scripts/fixtures/make_decoder.py (tiny llama shape, seeded) and the trace is written here in the token-ids form
+(shared system prompts and per-request suffixes within the model's 128 positions); a fixture that fails to build
+fails the test."""
+import json
+import random
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from litetest import REPO, LiteTestCase, lite_json_result, run_lite
+
+FIXTURES = REPO / "scripts" / "fixtures"
+PYTHON = "/usr/bin/python3"
+
+
+def write_trace(path, requests=240, seed=5):
+    """Eight system prompts of 48 tokens shared with a skew, each request adding 8 to 56 tokens of its own."""
+    rng = random.Random(seed)
+    systems = [[rng.randrange(256) for _ in range(48)] for _ in range(8)]
+    lines = []
+    for i in range(requests):
+        system = systems[min(int(rng.expovariate(0.6)), 7)]
+        suffix = [rng.randrange(256) for _ in range(rng.randrange(8, 57))]
+        lines.append(json.dumps({"timestamp": i * 50, "tokens": system + suffix, "output_length": 8}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+class OptimizeDecoder(LiteTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.folder = Path(cls.dir.name)
+        cls.model = cls.folder / "llama.pt"
+        r = subprocess.run([PYTHON, str(FIXTURES / "make_decoder.py"), "--shape", "llama", "--size", "tiny", "--form",
+                            "kv-list", "--export", "script", "--seed", "4", "--out", str(cls.model)],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise AssertionError(f"make_decoder.py failed:\n{r.stdout}\n{r.stderr}")
+        cls.tokens = cls.folder / "heldout.pt"
+        code = ("import torch; g = torch.Generator().manual_seed(9); "
+                f"torch.save(torch.randint(0, 256, (6, 24), generator=g), '{cls.tokens}')")
+        subprocess.run([PYTHON, "-c", code], check=True, timeout=120)
+        cls.trace = cls.folder / "chats.jsonl"
+        write_trace(cls.trace)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def optimize(self, *args):
+        return lite_json_result("optimize", self.model, "--trace", self.trace, "--eval", self.tokens, "--duration",
+                                "0.3", "--modes", "float,weight-int8,fp16", *args)
+
+    def test_the_smallest_cache_meeting_ttft_wins_and_cache_sim_agrees(self):
+        out = self.folder / "chosen.pt"
+        code, doc, err = self.optimize("--target-p99", "1000", "-o", out)
+        self.assertEqual(code, 0, err)
+        d = doc["result"]["decoder"]
+        self.assertEqual((d["trace_format"], d["block_tokens"], d["requests"]), ("tokens", 16, 240))
+        self.assertEqual([w["mode"] for w in d["weights"]], ["float", "weight-int8", "fp16"])
+        for w in d["weights"]:
+            self.assertEqual(w["status"], "measured", w)
+            self.assertGreater(w["decode_tokens_per_s"], 0)
+            self.assertGreater(w["prefill_model"]["b_ms_per_token"] + w["prefill_model"]["a_ms"], 0)
+        pairs = d["pairs"]
+        self.assertEqual(len(pairs), 3 * 3)  # each mode: the cache as returned, int8, fp8
+        by_key = {(p["mode"], p["kv_format"]): p for p in pairs}
+        as_returned, int8 = by_key[("float", "float32")], by_key[("float", "int8")]
+        self.assertEqual(as_returned["kv_bytes_per_token"], 512)
+        self.assertEqual(int8["kv_bytes_per_token"], 2 * 2 * 2 * (16 + 2))
+        feasible = [p for p in pairs if p["feasible"]]
+        self.assertTrue(feasible)
+        for p in feasible:
+            self.assertEqual(p["status"], "met")
+            self.assertLessEqual(p["ttft_p99_ms"], 1000)
+            self.assertLessEqual(p["quality_loss_pct"], 1.0)
+        (chosen,) = [p for p in pairs if p["chosen"]]
+        self.assertEqual(chosen, d["chosen"])
+        self.assertEqual(chosen["cache_bytes"], min(p["cache_bytes"] for p in feasible))
+        speed = {w["mode"]: w["decode_tokens_per_s"] for w in d["weights"]}
+        same_size = [p for p in feasible if p["cache_bytes"] == chosen["cache_bytes"]]
+        self.assertEqual(speed[chosen["mode"]], max(speed[p["mode"]] for p in same_size))
+        # the same bytes hold more tokens in a lighter KV format
+        if as_returned["cache_bytes"] == int8["cache_bytes"]:
+            self.assertGreaterEqual(int8["capacity_tokens"], 3 * as_returned["capacity_tokens"])  # 3.5x, whole blocks
+        # cache-sim replays the chosen pair to the same TTFT from the weights' fitted prefill model
+        model = next(w for w in d["weights"] if w["mode"] == chosen["mode"])["prefill_model"]
+        blocks = chosen["capacity_tokens"] // 16
+        sim = lite_json_result("cache-sim", self.trace, "--sizes", str(blocks), "--policy", chosen["policy"],
+                               "--prefill-cost", f"a={model['a_ms']!r},b={model['b_ms_per_token']!r},"
+                                                 f"c={model['c_ms_per_token2']!r}")
+        self.assertEqual(sim[0], 0, sim[2])
+        self.assertAlmostEqual(sim[1]["result"]["records"][0]["ttft_p99_ms"], chosen["ttft_p99_ms"], places=6)
+        # the artifact: stock PyTorch loads it and it records the search
+        r = subprocess.run([PYTHON, "-c", "import sys, torch; m = torch.jit.load(sys.argv[1]); "
+                            "logits, cache = m(torch.zeros(1, 4, dtype=torch.long), []); print(tuple(logits.shape))",
+                            str(out)], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("(1, 4, 256)", r.stdout)
+        text = run_lite("optimize", str(self.model), "--trace", str(self.trace), "--eval", str(self.tokens),
+                        "--duration", "0.3", "--modes", "weight-int8", "--target-p99", "1000", "-o",
+                        str(self.folder / "again.pt")).stdout
+        self.assertIn("Weights x KV format", text)
+        self.assertIn("chosen: weight-int8 weights", text)
+
+    def test_an_unreachable_target_exits_1_and_writes_nothing(self):
+        out = self.folder / "never.pt"
+        code, doc, err = self.optimize("--target-p99", "0.0001", "-o", out)
+        self.assertEqual(code, 1, err)
+        d = doc["result"]["decoder"]
+        self.assertIsNone(d["chosen"])
+        self.assertTrue(all(p["status"] in ("not reached", "over budget") for p in d["pairs"]), d["pairs"])
+        self.assertFalse(out.exists())
+
+    def test_what_a_decoder_search_cannot_do_exits_2_with_one_line(self):
+        classifier = self.folder / "mlp.pt"
+        subprocess.run([PYTHON, "-c", "import torch; torch.jit.save(torch.jit.script(torch.nn.Linear(4, 2)), "
+                        f"'{classifier}')"], check=True, timeout=120)
+        base = ["optimize", str(self.model), "--trace", str(self.trace)]
+        cases = [
+            (base + ["--target-speedup", "2"], ["--target-speedup", "time-to-first-token"]),
+            (base + ["--target-p99", "100", "--hit-latency", "0.1"], ["--hit-latency", "prefill"]),
+            (base + ["--target-p99", "100", "--prune-ratios", "0.5"], ["--prune-ratios"]),
+            (base + ["--target-p99", "100", "--emit-recipe", str(self.folder / "r.json")], ["--emit-recipe"]),
+            (["optimize", str(classifier), "--trace", str(self.trace), "--target-p99", "100"],
+             ["mlp.pt", "KV cache"]),
+        ]
+        for args, needles in cases:
+            with self.subTest(args=args[3:]):
+                out = self.folder / "refused.pt"
+                self.assert_bad_input(run_lite(*args, "-o", str(out)), *needles)
+                self.assertFalse(out.exists())
+
+
+if __name__ == "__main__":
+    unittest.main()
