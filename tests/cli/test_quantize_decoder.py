@@ -88,7 +88,9 @@ class QuantizeDecoder(LiteTestCase):
         by_mode = {c["mode"]: c for c in d["candidates"]}
         self.assertIn("needs activation calibration", by_mode["static"]["problem"])
         judged = [c for c in d["candidates"] if not c["problem"]]
-        self.assertEqual({c["mode"] for c in judged}, set(MODES))
+        emulated = {c["mode"] for c in d["candidates"] if "runs emulated" in c["problem"]}  # bf16 on some CPUs
+        self.assertLessEqual(emulated, {"bf16"})
+        self.assertEqual({c["mode"] for c in judged} | emulated, set(MODES))
         (chosen,) = [c for c in judged if c["chosen"]]
         within = [c for c in judged if c["meets_tolerance"]]
         self.assertTrue(chosen["meets_tolerance"])

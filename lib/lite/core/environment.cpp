@@ -46,6 +46,13 @@ bool has_cpu_feature(const Environment& env, const std::string& name) {
   return std::find(env.cpu_features.begin(), env.cpu_features.end(), name) != env.cpu_features.end();
 }
 
+bool has_native_bf16(const Environment& env) {
+  const std::string& isa = env.onednn_isa;
+  if (!isa.empty() && isa.rfind("0x", 0) != 0)
+    return isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos;
+  return has_cpu_feature(env, "avx512_bf16") || has_cpu_feature(env, "amx_bf16");
+}
+
 std::string describe_machine(const Environment& env) {
   std::string line = "machine: " + (env.cpu_model.empty() ? std::string("unknown CPU") : env.cpu_model) + ", " +
                      std::to_string(env.logical_cores) + " logical cores, " +

@@ -33,6 +33,10 @@ const std::vector<std::string>& cpu_feature_names();
 // The subset of cpu_feature_names() among the space-separated `flags` (a /proc/cpuinfo "flags" value).
 std::vector<std::string> cpu_features_in(const std::string& flags);
 bool has_cpu_feature(const Environment& env, const std::string& name);
+// Whether bf16 matrix kernels run natively: oneDNN dispatches to a bf16 or AMX ISA (ONEDNN_MAX_CPU_ISA can lower it
+// below what the CPU has), or, where oneDNN's ISA is unknown, the CPU has avx512_bf16 or amx_bf16. Without it bf16
+// is emulated, several times slower than float32.
+bool has_native_bf16(const Environment& env);
 // One line for text reports: "Intel(R) Xeon(R) ..., 2 cores, avx2 avx512f avx512_vnni, oneDNN avx512_core_vnni".
 std::string describe_machine(const Environment& env);
 

@@ -17,6 +17,7 @@
 #include "lite/measure/frozen_float.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/module_bytes.hpp"
+#include "lite/model/torch_environment.hpp"
 
 namespace lite::quantize {
 
@@ -155,11 +156,15 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
   run.decoder_result.generated_tokens = run.plan.new_tokens;
 
   std::map<std::string, Built> built;
+  Environment env = host_environment();
+  add_torch_environment(env);
   for (const ModeEntry* mode : modes_to_try(requested)) {
-    if (mode->scheme->needs_calibration()) {
+    std::string problem = mode->scheme->needs_calibration() ? "needs activation calibration; a decoder takes the weight modes"
+                          : requested.scheme ? "" : mode->scheme->cpu_problem(env);
+    if (!problem.empty()) {
       DecoderCandidate skipped;
       skipped.mode = mode->name;
-      skipped.problem = "needs activation calibration; a decoder takes the weight modes";
+      skipped.problem = problem;
       run.decoder_result.candidates.push_back(skipped);
       continue;
     }

@@ -2,6 +2,7 @@
 // cannot apply to this model, engine or data is an input error when it was asked for, and for auto a candidate
 // recorded with its reason.
 #include "lite/core/error.hpp"
+#include "lite/model/torch_environment.hpp"
 #include "lite/quantize/run_internal.hpp"
 
 namespace lite::quantize {
@@ -23,8 +24,11 @@ std::vector<const ModeEntry*> modes_to_try(const ModeEntry& requested) {
 Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& requested, const QuantizeOptions& o,
                    const QuantizeResult& r, const model::LoadedModel& source, const std::string& calib_problem) {
   Planned out;
+  Environment env = host_environment();
+  add_torch_environment(env);
   for (const ModeEntry* m : todo) {
     std::string problem = m->scheme->engine_problem(r.engine);
+    if (problem.empty() && !requested.scheme) problem = m->scheme->cpu_problem(env);
     if (problem.empty() && m->scheme->needs_calibration() && !calib_problem.empty()) problem = calib_problem;
     if (problem.empty()) {
       try {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/core/environment.hpp"
+
 namespace lite::quantize {
 
 // A layer whose weights every mode but bf16 leaves in float (Embedding, LSTM, GRU, RNN): listed so that a plan
@@ -61,6 +63,9 @@ class Scheme {
   virtual bool needs_calibration() const { return false; }
   // Why this scheme cannot be used with the quantized engine `engine` ("" when it can).
   virtual std::string engine_problem(const std::string& engine) const { return {}; }
+  // Why auto need not build this scheme on this CPU (it cannot win here), "" when it may: predicted from the CPU's
+  // features, so an emulated mode is not built and timed only to lose. An explicit {mode} is built regardless.
+  virtual std::string cpu_problem(const Environment& env) const { return {}; }
   // Builds the transformed module described by ctx.plan into ctx.result.
   virtual void build(BuildContext& ctx) const = 0;
 };

@@ -6,6 +6,8 @@
 // which the module makes, and their weights must share one dtype).
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
+#include <fmt/format.h>
+
 #include "lite/quantize/quantize_internal.hpp"
 
 namespace lite::quantize {
@@ -89,6 +91,14 @@ class Bf16Scheme final : public Scheme {
   }
   uint64_t layer_bytes(const LayerInfo& l) const override {
     return 2 * (l.weight_elements() + static_cast<uint64_t>(l.bias));
+  }
+  // Emulated bf16 measured 20-50x slower than float32 (torchvision swin_t 6,066 ms against 119 ms at batch 1,
+  // r3d_18 21x, issue 42): building and timing it costs minutes and cannot win.
+  std::string cpu_problem(const Environment& env) const override {
+    if (has_native_bf16(env)) return {};
+    return fmt::format("not tried: bf16 runs emulated here (oneDNN ISA {}, no avx512_bf16 or amx_bf16 kernels), "
+                       "many times slower than float32; --mode bf16 times it anyway",
+                       env.onednn_isa.empty() ? "unknown" : env.onednn_isa);
   }
   void build(BuildContext& ctx) const override {
     FrozenModel f = freeze_with_layers(ctx.source, ctx.plan);

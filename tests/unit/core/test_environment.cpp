@@ -29,3 +29,20 @@ TEST_CASE("this machine's environment names its CPU and features, in JSON and in
   report::print(r, report::Format::text, out);
   CHECK(out.str().find("machine: " + env.cpu_model) != std::string::npos);
 }
+
+TEST_CASE("native bf16: oneDNN's dispatch ISA decides, the CPU flags where it is unknown") {
+  Environment env;
+  env.cpu_features = {"avx512_bf16", "avx512f", "avx2"};
+  env.onednn_isa = "avx512_core_bf16";
+  CHECK(has_native_bf16(env));
+  env.onednn_isa = "avx512_core_amx";
+  CHECK(has_native_bf16(env));
+  env.onednn_isa = "avx2";  // ONEDNN_MAX_CPU_ISA=AVX2 on a CPU that has avx512_bf16: oneDNN emulates
+  CHECK_FALSE(has_native_bf16(env));
+  env.onednn_isa = "";
+  CHECK(has_native_bf16(env));
+  env.cpu_features = {"avx512f", "avx2"};
+  CHECK_FALSE(has_native_bf16(env));
+  env.onednn_isa = "0x1234";  // a value this table does not name
+  CHECK_FALSE(has_native_bf16(env));
+}
