@@ -104,6 +104,8 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->default_str("")
                    ->group("Cost model"),
                NumberText::unsigned_whole, "a whole number of instances, e.g. 4");
+  app.add_option("--engine", o.engine, "Engine mode: ideal, vllm or sglang[:decode-ms=20] (ms per output token)")
+      ->group("Simulation");
   decimal_only(app.add_option("--target-ttft-p99", o.target_ttft_p99_ms,
                               "Recommend the smallest capacity with TTFT p99 <= MS")
                    ->group("Sizing"),
