@@ -104,6 +104,8 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->default_str("")
                    ->group("Cost model"),
                NumberText::unsigned_whole, "a whole number of instances, e.g. 4");
+  app.add_option("--engine", o.engine, "Replay as ideal, vllm or sglang[:decode-ms=20]")
+      ->group("Simulation");
   decimal_only(app.add_option("--target-ttft-p99", o.target_ttft_p99_ms,
                               "Recommend the smallest capacity with TTFT p99 <= MS")
                    ->group("Sizing"),
@@ -146,6 +148,7 @@ void add_sampling_and_cost_flags(CLI::App& app, cache::CacheSimOptions& o) {
                NumberText::real, "a decimal latency in ms, 0 or more, e.g. 12.5");
   app.add_option("--miss-latency-from", o.miss_latency_from,
                  "Miss latency from 'lite profile --json' reports, one per model variant")
+      ->option_text("FILES")  // "TEXT ..." is wider than the flag column: a line of its own
       ->group("Cost model")
       ->allow_extra_args(false)
       ->delimiter(',');

@@ -10,6 +10,7 @@ import unittest
 from litetest import DATA, LITE, SHARED, LiteTestCase, lite_json_result, run_lite, run_lite_json
 
 MOONCAKE = SHARED / "data" / "llm-traces" / "conversation_trace.jsonl"
+ENGINE_TOLERANCE = 0.01  # token hit ratio an engine may lose to the ideal model at 50M tokens (Engines)
 
 
 def mooncake_line(t, n_in, ids, n_out=1):
@@ -295,17 +296,101 @@ class Cluster(PrefixTestCase):
                              "prefix-affinity", needles=["--route", "'prefix-affinity'", "object trace", "ketama"])
 
 
+class Engines(PrefixTestCase):
+    """--engine vllm / sglang (docs/cache-sim.md "Engine mode"): answers worked out by hand, and Mooncake's trace."""
+
+    # vLLM's design doc walk-through (block size 4, 10 blocks): request 0 decodes 5 tokens, request 1 shares 2
+    # blocks with it, request 2 three; at 1 ms a token request 0 ends at 5 and request 1 at 6, before request 2
+    WALK_THROUGH = [mooncake_line(0, 15, [1, 2, 3, 4], 5), mooncake_line(4, 14, [1, 2, 5, 6], 2),
+                    mooncake_line(7, 29, [1, 2, 3, 7, 8, 9, 10, 11], 1)]
+
+    def engine_run(self, trace, engine, *args):
+        return run_lite_json("cache-sim", trace, "--block-tokens", "4", "--engine", engine, *args)["result"]
+
+    def test_walk_through_by_hand(self):
+        trace = self.write("walk.jsonl", self.WALK_THROUGH)
+        vllm = self.engine_run(trace, "vllm:decode-ms=1", "--sizes", "10")
+        self.assertEqual(vllm["engine"], "vllm")
+        (row,) = vllm["records"]
+        self.assertEqual(row["policy"], "vllm")
+        self.assertEqual(row["hit_tokens"], 0 + 8 + 12)
+        self.assertEqual(row["prompt_tokens"], 15 + 14 + 29)
+        self.assertEqual(row["engine"], {"decode_ms": 1.0, "waited_requests": 0, "wait_mean_ms": 0.0,
+                                         "wait_max_ms": 0.0, "too_large_requests": 0, "preemptions": 0,
+                                         "evicted_blocks": 1})  # request 0's fourth block, filled by its output
+        # sglang: the same hits; request 2's 5 new blocks evict two leaves of request 0's path, the oldest
+        (row,) = self.engine_run(trace, "sglang:decode-ms=1", "--sizes", "10")["records"]
+        self.assertEqual(row["hit_tokens"], 20)
+        self.assertEqual(row["engine"]["evicted_blocks"], 2)
+
+    def test_cap_and_waits_by_hand(self):
+        # the same 8-token prompt twice: ideal hits 8 tokens, vllm whole blocks within 7 (4), sglang 7 tokens
+        twice = self.write("twice.jsonl", [mooncake_line(0, 8, [1, 2]), mooncake_line(100, 8, [1, 2])])
+        hits = {e: self.engine_run(twice, e, "--sizes", "10")["records"][0]["hit_tokens"]
+                for e in ("ideal", "vllm", "sglang")}
+        self.assertEqual(hits, {"ideal": 8, "vllm": 4, "sglang": 7})
+        # 2 blocks; requests 0 and 1 decode until 10 and 11 ms, request 2 (arriving at 2) waits until 10
+        busy = self.write("busy.jsonl", [mooncake_line(t, 4, [t + 1]) for t in range(3)])
+        for engine in ("vllm", "sglang"):
+            with self.subTest(engine=engine):
+                doc = self.engine_run(busy, engine + ":decode-ms=10", "--sizes", "2", "--prefill-ms-per-token", "0")
+                row = doc["records"][0]
+                self.assertEqual(row["engine"]["waited_requests"], 1)
+                self.assertAlmostEqual(row["engine"]["wait_mean_ms"], 8)
+                self.assertAlmostEqual(row["ttft_p99_ms"], 8, delta=0.5)  # TTFT includes the wait
+        out = run_lite("cache-sim", busy, "--block-tokens", "4", "--engine", "vllm", "--sizes", "2")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        for column in ("waited", "mean wait", "preempted", "too large"):
+            self.assertIn(column, out.stdout)
+
+    def test_mooncake_engines_agree_at_large_capacity(self):
+        trace = self.require_mooncake()
+        ratios = {}
+        for engine in ("ideal", "vllm", "sglang"):
+            doc = run_lite_json("cache-sim", trace, "--sizes", "50Mtok", "--engine", engine,
+                                *(["--policy", "lru"] if engine == "ideal" else []))["result"]
+            self.assertEqual(doc["trace"]["requests"], 12031)  # the fixture itself, not a skip, if it changed
+            (row,) = doc["records"]
+            ratios[engine] = row["token_hit_ratio"]
+            if engine != "ideal":
+                self.assertEqual(row["engine"]["too_large_requests"], 0)
+        self.assertGreater(ratios["ideal"], 0.36)
+        # with room for everything the engines lose only partial blocks (vllm), the input_length - 1 cap and
+        # blocks of running requests' outputs: a few hundredths of the token hit ratio
+        for engine in ("vllm", "sglang"):
+            self.assertLessEqual(ratios[engine], ratios["ideal"] + 1e-9, engine)
+            self.assertGreater(ratios[engine], ratios["ideal"] - ENGINE_TOLERANCE, engine)
+
+    def test_bad_engines_are_refused(self):
+        trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
+        cases = [
+            (["--engine", "vlm"], ["--engine", "vllm"]),
+            (["--engine", "vllm:decode-ms=fast"], ["--engine", "decode-ms"]),
+            (["--engine", "sglang:decode-ms=-2"], ["--engine", "decode-ms"]),
+            (["--engine", "ideal:decode-ms=5"], ["--engine", "ideal"]),
+            (["--engine", "vllm", "--policy", "lru"], ["--policy", "--engine"]),
+            (["--engine", "sglang", "--mrc"], ["--mrc", "--engine"]),
+        ]
+        for args, needles in cases:
+            with self.subTest(args=args):
+                self.assert_rejected("cache-sim", trace, *args, needles=needles)
+        self.assert_rejected("cache-sim", DATA / "inference_requests.csv", "--engine", "vllm",
+                             needles=["--engine", "prefix"])
+
+
 class Listing(PrefixTestCase):
     def test_policy_list_and_dump_config(self):
         r = run_lite("cache-sim", "--policy", "list")
         self.assertEqual(r.returncode, 0, r.stderr)
-        for name in ("radix-lru", "radix-lfu", "radix-cost", "radix-reference"):
+        for name in ("radix-lru", "radix-lfu", "radix-cost", "radix-reference", "vllm", "sglang"):
             self.assertIn(name, r.stdout)
-        r = run_lite("cache-sim", "t.jsonl", "--block-tokens", "16", "--kv-dtype", "fp8,int4", "--dump-config")
+        r = run_lite("cache-sim", "t.jsonl", "--block-tokens", "16", "--kv-dtype", "fp8,int4", "--engine", "sglang",
+                     "--dump-config")
         self.assertEqual(r.returncode, 0, r.stderr)
         config = json.loads(r.stdout)
         self.assertEqual(config["block_tokens"], 16)
         self.assertEqual(config["kv_dtypes"], ["fp8", "int4"])
+        self.assertEqual(config["engine"], "sglang")
 
 
 if __name__ == "__main__":

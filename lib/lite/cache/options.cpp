@@ -57,7 +57,8 @@ void cache_sim_fields(Fields& f, O& o) {
       .field("prefill_cost_from", o.prefill_cost_from)
       .field("instances", o.instances)
       .field("tiers", o.tiers)
-      .field("target_ttft_p99_ms", o.target_ttft_p99_ms);
+      .field("target_ttft_p99_ms", o.target_ttft_p99_ms)
+      .field("engine", o.engine);
 }
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o) {

@@ -56,6 +56,7 @@ struct CacheSimOptions {
   uint32_t instances = 0;                      // prefill instances serving FCFS by timestamp; 0 = no queueing
   std::string tiers;                           // KV tiers fastest first: "hbm=3Mtok,dram=50Mtok@50GB/s"
   std::optional<double> target_ttft_p99_ms;
+  std::string engine = "ideal";                // ideal, or vllm / sglang[:decode-ms=X] (prefix/engine.hpp)
 };
 
 void to_json(nlohmann::json& j, const CacheSimOptions& o);

@@ -53,7 +53,8 @@ std::vector<std::pair<const char*, bool>> prefix_only(const CacheSimOptions& o) 
           {"prefill_cost_from", !o.prefill_cost_from.empty()},
           {"instances", o.instances != 0},
           {"tiers", !o.tiers.empty()},
-          {"target_ttft_p99_ms", o.target_ttft_p99_ms.has_value()}};
+          {"target_ttft_p99_ms", o.target_ttft_p99_ms.has_value()},
+          {"engine", to_lower(trim(o.engine)) != "ideal"}};
 }
 
 // "a=20,b=0.05,c=2e-6" (any of the three; the others 0).
@@ -140,6 +141,7 @@ prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
   c.target_hit_ratio = o.target_hit_ratio;
   c.target_ttft_p99_ms = o.target_ttft_p99_ms;
   c.threads = o.threads;
+  c.engine = o.engine;
   return c;
 }
 

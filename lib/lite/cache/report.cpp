@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lite/cache/prefix/engine.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/cache_sim.hpp"
 #include "lite/cache/cluster.hpp"
@@ -461,7 +462,14 @@ report::Report policy_list_report() {
   nlohmann::json prefix_list = nlohmann::json::array();
   for (const auto& row : r.tables.back().rows)
     prefix_list.push_back({{"name", row[0]}, {"evicts", row[1]}, {"description", row[2]}});
-  r.result = {{"policies", list}, {"prefix_policies", prefix_list}};
+  report::Table engines{"Engines of the prefix mode (--engine; docs/cache-sim.md \"Engine mode\")", {"name", "rule"}, {}, 2};
+  nlohmann::json engine_list = nlohmann::json::array();
+  for (const auto& e : prefix::engine_table()) {
+    engines.rows.push_back({e.name, e.description});
+    engine_list.push_back({{"name", e.name}, {"description", e.description}});
+  }
+  r.tables.push_back(std::move(engines));
+  r.result = {{"policies", list}, {"prefix_policies", prefix_list}, {"engines", engine_list}};
   return r;
 }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 
@@ -245,7 +246,10 @@ TEST_CASE("capacities in blocks, tokens, bytes and shares") {
 }
 
 TEST_CASE("unbounded reuse of the shared Mooncake trace, by three definitions") {
-  const std::string path = std::string(LITE_SHARED_TRACES) + "/../llm-traces/conversation_trace.jsonl";
+  // $LITE_SHARED_DIR first, as the other shared-trace tests read it (a worktree has no ../shared beside it)
+  const char* shared = std::getenv("LITE_SHARED_DIR");
+  const std::string path = shared ? std::string(shared) + "/data/llm-traces/conversation_trace.jsonl"
+                                  : std::string(LITE_SHARED_TRACES) + "/../llm-traces/conversation_trace.jsonl";
   REQUIRE_MESSAGE(std::filesystem::exists(path), "the shared Mooncake trace is missing: ", path);
   PrefixConfig c;
   c.trace = path;

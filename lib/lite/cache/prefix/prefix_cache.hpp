@@ -44,6 +44,7 @@ struct PrefixConfig {
   uint32_t block_tokens = 0;               // 0 = the format's own (512 for mooncake, 16 for token ids)
   bool skip_bad_lines = false;
   std::vector<std::string> policies;       // prefix policy names (policy table in prefix_policies.cpp)
+  std::string engine = "ideal";            // "ideal", or an engine and its decode time: "vllm:decode-ms=20"
   std::string sizes = "auto";              // blocks, tokens ("3Mtok"), bytes ("64GiB"), or shares ("10%")
   std::optional<double> kv_bytes_per_token;
   std::string kv_layout;                   // "layers=80,kv-heads=8,head-dim=128,dtype=fp16"
@@ -74,6 +75,16 @@ struct InstanceLoad {
   uint64_t prefill_tokens() const { return prompt_tokens - hit_tokens; }
 };
 
+// Engine mode (engine.hpp): how the engine's admissions went.
+struct EngineCounters {
+  double decode_ms = 0;          // per generated token
+  uint64_t waited = 0;           // requests admitted after their arrival: no room among unpinned blocks
+  double wait_mean_ms = 0, wait_max_ms = 0;  // over the requests that waited
+  uint64_t too_large = 0;        // requests needing more blocks than the whole pool: served uncached, not cached
+  uint64_t preemptions = 0;      // 0: a request waits at admission rather than being preempted later
+  uint64_t evicted_blocks = 0;   // cached blocks evicted
+};
+
 // One policy at one capacity (and KV format).
 struct PrefixRow {
   std::string policy;
@@ -89,6 +100,7 @@ struct PrefixRow {
   uint64_t recomputed_tokens = 0;  // --tiers: cached, but recomputing them was faster than loading them
   std::string route;               // cluster: "global" (one pool of the capacity), else the router of K local pools
   std::vector<InstanceLoad> instances;  // cluster: per instance
+  std::optional<EngineCounters> engine;  // engine mode (policy is then the engine's name)
   double seconds = 0;
   double token_hit_ratio() const { return prompt_tokens ? double(hit_tokens) / double(prompt_tokens) : 0; }
   double block_hit_ratio() const { return block_refs ? double(hit_blocks) / double(block_refs) : 0; }
@@ -119,6 +131,7 @@ struct PrefixResult {
   std::optional<PrefillModel> prefill;
   std::string prefill_source;
   uint32_t instances = 0;
+  std::string engine = "ideal";          // the engine's name
   UnboundedReuse unbounded;
   std::vector<PrefixRow> rows;           // policy-major, capacity ascending
   std::optional<PrefixCurve> curve;

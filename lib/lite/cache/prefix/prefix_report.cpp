@@ -75,6 +75,11 @@ void to_json(nlohmann::json& j, const PrefixRow& r) {
     j["recomputed_tokens"] = r.recomputed_tokens;
   }
   if (!r.route.empty()) cluster_json(j, r);
+  if (r.engine)
+    j["engine"] = {{"decode_ms", r.engine->decode_ms}, {"waited_requests", r.engine->waited},
+                   {"wait_mean_ms", r.engine->wait_mean_ms}, {"wait_max_ms", r.engine->wait_max_ms},
+                   {"too_large_requests", r.engine->too_large}, {"preemptions", r.engine->preemptions},
+                   {"evicted_blocks", r.engine->evicted_blocks}};
 }
 
 void to_json(nlohmann::json& j, const PrefixResult& r) {
@@ -93,6 +98,7 @@ void to_json(nlohmann::json& j, const PrefixResult& r) {
     j["prefill_model"] = {{"a_ms", r.prefill->a_ms}, {"b_ms_per_token", r.prefill->b_ms_per_token},
                           {"c_ms_per_token2", r.prefill->c_ms_per_token2}, {"instances", r.instances},
                           {"source", r.prefill_source.empty() ? "given" : r.prefill_source}};
+  j["engine"] = r.engine;
   j["records"] = r.rows;
   if (r.curve)
     j["curve"] = {{"policy", "lru"}, {"capacity_blocks", r.curve->capacity_blocks},
@@ -147,6 +153,18 @@ void add_cluster_cells(const PrefixResult& r, const PrefixRow& row, std::vector<
   cells.push_back(g ? fmt::format("{:+.4f}", g->token_hit_ratio() - row.token_hit_ratio()) : "-");
 }
 
+const char* const kEngineColumns[] = {"waited", "mean wait", "preempted", "too large"};
+
+// Engine mode: requests that waited for room beside the running ones, their mean wait, preemptions (none: a
+// request waits instead) and requests larger than the whole pool.
+void add_engine_cells(const PrefixRow& row, std::vector<std::string>& cells) {
+  const EngineCounters& e = *row.engine;
+  cells.push_back(format_count(e.waited));
+  cells.push_back(e.waited ? detail::ms_cell(e.wait_mean_ms) : "-");
+  cells.push_back(format_count(e.preemptions));
+  cells.push_back(format_count(e.too_large));
+}
+
 report::Table rows_table(const PrefixResult& r) {
   const bool kv = !r.kv_formats.empty(), ttft = r.prefill.has_value();
   report::Table t;
@@ -164,6 +182,8 @@ report::Table rows_table(const PrefixResult& r) {
   for (const auto& tier : tiers) t.columns.push_back(tier.name + " hit");
   if (!tiers.empty()) t.columns.push_back("recomputed");
   if (cluster) t.columns.insert(t.columns.end(), std::begin(kClusterColumns), std::end(kClusterColumns));
+  const bool engine = !r.rows.empty() && r.rows.front().engine.has_value();
+  if (engine) t.columns.insert(t.columns.end(), std::begin(kEngineColumns), std::end(kEngineColumns));
   if (ttft)
     for (const char* c : {"TTFT mean", "TTFT p50", "TTFT p99"}) t.columns.push_back(c);
   t.left_aligned_columns = 1 + kv + cluster;
@@ -179,6 +199,7 @@ report::Table rows_table(const PrefixResult& r) {
     cells.push_back(format_count(row.orphan_blocks));
     add_tier_cells(row, cells);
     if (cluster) add_cluster_cells(r, row, cells);
+    if (engine) add_engine_cells(row, cells);
     if (ttft)
       for (const auto& v : {row.ttft_mean_ms, row.ttft_p50_ms, row.ttft_p99_ms}) cells.push_back(detail::ms_cell(v));
     t.rows.push_back(std::move(cells));
@@ -226,6 +247,12 @@ void add_notes(const PrefixResult& r, report::Report& rep) {
                                     r.instances ? fmt::format("; {} instances serve FCFS by arrival", r.instances)
                                                 : std::string("; no queueing (each request served at once)")));
   if (!r.rows.empty() && !r.rows.front().tiers.empty()) add_tier_notes(r.rows.front(), rep);
+  if (!r.rows.empty() && r.rows.front().engine)
+    rep.notes.push_back(fmt::format(
+        "engine {}: requests arrive at their timestamps and hold their blocks (pinned) until prefilled{} and decoded "
+        "at {:.4g} ms per output token; a request whose blocks do not fit beside the pinned ones waits (FCFS), never "
+        "preempted; generated blocks get ids no prompt matches (docs/cache-sim.md \"Engine mode\")", r.engine,
+        r.prefill ? "" : " (at once: no prefill model)", r.rows.front().engine->decode_ms));
   if (!r.rows.empty() && !r.rows.front().route.empty())
     rep.notes.push_back(fmt::format(
         "cluster of {} instances: 'global' is one pool of the capacity every instance reads (requests to the least "

@@ -12,6 +12,7 @@
 
 #include "lite/cache/prefix/capacity.hpp"
 #include "lite/cache/prefix/cluster_route.hpp"
+#include "lite/cache/prefix/engine.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/replay.hpp"
 #include "lite/cache/prefix/tiers.hpp"
@@ -83,6 +84,20 @@ void check_cluster(const PrefixConfig& c) {
   if (!c.tiers.empty()) throw OptionError("route", "cannot be combined with {tiers}", "study one at a time");
 }
 
+// --engine: the engine's own eviction and timing replace what the ideal model's options choose.
+void check_engine(const PrefixConfig& c) {
+  if (!parse_engine(c.engine).engine->make) return;
+  const std::string engine = trim(c.engine.substr(0, c.engine.find(':')));
+  const auto refuse = [&](const char* key, const char* what) {
+    throw OptionError(key, fmt::format("{} in the ideal model; {{engine}} {} evicts and times as the engine does",
+                                       what, engine), "drop one of the two");
+  };
+  if (!c.policies.empty()) refuse("policies", "picks the eviction policy");
+  if (!c.tiers.empty()) refuse("tiers", "stacks tiers");
+  if (!c.routes.empty()) refuse("route", "routes a cluster");
+  if (c.mrc) refuse("mrc", "is the LRU curve");
+}
+
 }  // namespace
 
 void check_config(const PrefixConfig& c) {
@@ -100,6 +115,7 @@ void check_config(const PrefixConfig& c) {
   check_prefill(c);
   check_tiers(c, formats.size());
   check_cluster(c);
+  check_engine(c);
   if (c.target_hit_ratio && !(*c.target_hit_ratio > 0 && *c.target_hit_ratio <= 1))
     throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *c.target_hit_ratio),
                       "give a token hit ratio, e.g. 0.35");
@@ -178,10 +194,14 @@ std::vector<Job> plan_jobs(const PrefixConfig& c, const BlockTrace& t, const Pre
   for (const auto& f : result.kv_formats) formats.push_back(&f);
   if (formats.empty()) formats.push_back(nullptr);
   std::vector<Job> jobs;
-  for (const auto& name : policy_list(c)) {
+  const EngineSpec engine = parse_engine(c.engine);
+  // an engine evicts its own way: one pass of jobs, with no policy
+  const std::vector<std::string> names = engine.engine->make ? std::vector<std::string>{""} : policy_list(c);
+  for (const auto& name : names) {
     for (const KvFormat* kv : formats) {
       Job base;
-      base.setup = {&t, &find_prefix_policy(name), 0, next_use, c.prefill, c.instances, {}, false, nullptr};
+      base.setup = {&t, name.empty() ? nullptr : &find_prefix_policy(name), 0, next_use, c.prefill, c.instances, {},
+                    false, nullptr, engine.engine, engine.decode_ms};
       base.kv = kv;
       add_jobs(jobs, base, c, result);
     }
@@ -237,6 +257,7 @@ PrefixResult run_study(const PrefixConfig& c, Progress& progress) {
   result.prefill = c.prefill;
   result.prefill_source = c.prefill_source;
   result.instances = c.instances;
+  result.engine = parse_engine(c.engine).engine->name;
   result.unbounded = unbounded_reuse(trace);
   std::vector<uint32_t> next_use;
   bool offline = false;

@@ -1,5 +1,6 @@
 // replay(): one policy x capacity over the trace (replay.hpp), and the facts it reads: next uses, orphans, TTFT.
 #include "lite/cache/prefix/replay.hpp"
+#include "lite/cache/prefix/engine.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -20,19 +21,6 @@ std::vector<uint32_t> next_uses(const BlockTrace& t) {
     }
   }
   return next;
-}
-
-uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache) {
-  // A parent's id is always smaller than its child's (ids are given in prompt order), so one pass suffices.
-  std::vector<uint8_t> reachable(t.blocks(), 0);
-  uint64_t orphans = 0;
-  for (uint32_t b = 0; b < t.blocks(); ++b) {
-    if (!cache.cached(b)) continue;
-    const uint32_t p = t.parent[b];
-    reachable[b] = p == kNoBlock || reachable[p];
-    orphans += !reachable[b];
-  }
-  return orphans;
 }
 
 TtftClock::TtftClock(const PrefillModel& model, uint32_t instances) : model_(model), free_at_(instances, 0.0) {}
@@ -73,24 +61,29 @@ CacheSetup cache_setup(const ReplaySetup& s) {
 
 PrefixRow start_row(const ReplaySetup& s) {
   PrefixRow row;
-  row.policy = s.policy->name;
+  row.policy = s.engine && s.engine->make ? s.engine->name : s.policy->name;
   row.capacity_blocks = s.capacity_blocks;
   row.capacity_tokens = s.capacity_blocks * s.trace->block_tokens;
   return row;
 }
 
-void finish_row(PrefixRow& row, const BlockTrace& t, const BlockCache& cache, std::vector<double>& ttft) {
+void finish_row(PrefixRow& row, const BlockTrace& t, uint64_t occupied, uint64_t orphans, std::vector<double>& ttft) {
   row.requests = t.requests();
   row.block_refs = t.refs.size();
   for (uint32_t n : t.input_tokens) row.prompt_tokens += n;
-  row.cached_blocks = cache.occupied();
-  row.orphan_blocks = count_orphans(t, cache);
+  row.cached_blocks = occupied;
+  row.orphan_blocks = orphans;
   fill_ttft(row, ttft);
+}
+
+void finish_row(PrefixRow& row, const BlockTrace& t, const BlockCache& cache, std::vector<double>& ttft) {
+  finish_row(row, t, cache.occupied(), count_orphans(t, cache), ttft);
 }
 
 PrefixRow replay(const ReplaySetup& s) {
   if (!s.tiers.empty()) return replay_tiered(s);
   if (s.cluster) return replay_cluster(s);
+  if (s.engine && s.engine->make) return replay_engine(s);
   const auto start = Clock::now();
   const BlockTrace& t = *s.trace;
   std::unique_ptr<BlockCache> cache = s.policy->make(cache_setup(s));

@@ -11,6 +11,7 @@
 namespace lite::cache::prefix {
 
 struct PrefixRouteEntry;  // cluster_route.hpp
+struct EngineEntry;       // engine.hpp
 
 struct ReplaySetup {
   const BlockTrace* trace = nullptr;
@@ -22,6 +23,8 @@ struct ReplaySetup {
   std::vector<Tier> tiers;  // --tiers: the policy's cache is the first (capacity_blocks is then their total)
   bool cluster = false;     // a cluster study over `instances`: local pools behind `route`, or the global pool
   const PrefixRouteEntry* route = nullptr;  // null: one global pool, requests to the least loaded
+  const EngineEntry* engine = nullptr;      // engine mode (engine.hpp); null or ideal: the policy's replay
+  double decode_ms = 0;                     // engine mode: per generated token
 };
 
 PrefixRow replay(const ReplaySetup& s);
@@ -29,11 +32,15 @@ PrefixRow replay(const ReplaySetup& s);
 PrefixRow replay_tiered(const ReplaySetup& s);
 // replay() of a cluster (replay_cluster.cpp): `instances` pools of capacity/K behind `route`, or one pool.
 PrefixRow replay_cluster(const ReplaySetup& s);
+// replay() of an engine (replay_engine.cpp): arrivals, running requests' pinned blocks, waits.
+PrefixRow replay_engine(const ReplaySetup& s);
 
 // A row's policy and capacity before the replay, and what every replay fills after it: totals over the trace,
 // the cache's end state, the TTFT statistics (sorts `ttft`).
 PrefixRow start_row(const ReplaySetup& s);
 void finish_row(PrefixRow& row, const BlockTrace& t, const BlockCache& cache, std::vector<double>& ttft);
+// The same from the end state of any cache: blocks it holds, and its orphans.
+void finish_row(PrefixRow& row, const BlockTrace& t, uint64_t occupied, uint64_t orphans, std::vector<double>& ttft);
 // The cache setup of a replay (capacity, next uses, radix-cost's attention weight).
 CacheSetup cache_setup(const ReplaySetup& s);
 
@@ -41,8 +48,23 @@ CacheSetup cache_setup(const ReplaySetup& s);
 // offline reference reads.
 std::vector<uint32_t> next_uses(const BlockTrace& t);
 
-// Cached blocks with an ancestor that is not cached.
-uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache);
+// Cached blocks with an ancestor that is not cached: cached(b) says whether trace block b is.
+template <class Cached>
+uint64_t count_orphans(const BlockTrace& t, Cached cached) {
+  // A parent's id is always smaller than its child's (ids are given in prompt order), so one pass suffices.
+  std::vector<uint8_t> reachable(t.blocks(), 0);
+  uint64_t orphans = 0;
+  for (uint32_t b = 0; b < t.blocks(); ++b) {
+    if (!cached(b)) continue;
+    const uint32_t p = t.parent[b];
+    reachable[b] = p == kNoBlock || reachable[p];
+    orphans += !reachable[b];
+  }
+  return orphans;
+}
+inline uint64_t count_orphans(const BlockTrace& t, const BlockCache& cache) {
+  return count_orphans(t, [&cache](uint32_t b) { return cache.cached(b); });
+}
 
 // The time to first token of each request, in ms: the prefill of its uncached tokens (after waiting for one of
 // `instances` prefill instances, FCFS by arrival, when instances > 0).
