@@ -27,6 +27,7 @@
 #include "lite/measure/timing.hpp"
 #include "lite/model/artifact.hpp"
 #include "lite/model/facts_torch.hpp"
+#include "lite/model/input_binding.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
@@ -356,11 +357,23 @@ void train_student(Session& s, DistillResult& r) {
   restore_state(s.student.module, outcome.state.best_weights);
 }
 
+// Training feeds the models one tensor per batch (the trainer's shuffled rows, the streamed chunks, the cached
+// logits): a teacher whose forward needs several inputs is refused before any data is read.
+void require_one_input(const model::LoadedModel& teacher) {
+  const model::ForwardArguments forward = model::forward_arguments(teacher.module);
+  if (forward.required < 2) return;
+  throw InputError(teacher.path.string(),
+                   fmt::format("its forward takes {} inputs ({}); lite distill trains models of one input",
+                               forward.required, model::argument_list(forward)),
+                   "distill a model with one input; lite quantize and lite prune read data with several inputs");
+}
+
 // The models and data of the run: teacher, training data, the student (given, or the pruned teacher), validation data,
 // and what the report says of them (labels, metric, sizes).
 void load_models_and_data(Session& s, DistillResult& r) {
   const DistillOptions& o = s.o;
   s.teacher = model::load_model(o.teacher);
+  require_one_input(s.teacher);
   load_training(s, r);
   if (o.student_from_prune) {
     r.prune.emplace();

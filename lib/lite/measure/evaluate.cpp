@@ -24,9 +24,9 @@ torch::Tensor predict(torch::jit::Module& module, const model::Dataset& data, in
   ProgressPhase phase(progress, "evaluating", static_cast<uint64_t>(data.size()));
   for (int64_t begin = 0; begin < data.size(); begin += batch) {
     throw_if_interrupted();
-    auto [x, y] = model::batch_of(data, begin, batch);
-    outputs.push_back(forward_float(module, {x}, model_path));
-    phase.advance(static_cast<uint64_t>(x.size(0)));
+    const auto inputs = model::batch_inputs(data, begin, batch);
+    outputs.push_back(forward_float(module, inputs, model_path));
+    phase.advance(static_cast<uint64_t>(inputs.front().size(0)));
   }
   return torch::cat(outputs, 0);
 }

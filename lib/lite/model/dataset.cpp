@@ -8,6 +8,7 @@
 #include "lite/core/text.hpp"
 #include "lite/model/data_file.hpp"
 #include "lite/model/data_format.hpp"
+#include "lite/model/input_binding.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/model/tensor_dtype.hpp"
 #include "lite/model/tensor_headers.hpp"
@@ -91,35 +92,54 @@ bool looks_like_labels(const torch::Tensor& x, const torch::Tensor& y) {
   return y.dim() == 1 && x.dim() >= 1 && y.size(0) == x.size(0) && !y.is_complex();
 }
 
-// name -> value pairs of a dict or an .npz: x under one of input_keys(), labels under one of label_keys().
-Dataset from_named(const fs::path& path, const std::vector<std::pair<std::string, c10::IValue>>& entries,
-                   const std::string& container) {
+// The error for a dict or .npz with no inputs where lite looks: the keys it holds, and what it expected.
+[[noreturn]] void throw_no_inputs(const fs::path& path, const NamedEntries& entries, const std::string& container,
+                                  const ForwardArguments& forward) {
+  std::vector<std::string> names;
+  for (const auto& e : entries) names.push_back("'" + e.first + "'");
+  std::string problem = container + " has no inputs under a known name (it holds " + join(names, ", ") + ")";
+  if (!forward.names.empty()) problem += "; the model's forward takes " + argument_list(forward);
+  throw InputError(path.string(), problem,
+                   "name the inputs x (or " + join(std::vector<std::string>(input_keys().begin() + 1, input_keys().end() - 1), ", ") +
+                       (forward.names.size() == 1 ? ", or " + forward.names[0] : "") + ") and the labels y (or " +
+                       join(std::vector<std::string>(label_keys().begin() + 1, label_keys().end()), ", ") + ")" +
+                       (forward.names.size() > 1 ? "; for several inputs, one per forward argument by its name" : ""));
+}
+
+// name -> value pairs of a dict or an .npz: x under one of input_keys() (or forward's one argument name), or the
+// inputs of a model with several under forward's argument names; labels under one of label_keys().
+Dataset from_named(const fs::path& path, const NamedEntries& entries, const std::string& container,
+                   const ForwardArguments& forward) {
   auto find = [&](const std::vector<std::string>& keys) -> const std::pair<std::string, c10::IValue>* {
     for (const auto& k : keys)
       for (const auto& e : entries)
         if (e.first == k) return &e;
     return nullptr;
   };
-  std::vector<std::string> names;
-  for (const auto& e : entries) names.push_back("'" + e.first + "'");
-  const auto* x = find(input_keys());
-  if (!x)
-    throw InputError(path.string(), container + " has no inputs under a known name (it holds " + join(names, ", ") + ")",
-                     "name the inputs x (or " + join(std::vector<std::string>(input_keys().begin() + 1, input_keys().end() - 1), ", ") +
-                         ") and the labels y (or " +
-                         join(std::vector<std::string>(label_keys().begin() + 1, label_keys().end()), ", ") + ")");
   Dataset d;
+  std::vector<std::string> taken;  // the keys the inputs came from
+  if (binds_by_name(entries, forward)) {
+    d = bind_named_inputs(path, entries, container, forward);
+    for (const auto& e : entries)
+      if (std::find(forward.names.begin(), forward.names.end(), e.first) != forward.names.end()) taken.push_back(e.first);
+  } else {
+    const auto* x = find(input_keys());
+    if (!x && forward.names.size() == 1) x = find(forward.names);
+    if (!x) throw_no_inputs(path, entries, container, forward);
+    d.x = tensor_of(path, x->second, "'" + x->first + "'");
+    taken.push_back(x->first);
+  }
   d.source = path;
-  d.x = tensor_of(path, x->second, "'" + x->first + "'");
   if (const auto* y = find(label_keys())) {
     d.y = tensor_of(path, y->second, "'" + y->first + "'");
-  } else if (entries.size() > 1) {
+  } else if (entries.size() > taken.size()) {
     // Labels under a name lite does not read would silently turn accuracy into output agreement.
-    std::vector<std::string> others;
+    std::vector<std::string> others, inputs;
     for (const auto& e : entries)
-      if (&e != x) others.push_back("'" + e.first + "'");
-    throw InputError(path.string(), container + " holds " + join(others, ", ") + " beside the inputs '" + x->first +
-                                        "', and no labels under a known name",
+      if (std::find(taken.begin(), taken.end(), e.first) == taken.end()) others.push_back("'" + e.first + "'");
+    for (const auto& k : taken) inputs.push_back("'" + k + "'");
+    throw InputError(path.string(), container + " holds " + join(others, ", ") + " beside the inputs " + join(inputs, ", ") +
+                                        ", and no labels under a known name",
                      "name the labels y (or " +
                          join(std::vector<std::string>(label_keys().begin() + 1, label_keys().end()), ", ") +
                          "), or save the inputs alone");
@@ -129,10 +149,11 @@ Dataset from_named(const fs::path& path, const std::vector<std::pair<std::string
 
 // A list or tuple: (x,), (x, y) when the second holds one label per sample, a list of (x, y) pairs of
 // batches, or a list of batches of x.
-Dataset from_sequence(const fs::path& path, const std::vector<c10::IValue>& items) {
+Dataset from_sequence(const fs::path& path, const std::vector<c10::IValue>& items, const ForwardArguments& forward) {
   Dataset d;
   d.source = path;
   if (items.empty()) throw InputError(path.string(), "holds an empty list", "save a tensor [N, ...] or (x, y)");
+  if (binds_by_position(forward)) return bind_positional_inputs(path, items, forward);  // (a, b[, y])
   if (items.size() <= 2 && items[0].isTensor() && (items.size() == 1 || items[1].isTensor()) &&
       (items.size() == 1 || looks_like_labels(items[0].toTensor(), items[1].toTensor()))) {
     d.x = items[0].toTensor();
@@ -165,7 +186,7 @@ Dataset from_sequence(const fs::path& path, const std::vector<c10::IValue>& item
   return d;
 }
 
-Dataset from_object(const fs::path& path, const c10::IValue& v) {
+Dataset from_object(const fs::path& path, const c10::IValue& v, const ForwardArguments& forward) {
   if (v.isTensor()) {
     Dataset d;
     d.source = path;
@@ -173,23 +194,23 @@ Dataset from_object(const fs::path& path, const c10::IValue& v) {
     return d;
   }
   if (v.isGenericDict()) {
-    std::vector<std::pair<std::string, c10::IValue>> entries;
+    NamedEntries entries;
     for (const auto& item : v.toGenericDict())
       entries.emplace_back(item.key().isString() ? item.key().toStringRef() : item.key().tagKind(), item.value());
-    return from_named(path, entries, "the dict");
+    return from_named(path, entries, "the dict", forward);
   }
-  if (v.isTuple() || v.isList()) return from_sequence(path, items_of(v));
+  if (v.isTuple() || v.isList()) return from_sequence(path, items_of(v), forward);
   throw InputError(path.string(), "holds a " + v.tagKind() + ", not a tensor, a dict or a list",
                    "save a tensor, {'x': inputs, 'y': labels}, or (x, y)");
 }
 
-Dataset from_pickle(const fs::path& path, const std::vector<char>& bytes) {
-  return from_object(path, read_torch_save(bytes, path.string()));
+Dataset from_pickle(const fs::path& path, const std::vector<char>& bytes, const ForwardArguments& forward = {}) {
+  return from_object(path, read_torch_save(bytes, path.string()), forward);
 }
 
 // An .npz: its arrays by name ("x.npy" -> x); arr_0, arr_1 (np.savez without names) in order, as (x, y).
-Dataset from_npz(const fs::path& path, const std::vector<char>& bytes) {
-  std::vector<std::pair<std::string, c10::IValue>> entries;
+Dataset from_npz(const fs::path& path, const std::vector<char>& bytes, const ForwardArguments& forward) {
+  NamedEntries entries;
   bool positional = true;
   // An .npy member's header says how many bytes its shape needs: a member declared at fewer is refused before it
   // is inflated (a zip bomb costs its header, not its inflation). A member that is no .npy at all is judged whole.
@@ -210,24 +231,32 @@ Dataset from_npz(const fs::path& path, const std::vector<char>& bytes) {
     });
     std::vector<c10::IValue> items;
     for (const auto& e : entries) items.push_back(e.second);
-    return from_sequence(path, items);
+    return from_sequence(path, items, forward);
   }
-  return from_named(path, entries, "the .npz");
+  return from_named(path, entries, "the .npz", forward);
+}
+
+// NaN or Inf in a floating input, named by the sample it sits in (and the input, for a model with several).
+void check_finite(const torch::Tensor& t, const std::string& file, const std::string& which) {
+  if (!t.is_floating_point()) return;
+  auto finite = torch::isfinite(t);
+  if (finite.all().item<bool>()) return;
+  int64_t bad = (~finite).sum().item<int64_t>();
+  auto first = (~finite).flatten().nonzero()[0].item<int64_t>();
+  int64_t per_sample = std::max<int64_t>(t.numel() / t.size(0), 1);
+  throw InputError(file, std::to_string(bad) + " NaN/Inf values" + which + " (first in sample " +
+                             std::to_string(first / per_sample) + ")",
+                   "clean the data; NaN inputs make calibration and accuracy meaningless");
 }
 
 void validate(Dataset& d, const std::string& file) {
   if (!d.x.defined() || d.x.dim() == 0) throw InputError(file, "holds a scalar, not a batch of samples", "save a tensor [N, ...]");
   if (d.x.size(0) == 0) throw InputError(file, "holds no samples (first dimension is 0)", "pass a file with at least one sample");
   d.x = d.x.contiguous();
-  if (d.x.is_floating_point()) {
-    auto finite = torch::isfinite(d.x);
-    if (!finite.all().item<bool>()) {
-      int64_t bad = (~finite).sum().item<int64_t>();
-      auto first = (~finite).flatten().nonzero()[0].item<int64_t>();
-      int64_t per_sample = d.x.numel() / d.x.size(0);
-      throw InputError(file, std::to_string(bad) + " NaN/Inf values (first in sample " + std::to_string(first / per_sample) + ")",
-                       "clean the data; NaN inputs make calibration and accuracy meaningless");
-    }
+  check_finite(d.x, file, d.more_inputs.empty() ? "" : " in the first input");
+  for (size_t i = 0; i < d.more_inputs.size(); ++i) {
+    d.more_inputs[i] = d.more_inputs[i].contiguous();
+    check_finite(d.more_inputs[i], file, " in input " + std::to_string(i + 2));
   }
   if (d.y) {
     auto y = d.y->flatten();
@@ -245,7 +274,7 @@ void validate(Dataset& d, const std::string& file) {
 std::string_view view_of(const std::vector<char>& bytes) { return std::string_view(bytes.data(), bytes.size()); }
 
 // The samples (and labels, where the format holds them) of a non-empty data file.
-Dataset read_samples(const fs::path& path) {
+Dataset read_samples(const fs::path& path, const ForwardArguments& forward) {
   std::vector<char> bytes;  // read here only when the name does not tell the format
   std::optional<DataFormat> format = data_format_by_name(path.filename().string());
   if (!format) {
@@ -265,8 +294,8 @@ Dataset read_samples(const fs::path& path) {
   Dataset d;
   switch (*format) {
     case DataFormat::npy: d.x = parse_npy(path, bytes); break;
-    case DataFormat::npz: d = from_npz(path, bytes); break;
-    case DataFormat::torch_save: d = from_pickle(path, bytes); break;
+    case DataFormat::npz: d = from_npz(path, bytes, forward); break;
+    case DataFormat::torch_save: d = from_pickle(path, bytes, forward); break;
     case DataFormat::idx:
       d.x = parse_idx(path, read_maybe_gzip(path));
       // Images become float [0,1] with a channel dimension, the form a CNN trained on them expects.
@@ -287,15 +316,16 @@ torch::Tensor read_label_file(const fs::path& path) {
 
 }  // namespace
 
-Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels) {
+Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels, const ForwardArguments& forward) {
   const std::string file = path.string();
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(file, "no such file", "check the path");
   require_regular_file(path);  // a directory, a device (/dev/zero), a FIFO or a socket is refused here
   if (fs::file_size(path, ec) == 0) throw InputError(file, "is empty", "pass a file with at least one sample");
 
-  Dataset d = read_samples(path);
+  Dataset d = read_samples(path, forward);
   d.source = path;
+  require_all_inputs(d, forward);
   if (labels) {
     if (d.y) throw InputError(labels->string(), "the data file already carries labels", "drop {labels}");
     std::error_code lec;
@@ -307,13 +337,28 @@ Dataset load_dataset(const fs::path& path, const std::optional<fs::path>& labels
   return d;
 }
 
+std::vector<torch::Tensor> Dataset::inputs() const {
+  std::vector<torch::Tensor> all{x};
+  all.insert(all.end(), more_inputs.begin(), more_inputs.end());
+  return all;
+}
+
 Dataset take_first(const Dataset& d, int64_t n) {
   if (n <= 0 || n >= d.size()) return d;
+  return rows_of(d, 0, n);
+}
+
+Dataset rows_of(const Dataset& d, int64_t begin, int64_t count) {
   Dataset out;
   out.source = d.source;
-  out.x = d.x.narrow(0, 0, n);
-  if (d.y) out.y = d.y->narrow(0, 0, n);
+  out.x = d.x.narrow(0, begin, count);
+  for (const auto& t : d.more_inputs) out.more_inputs.push_back(t.narrow(0, begin, count));
+  if (d.y) out.y = d.y->narrow(0, begin, count);
   return out;
+}
+
+std::vector<torch::Tensor> batch_inputs(const Dataset& d, int64_t begin, int64_t batch) {
+  return rows_of(d, begin, std::min(batch, d.size() - begin)).inputs();
 }
 
 std::pair<torch::Tensor, std::optional<torch::Tensor>> batch_of(const Dataset& d, int64_t begin, int64_t batch) {

@@ -60,6 +60,12 @@ torch::Tensor random_input(const InputSpec& spec, uint64_t seed) {
   return at::randint(0, 10, spec.shape, gen, torch::TensorOptions().dtype(type));
 }
 
+std::vector<torch::Tensor> fit_batch_inputs(const Dataset& data, int64_t batch) {
+  std::vector<torch::Tensor> inputs;
+  for (const auto& input : data.inputs()) inputs.push_back(fit_batch(input, batch));
+  return inputs;
+}
+
 namespace {
 
 std::optional<int64_t> batch_of(const InputOptions& o) { return o.batch > 0 ? std::optional<int64_t>(o.batch) : std::nullopt; }
@@ -128,7 +134,7 @@ std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputO
   if (data) {
     InputOptions one = o;
     one.batch = o.batch > 0 ? o.batch : 1;
-    inputs.push_back(fit_checked_batch(data->x, one));
+    for (const auto& input : data->inputs()) inputs.push_back(fit_checked_batch(input, one));
     return inputs;
   }
   throw InputError(model.path.string(), "the model carries no input shape",

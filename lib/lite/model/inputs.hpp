@@ -31,6 +31,9 @@ std::vector<torch::Tensor> resolve_inputs(const LoadedModel& model, const InputO
 // A batch <= 0 or a scalar leaves `x` as it is.
 torch::Tensor fit_batch(torch::Tensor x, int64_t batch);
 
+// Every input of `data` fitted to `batch` samples alike: the arguments of one forward call.
+std::vector<torch::Tensor> fit_batch_inputs(const Dataset& data, int64_t batch);
+
 // The specs describing `inputs` (shape and dtype), for reports and provenance.
 std::vector<InputSpec> describe_inputs(const std::vector<torch::Tensor>& inputs);
 

@@ -13,6 +13,7 @@
 #include "lite/measure/evaluate.hpp"
 #include "lite/measure/frozen_float.hpp"
 #include "lite/measure/timing.hpp"
+#include "lite/model/input_binding.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/optimize/objective.hpp"
@@ -27,14 +28,21 @@ namespace {
 // Evaluation samples when no eval file is given: seeded random inputs shaped like the timing input.
 constexpr int64_t kRandomSamples = 256;
 
+// A model with several inputs gets one random tensor per input, all with the same number of samples.
 model::Dataset random_dataset(const std::vector<torch::Tensor>& inputs) {
-  if (inputs.size() != 1)
-    throw InputError("{eval}", "a model with several inputs needs evaluation data to be judged on",
-                     "pass {eval} FILE");
-  model::InputSpec spec = model::describe_inputs(inputs).front();
-  spec.shape[0] = kRandomSamples;
   model::Dataset d;
-  d.x = model::random_input(spec, /*seed=*/1);
+  uint64_t seed = 1;
+  for (model::InputSpec spec : model::describe_inputs(inputs)) {
+    if (spec.shape.empty())
+      throw InputError("{eval}", "the model takes a scalar input, which random samples cannot batch",
+                       "pass {eval} FILE");
+    spec.shape[0] = kRandomSamples;
+    const torch::Tensor t = model::random_input(spec, seed++);
+    if (d.x.defined())
+      d.more_inputs.push_back(t);
+    else
+      d.x = t;
+  }
   d.source = "random inputs";
   return d;
 }
@@ -90,7 +98,7 @@ Reference make_reference(model::LoadedModel& original, const OptimizeOptions& o,
                          Progress& progress) {
   Reference r;
   r.original_path = original.path;
-  if (o.eval) r.eval = model::load_dataset(*o.eval, o.labels);
+  if (o.eval) r.eval = model::load_model_data(original.module, *o.eval, o.labels);
   model::InputOptions input_options;
   input_options.specs = o.inputs;
   input_options.batch = o.batch;

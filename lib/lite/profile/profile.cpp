@@ -12,6 +12,7 @@
 #include "lite/measure/timing.hpp"
 #include "lite/model/dataset.hpp"
 #include "lite/model/facts_torch.hpp"
+#include "lite/model/input_binding.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/load.hpp"
 #include "lite/model/torch_environment.hpp"
@@ -144,8 +145,7 @@ std::string time_models(std::vector<Loaded>& loaded, const std::vector<torch::Te
 }
 
 // measure::Accuracy (with labels) and, for two models, their agreement, on the same data: the eval set when given, else
-// seeded random inputs; a model with several inputs is compared on the profiled inputs themselves (a data set holds
-// one input).
+// seeded random inputs; a model with several inputs and no eval set is compared on the profiled inputs themselves.
 void judge_outputs(std::vector<Loaded>& loaded, const std::vector<torch::Tensor>& inputs, const ProfileOptions& o,
                    const std::optional<model::Dataset>& eval, ProfileResult& r, Progress& progress) {
   std::vector<torch::Tensor> outputs;
@@ -214,12 +214,12 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
   r.threads = r.environment.intra_op_threads;
   measure::LoadWatch load_watch(r.threads, r.environment.logical_cores);
 
-  std::optional<model::Dataset> eval;
-  if (o.eval) eval = model::load_dataset(*o.eval, o.labels);
-
   std::vector<Loaded> loaded;
   reset_peak_rss();
   loaded.push_back(load_one(o.models[0], progress));
+  // Read after the model: a file with several inputs binds to its forward's arguments.
+  std::optional<model::Dataset> eval;
+  if (o.eval) eval = model::load_model_data(loaded[0].model.module, *o.eval, o.labels);
   if (is_decoder_run(o, loaded[0].model.module)) {
     run_decoder(o, loaded[0].model, loaded[0].profile, r, progress);
     r.load = load_watch.result();

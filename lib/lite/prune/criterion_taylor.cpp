@@ -23,6 +23,13 @@ torch::Tensor score_taylor(const CriterionContext& c) {
 
 std::map<std::string, torch::Tensor> parameter_gradients(torch::jit::Module& module, const torch::Tensor& x,
                                                          const c10::optional<torch::Tensor>& y, int64_t batch) {
+  return parameter_gradients(module, std::vector<torch::Tensor>{x}, y, batch);
+}
+
+std::map<std::string, torch::Tensor> parameter_gradients(torch::jit::Module& module,
+                                                         const std::vector<torch::Tensor>& inputs,
+                                                         const c10::optional<torch::Tensor>& y, int64_t batch) {
+  const int64_t samples = inputs.front().size(0);
   std::map<std::string, torch::Tensor> grads;
   std::vector<std::pair<std::string, torch::Tensor>> params;
   for (const auto& p : module.named_parameters(/*recurse=*/true)) params.emplace_back(p.name, p.value);
@@ -32,10 +39,12 @@ std::map<std::string, torch::Tensor> parameter_gradients(torch::jit::Module& mod
     p.requires_grad_(true);
     p.mutable_grad() = torch::Tensor();
   }
-  for (int64_t begin = 0; begin < x.size(0); begin += batch) {
+  for (int64_t begin = 0; begin < samples; begin += batch) {
     throw_if_interrupted();
-    int64_t n = std::min(batch, x.size(0) - begin);
-    auto out = module.forward({x.narrow(0, begin, n)});
+    int64_t n = std::min(batch, samples - begin);
+    std::vector<c10::IValue> args;
+    for (const auto& input : inputs) args.emplace_back(input.narrow(0, begin, n));
+    auto out = module.forward(args);
     torch::Tensor logits = out.isTuple() ? out.toTuple()->elements()[0].toTensor() : out.toTensor();
     logits = logits.reshape({n, -1}).to(torch::kFloat);
     torch::Tensor target = y ? y->narrow(0, begin, n) : logits.argmax(1).detach();

@@ -25,6 +25,7 @@
 #include "lite/model/artifact.hpp"
 #include "lite/model/dataset.hpp"
 #include "lite/model/facts_torch.hpp"
+#include "lite/model/input_binding.hpp"
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
@@ -88,8 +89,7 @@ struct Context {
 void prepare_inputs(Context& c) {
   const model::Dataset* data = c.eval ? &*c.eval : nullptr;
   auto make = [&](int64_t b) {
-    if (c.specs.empty() && c.source.declared_inputs.empty() && data)
-      return std::vector<torch::Tensor>{model::fit_batch(data->x, b)};
+    if (c.specs.empty() && c.source.declared_inputs.empty() && data) return model::fit_batch_inputs(*data, b);
     return model::resolve_inputs(c.source, model::InputOptions{c.specs, {}, b, 0x5eed}, data, &c.inputs_note);
   };
   c.one = make(1);
@@ -234,7 +234,7 @@ void run_sensitivity(Context& c, PruneResult& r, const DependencyGraph& graph, c
 Built build_structured(Context& c, PruneResult& r, const Criterion& criterion) {
   const auto& o = c.o;
   const auto gradients = [&] {
-    return taylor_gradients(c.source.module, model::take_first(model::load_dataset(*o.data), o.data_samples),
+    return taylor_gradients(c.source.module, model::take_first(model::load_model_data(c.source.module, *o.data), o.data_samples),
                             o.eval_batch, "pass {data} samples shaped like the model input, or use {criterion} l1");
   };
   ScoredGroups scored =
@@ -399,7 +399,7 @@ PruneResult run(const PruneOptions& o, Progress& progress, const RunContext& con
   r.model = source.path.string();
   Context c{o, progress, context, source, {}, {}, {}, {}, out, {}};
   c.specs = o.inputs;
-  if (o.eval) c.eval = model::load_dataset(*o.eval, o.labels);
+  if (o.eval) c.eval = model::load_model_data(source.module, *o.eval, o.labels);
   if (o.data && criterion && !criterion->needs_data)
     r.notes.push_back("{data} is only used by the taylor criterion; " + r.criterion + " ignores it");
 

@@ -106,7 +106,11 @@ const Criterion& find_criterion(const std::string& name);  // OptionError("crite
 torch::Tensor score_l1(const CriterionContext& c);  // criterion_l1.cpp (bn-scale falls back to it)
 
 // Gradients of the parameters over data (cross-entropy with labels, else with the model's own top-1),
-// summed over batches, by tensor path.
+// summed over batches, by tensor path. `inputs` are forward's arguments over all samples, sliced alike per batch.
+std::map<std::string, torch::Tensor> parameter_gradients(torch::jit::Module& module,
+                                                         const std::vector<torch::Tensor>& inputs,
+                                                         const c10::optional<torch::Tensor>& y, int64_t batch);
+// The same for a model with one input.
 std::map<std::string, torch::Tensor> parameter_gradients(torch::jit::Module& module, const torch::Tensor& x,
                                                          const c10::optional<torch::Tensor>& y, int64_t batch);
 

@@ -37,7 +37,7 @@ std::map<std::string, torch::Tensor> taylor_gradients(const torch::jit::Module& 
   // On a copy: backward passes must not touch the module that is pruned (or its autograd state).
   torch::jit::Module copy = deserialize(serialize(module));
   try {
-    return parameter_gradients(copy, data.x, data.y ? c10::optional<torch::Tensor>(*data.y) : c10::nullopt, batch);
+    return parameter_gradients(copy, data.inputs(), data.y ? c10::optional<torch::Tensor>(*data.y) : c10::nullopt, batch);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

@@ -6,6 +6,8 @@
 #include "lite/core/error.hpp"
 #include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
+#include "lite/core/text.hpp"
+#include "lite/model/input_binding.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/quantize/run_internal.hpp"
 
@@ -19,12 +21,14 @@ namespace {
 // against the data file, before any work.
 void check_fits(torch::jit::Module& module, const model::Dataset& data, const fs::path& model_path, const char* flag) {
   torch::NoGradGuard no_grad;
-  auto x = data.x.narrow(0, 0, 1);
+  const auto inputs = model::batch_inputs(data, 0, 1);
+  std::vector<std::string> shapes;
+  for (const auto& t : data.inputs()) shapes.push_back(c10::str(t.sizes()));
   try {
-    module.forward({x});
+    module.forward(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
   } catch (const std::exception& e) {
     throw InputError(data.source.string(),
-                     "samples of shape " + c10::str(data.x.sizes()) + " do not fit " + model_path.string() + ": " +
+                     "samples of shape " + join(shapes, ", ") + " do not fit " + model_path.string() + ": " +
                          model::torch_error_reason(e),
                      std::string("pass ") + flag + " data shaped like the model's input");
   }
@@ -38,7 +42,8 @@ constexpr int64_t kOneBatchCalibrationBytes = 32 << 20;
 
 int64_t calibration_batch(const model::Dataset* data, int64_t eval_batch) {
   if (!data || data->size() == 0) return eval_batch;
-  const int64_t bytes = data->x.numel() * static_cast<int64_t>(data->x.element_size());
+  int64_t bytes = 0;
+  for (const auto& t : data->inputs()) bytes += t.numel() * static_cast<int64_t>(t.element_size());
   return bytes <= kOneBatchCalibrationBytes ? std::max(eval_batch, data->size()) : eval_batch;
 }
 
@@ -70,11 +75,11 @@ void find_model_layers(const model::LoadedModel& source, const QuantizeOptions& 
 void load_data(Context& c) {
   const auto& o = c.o;
   if (o.calib) {
-    c.calib = model::take_first(model::load_dataset(*o.calib), o.calib_samples);
+    c.calib = model::take_first(model::load_model_data(c.source.module, *o.calib), o.calib_samples);
     check_fits(c.source.module, *c.calib, c.source.path, "{calib}");
   }
   if (o.eval) {
-    c.eval = model::load_dataset(*o.eval, o.labels);
+    c.eval = model::load_model_data(c.source.module, *o.eval, o.labels);
     check_fits(c.source.module, *c.eval, c.source.path, "{eval}");
   }
 }

@@ -242,12 +242,14 @@ void Calibrator::run_data(torch::jit::Module& observed, const char* phase) {
   ProgressPhase bar(progress_, phase, static_cast<uint64_t>(data_->size()));
   for (int64_t begin = 0; begin < data_->size(); begin += batch_) {
     throw_if_interrupted();
-    auto [x, y] = model::batch_of(*data_, begin, batch_);
+    const auto inputs = model::batch_inputs(*data_, begin, batch_);
+    const torch::Tensor& x = inputs.front();
     try {
-      observed.forward({x});
+      observed.forward(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
     } catch (const std::exception& e) {
       throw InputError(data_->source.string(),
-                       "calibration samples of shape " + c10::str(x.sizes()) + " do not fit " + model_path_.string() +
+                       "calibration samples of shape " + c10::str(x.sizes()) + (inputs.size() > 1 ? " (and more inputs)" : "") +
+                           " do not fit " + model_path_.string() +
                            ": " + model::torch_error_reason(e),
                        "pass calibration data shaped like the model's input");
     }

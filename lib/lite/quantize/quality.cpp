@@ -29,7 +29,8 @@ torch::Tensor quality_outputs(const Context& c, torch::jit::Module& m, int64_t b
   torch::jit::GraphOptimizerEnabledGuard plain(false);
   AllCoresForWork all_cores(c.o.timing.threads > 0);
   if (!c.quality_inputs.empty()) return measure::forward_float(m, c.quality_inputs, c.source.path);
-  model::Dataset part{c.quality_data.x.narrow(0, begin, end - begin), std::nullopt, c.quality_data.source};
+  model::Dataset part = model::rows_of(c.quality_data, begin, end - begin);
+  part.y.reset();
   return measure::predict(m, part, c.o.eval_batch, c.source.path, no_progress());
 }
 

@@ -100,7 +100,7 @@ void prepare_references(Context& c, QuantizeResult& r) {
   const model::Dataset* timing_data = c.eval ? &*c.eval : c.calib ? &*c.calib : nullptr;
   for (int64_t b : o.batches) {
     if (o.inputs.empty() && timing_data)
-      c.inputs[b] = {model::fit_batch(timing_data->x, b)};
+      c.inputs[b] = model::fit_batch_inputs(*timing_data, b);
     else
       c.inputs[b] = model::resolve_inputs(source, model::InputOptions{o.inputs, {}, b, 0x5eed}, nullptr, &inferred);
   }
