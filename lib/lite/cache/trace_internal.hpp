@@ -65,8 +65,11 @@ class BufferedInput {
   void consume(size_t n) { pos_ += n; }
   bool at_end() { return available() == 0 && ensure(1) == 0; }
   // The next line without its '\n' (and a trailing '\r'); false at the end. Valid until the next call.
-  // Throws InputError (NAME:LINE) for a line longer than kMaxLineBytes.
+  // Throws InputError (NAME:LINE) for a line longer than the limit (kMaxLineBytes unless limit_lines says).
   bool next_line(std::string_view& line);
+  // Another longest line, for a format whose lines are longer by nature (a prompt's token ids), and what the
+  // message says of it: `what` names the kind of trace, `fix` what to do.
+  void limit_lines(size_t max_bytes, std::string what, std::string fix);
   uint64_t line_number() const { return line_; }
   uint64_t source_consumed() const { return source_->consumed(); }
 
@@ -77,6 +80,9 @@ class BufferedInput {
   std::string name_;
   std::unique_ptr<char[]> buf_;  // not zero-filled
   size_t capacity_;
+  size_t max_line_ = kMaxLineBytes;
+  std::string long_line_what_ = "a text trace";
+  std::string long_line_fix_ = "is it a binary trace? pass {format} oracleGeneral or {format} vscsi; else split the line";
   size_t pos_ = 0, end_ = 0;
   bool source_done_ = false;
   uint64_t line_ = 0;

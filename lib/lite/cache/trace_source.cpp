@@ -79,14 +79,14 @@ bool BufferedInput::next_line(std::string_view& line) {
     const void* nl = avail > scanned ? std::memchr(start + scanned, '\n', avail - scanned) : nullptr;
     if (nl) {
       size_t len = static_cast<const char*>(nl) - start;
-      if (len > kMaxLineBytes) line_too_long();
+      if (len > max_line_) line_too_long();
       pos_ += len + 1;
       ++line_;
       if (len && start[len - 1] == '\r') --len;
       line = std::string_view(start, len);
       return true;
     }
-    if (avail > kMaxLineBytes) line_too_long();
+    if (avail > max_line_) line_too_long();
     if (source_done_) {
       if (avail == 0) return false;
       size_t len = avail;  // the last line has no '\n'
@@ -98,14 +98,21 @@ bool BufferedInput::next_line(std::string_view& line) {
     }
     scanned = avail;
     // grow geometrically, but never read more than one byte past the longest line allowed
-    ensure(std::min(avail + std::max<size_t>(avail, 1 << 16), kMaxLineBytes + 1));
+    ensure(std::min(avail + std::max<size_t>(avail, 1 << 16), max_line_ + 1));
   }
+}
+
+void BufferedInput::limit_lines(size_t max_bytes, std::string what, std::string fix) {
+  max_line_ = max_bytes;
+  long_line_what_ = std::move(what);
+  long_line_fix_ = std::move(fix);
 }
 
 void BufferedInput::line_too_long() const {
   throw InputError(fmt::format("{}:{}", name_.empty() ? std::string("trace") : name_, line_ + 1),
-                   fmt::format("the line is longer than {} bytes (1 MiB, the longest line a text trace may have)", kMaxLineBytes),
-                   "is it a binary trace? pass {format} oracleGeneral or {format} vscsi; else split the line");
+                   fmt::format("the line is longer than {} bytes ({} MiB, the longest line {} may have)", max_line_,
+                               max_line_ >> 20, long_line_what_),
+                   long_line_fix_);
 }
 
 void TraceReader::bad(const std::string& where, const std::string& field, const std::string& problem) {

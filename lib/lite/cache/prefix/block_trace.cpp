@@ -232,9 +232,15 @@ BlockTrace build(const BlockTraceOptions& o, const std::string& name, TraceFacts
 
 }  // namespace
 
+// A request's line: a prompt's token ids take up to about 8 bytes each, so 64 MiB holds a prompt of 8M tokens at
+// least; the ids parsed from it take at most 4x its bytes, so a hostile line stays within a few hundred MiB.
+constexpr size_t kMaxRequestLineBytes = size_t(64) << 20;
+
 BlockTrace read_block_trace(const BlockTraceOptions& o, TraceFacts& facts) {
   const std::string name = detail::display_name(o.path);
   detail::BufferedInput in(detail::open_source(o.path, name), name);
+  in.limit_lines(kMaxRequestLineBytes, "a prefix trace",
+                 "check that the file holds one JSON request a line; a longer prompt is given as hash_ids");
   if (in.ensure(3) >= 3 && std::string_view(in.data(), 3) == "\xEF\xBB\xBF") in.consume(3);
   const uint64_t bytes = o.path == "-" ? 0 : detail::file_size_or_zero(o.path);
   return build(o, name, facts, bytes, [&](std::string_view& line, uint64_t& number) {
