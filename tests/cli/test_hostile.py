@@ -17,7 +17,7 @@ import subprocess
 import time
 import unittest
 
-from litetest import DATA, LITE, PYTHON, LiteTestCase, run_lite, run_lite_measured
+from litetest import DATA, LITE, PYTHON, REPO, LiteTestCase, run_lite, run_lite_measured
 
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
@@ -412,6 +412,95 @@ def _handles(pid, signum, exe_name):
     except OSError:
         pass
     return False
+
+
+class LlmForms(HostileCase):
+    """Issue 38 item 5: the prefix-cache traces and the decoders' token files and caches under the same rules: exit
+    2 with one line naming the file, memory bounded by the input's real size, nothing written."""
+
+    def mooncake(self, timestamp, tokens, ids):
+        return json.dumps({"timestamp": timestamp, "input_length": tokens, "output_length": 1, "hash_ids": ids})
+
+    def test_hostile_prefix_trace_lines(self):
+        ok = self.mooncake(0, 1024, [1, 2])
+        deep = '{"x": ' + "[" * 100000 + "]" * 100000 + ', "timestamp": 1, "input_length": 1, "output_length": 1}'
+        cases = {
+            "deep.jsonl": ([ok, deep], ["deep.jsonl:2", "nests deeper than 64"]),
+            "absurd.jsonl": ([ok, self.mooncake(1, 10 ** 30, [1])], ["absurd.jsonl:2", "input_length", "larger than"]),
+            "negative.jsonl": ([ok, self.mooncake(1, -512, [1])], ["negative.jsonl:2", "negative"]),
+            "ids.jsonl": ([ok, self.mooncake(1, 512, list(range(1, 200001)))], ["ids.jsonl:2", "hash_ids", "needs 1"]),
+        }
+        for name, (lines, needles) in cases.items():
+            with self.subTest(trace=name):
+                trace = self.tmp / name
+                trace.write_text("\n".join(lines) + "\n")
+                self.rejected_keeping("cache-sim", trace, "--sizes", "10", inputs=[trace], needles=needles)
+                trace.unlink()
+
+    def test_a_long_prompt_of_token_ids_is_read_and_an_endless_line_stops_at_64_mib(self):
+        # 300,000 token ids (about 2.3 MB on one line, past the 1 MiB of a text trace) are one request
+        ids = self.tmp / "long.jsonl"
+        ids.write_text(json.dumps({"tokens": list(range(1000000, 1300000))}) + "\n")
+        r = run_lite("cache-sim", ids, "--sizes", "1000", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["result"]["trace"]["prompt_tokens"], 300000)
+        ids.unlink()
+        # a line that never ends (a list of ids past 64 MiB) stops there, in memory bounded by the line
+        endless = self.tmp / "endless.jsonl"
+        with open(endless, "w") as f:
+            f.write('{"tokens": [')
+            chunk = "1234567," * 131072  # 1 MiB
+            for _ in range(66):
+                f.write(chunk)
+        self.assert_rejected("cache-sim", endless, "--format", "tokens", "--sizes", "10", max_rss_mib=400,
+                             needles=["endless.jsonl:1", "67108864 bytes", "a prefix trace"])
+
+    def decoder(self):
+        out = self.tmp / "lm.pt"
+        subprocess.run([PYTHON, str(REPO / "scripts" / "fixtures" / "make_decoder.py"), "--shape", "llama",
+                        "--form", "kv-list", "--export", "script", "--seed", "3", "--out", str(out)],
+                       check=True, capture_output=True, text=True, timeout=600)
+        return out
+
+    def test_token_ids_outside_the_vocabulary_name_the_file(self):
+        """A token id the model's embedding cannot look up was blamed on the model ('index out of range in self')."""
+        model = self.decoder()
+        python("import torch\n"
+               "torch.save(torch.tensor([[1, 2, 3, 300, 4, 5], [1, 2, 3, 4, 5, 6]]), 'oov.pt')\n"
+               "torch.save(torch.tensor([[1, 2, -7, 3, 4, 5], [1, 2, 3, 4, 5, 6]]), 'negative.pt')\n", self.tmp)
+        for name, token in (("oov.pt", "token id 300 (row 0, position 3)"),
+                            ("negative.pt", "token id -7 (row 0, position 2)")):
+            data = self.tmp / name
+            with self.subTest(prompts=name):
+                self.rejected_keeping("profile", model, "--prompts", data, "--generate", "2", "--iterations", "1",
+                                      inputs=[model, data], needles=[name, token, "vocabulary is 256 ids"])
+            with self.subTest(eval=name):
+                self.rejected_keeping("quantize", model, "--mode", "dynamic", "--eval", data, "-o",
+                                      self.tmp / "q.pt", inputs=[model, data], needles=[name, token])
+
+    def test_a_kv_cache_that_is_a_broadcast_view_is_refused(self):
+        """A cache whose tensors repeat one stored value declares bytes it does not hold: KV bytes per token
+        would be a fiction (it was exit 0 with 2 GiB a token)."""
+        # torch.jit.script reads the class's source, so the fixture is a file, not python -c
+        (self.tmp / "view_model.py").write_text(
+            "import torch\n"
+            "from typing import List\n"
+            "class M(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.emb = torch.nn.Embedding(256, 8)\n"
+            "    def forward(self, ids, cache: List[torch.Tensor]):\n"
+            "        logits = self.emb(ids) @ self.emb.weight.t()\n"
+            "        ctx = ids.shape[1]\n"
+            "        if len(cache) > 0:\n"
+            "            ctx = ctx + cache[0].shape[2]\n"
+            "        kv = torch.zeros(1).expand(ids.shape[0], 2, ctx, 1 << 28)\n"
+            "        return logits, [kv, kv]\n"
+            "torch.jit.script(M()).save('view.pt')\n")
+        subprocess.run([PYTHON, "view_model.py"], cwd=self.tmp, check=True, capture_output=True, text=True)
+        model = self.tmp / "view.pt"
+        self.rejected_keeping("profile", model, "--prompt-tokens", "8", "--generate", "4", "--iterations", "1",
+                              inputs=[model], needles=["view.pt", "broadcast view"])
 
 
 class Signals(HostileCase):

@@ -74,9 +74,15 @@ std::vector<torch::Tensor> cache_tensors(const c10::IValue& cache, CacheForm for
     }
   }
   if (out.empty() || out.size() % 2 != 0) throw bad(fmt::format("{} tensors (K and V per layer need an even count)", out.size()));
-  for (const auto& t : out)
+  for (const auto& t : out) {
     if (t.dim() != 4 || t.size(0) != out[0].size(0) || t.size(2) != out[0].size(2))
       throw bad(fmt::format("tensors shaped like {}", fmt::join(t.sizes().vec(), "x")));
+    // A broadcast view declares bytes it does not hold: its KV bytes per token would be a fiction.
+    for (int64_t d = 0; d < 4; ++d)
+      if (t.stride(d) == 0 && t.size(d) > 1)
+        throw bad(fmt::format("a broadcast view {} (dimension {} repeats one stored value)",
+                              fmt::join(t.sizes().vec(), "x"), d));
+  }
   return out;
 }
 

@@ -1,6 +1,9 @@
 #include "lite/llm/generate.hpp"
 
+#include <fmt/format.h>
+
 #include "lite/core/clock.hpp"
+#include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
 
 namespace lite::llm {
@@ -29,6 +32,16 @@ GenerationRun generate(Decoder& decoder, const torch::Tensor& prompt, int64_t ne
   run.cache = step.cache;
   run.context = decoder.context_of(step.cache);
   return run;
+}
+
+void check_token_ids(const torch::Tensor& ids, int64_t vocab, const std::string& file) {
+  const torch::Tensor outside = (ids < 0).logical_or(ids >= vocab);
+  if (!outside.any().item<bool>()) return;
+  const torch::Tensor first = outside.nonzero()[0];  // [row, position]
+  const int64_t row = first[0].item<int64_t>(), position = first[1].item<int64_t>();
+  throw InputError(file, fmt::format("holds token id {} (row {}, position {}) and the model's vocabulary is {} ids "
+                                     "(0 to {})", ids[row][position].item<int64_t>(), row, position, vocab, vocab - 1),
+                   "give ids from the model's own tokenizer, below its vocabulary");
 }
 
 torch::Tensor random_prompt(int64_t batch, int64_t tokens, int64_t vocab, uint64_t seed) {

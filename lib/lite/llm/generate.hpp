@@ -4,6 +4,7 @@
 #include <torch/script.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "lite/llm/decoder.hpp"
@@ -20,6 +21,10 @@ struct GenerationRun {
 
 // Prefills `prompt` [B, P] and generates `new_tokens` >= 1 tokens per row (the first from the prefill).
 GenerationRun generate(Decoder& decoder, const torch::Tensor& prompt, int64_t new_tokens);
+
+// InputError naming `file` when an id of `ids` [N, T] is negative or not below `vocab` (the width of the model's
+// logits): the model's embedding would fail on it, in a message that blames the model instead of the file.
+void check_token_ids(const torch::Tensor& ids, int64_t vocab, const std::string& file);
 
 // Seeded prompt ids [batch, tokens], uniform below `vocab`.
 torch::Tensor random_prompt(int64_t batch, int64_t tokens, int64_t vocab, uint64_t seed);

@@ -87,6 +87,7 @@ GenerationStats time_generation(Decoder& decoder, const GenerationPlan& plan, Pr
   s.new_tokens = plan.new_tokens;
   s.max_positions = decoder.max_positions();
   s.vocab = first_call(decoder, plan, s);
+  if (plan.prompt) check_token_ids(*plan.prompt, s.vocab, plan.prompt_file);
   const torch::Tensor prompt = prompt_of(plan, s.vocab);
   {
     ProgressPhase phase(progress, "warm-up generations", uint64_t(plan.warmup_runs));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "lite/core/progress.hpp"
 #include "lite/llm/decoder.hpp"
@@ -18,6 +19,7 @@ struct GenerationPlan {
   int64_t prompt_tokens = 128;
   int64_t new_tokens = 32;
   std::optional<torch::Tensor> prompt;  // [batch, prompt_tokens] ids from a file; else seeded random ids
+  std::string prompt_file = {};         // that file, for messages
   int warmup_runs = 3;                  // whole generations before timing
   std::optional<int> runs;              // timed generations; unset: run for duration_s, at least 3
   double duration_s = 2.0;

@@ -26,6 +26,7 @@ TokenData load_token_data(const std::optional<std::filesystem::path>& eval, std:
                        "save the held-out token ids as an int64 tensor, one sequence per row");
     const int64_t n = rows ? std::min<int64_t>(*rows, data.x.size(0)) : data.x.size(0);
     t.tokens = data.x.narrow(0, 0, n).contiguous();
+    check_token_ids(t.tokens, vocab, eval->string());
     if (max_positions && t.tokens.size(1) > *max_positions)
       throw InputError(eval->string(), fmt::format("holds sequences of {} tokens and the model {} positions",
                                                    t.tokens.size(1), *max_positions),

@@ -45,6 +45,7 @@ llm::GenerationPlan plan_of(const ProfileOptions& o, const llm::Decoder& d, Prof
   p.runs = o.timing.iterations;
   p.duration_s = o.timing.duration_s;
   if (!o.prompts.empty()) p.prompt = prompts_from_file(o.prompts, p.batch);
+  p.prompt_file = o.prompts.string();
   if (const std::string note = llm::set_lengths(p, o.decoder, d); !note.empty()) r.notes.push_back(note);
   return p;
 }
