@@ -10,6 +10,7 @@
 #include "flag_wording.hpp"
 #include "help_format.hpp"
 #include "number_flags.hpp"
+#include "renamed_flags.hpp"
 #include "timing_flags.hpp"
 #include "lite/core/error.hpp"
 #include "lite/model/input_spec.hpp"
@@ -67,8 +68,10 @@ Runner setup_profile(CLI::App& app) {
   app.add_flag("--ops", o.ops, "Per-operator and per-module breakdown of self time")->group("Analysis");
   app.add_option("--top", o.top, "Rows in the --ops tables")->group("Analysis");
   app.add_option("--op-iterations", o.op_iterations, "Forwards profiled with --ops")->group("Analysis");
-  app.add_option("--trace", o.trace, "Write a Chrome trace of the --ops iterations (chrome://tracing, Perfetto)")
+  app.add_option("--chrome-trace", o.chrome_trace,
+                 "Write a Chrome trace of the --ops iterations (chrome://tracing, Perfetto)")
       ->group("Analysis");
+  add_renamed_flag(app, "--trace", "chrome_trace", o.chrome_trace);  // a request trace in optimize
   app.add_option("--qps", o.qps, "Load mode: offered request rates, e.g. --qps 100,200,400")
       ->delimiter(',')
       ->group("Load");

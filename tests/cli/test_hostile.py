@@ -68,7 +68,7 @@ class OutputsThatAreNotRegularFiles(HostileCase):
         os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the same device as /dev/null, in our own folder
         self.assert_special_output_refused("cache-sim", "--plot", null, TRACE)
         self.assert_special_output_refused("quantize", "-o", null, MODEL, "--mode", "dynamic")
-        self.assert_special_output_refused("profile", "--trace", null, MODEL, "--ops", "--iterations", "2")
+        self.assert_special_output_refused("profile", "--chrome-trace", null, MODEL, "--ops", "--iterations", "2")
         self.assertTrue(stat.S_ISCHR(os.stat(null).st_mode))
 
     def test_quantize_output_onto_a_fifo_is_refused(self):

@@ -82,10 +82,18 @@ class ProfileBundledModel(LiteTestCase):
 
     def test_chrome_trace(self):
         trace = self.tmp / "trace.json"
-        r = run_lite("profile", MODEL, *QUICK, "--ops", "--op-iterations", "2", "--trace", trace)
+        r = run_lite("profile", MODEL, *QUICK, "--ops", "--op-iterations", "2", "--chrome-trace", trace)
         self.assertEqual(r.returncode, 0, r.stderr)
         events = json.loads(trace.read_text())["traceEvents"]
         self.assertTrue(any(e["name"] == "aten::conv2d" and e["ph"] == "X" for e in events))
+
+    def test_trace_is_the_old_name_of_chrome_trace(self):
+        # --trace is a request trace in optimize: profile's Chrome trace is --chrome-trace, the old name warns
+        trace = self.tmp / "old.json"
+        r = run_lite("profile", MODEL, *QUICK, "--ops", "--op-iterations", "2", "--trace", trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--trace is renamed --chrome-trace", r.stderr)
+        self.assertIn("traceEvents", trace.read_text())
 
     def test_input_file(self):
         python(f"import torch; torch.save(torch.zeros(4, 1, 28, 28), 'x.pt')", self.tmp)
@@ -242,7 +250,7 @@ class ProfileBadInput(LiteTestCase):
                 self.assert_rejected("profile", MODEL, *args, needles=needles)
 
     def test_flag_combinations(self):
-        self.assert_rejected("profile", MODEL, "--trace", self.tmp / "t.json", needles=["--trace: needs", "--ops"])
+        self.assert_rejected("profile", MODEL, "--chrome-trace", self.tmp / "t.json", needles=["--chrome-trace: needs", "--ops"])
         self.assert_rejected("profile", MODEL, "--qps", "100", needles=["--requests"])
         self.assert_rejected("profile", MODEL, "--requests", "10", needles=["--requests: needs", "--qps"])
         self.assert_rejected("profile", MODEL, "--labels", EVAL, needles=["--labels: gives the labels of the evaluation data", "--eval"])
@@ -253,14 +261,14 @@ class ProfileBadInput(LiteTestCase):
                              needles=["--iterations: cannot be combined with --duration"])
 
     def test_trace_into_a_missing_folder_fails_before_profiling(self):
-        self.assert_rejected("profile", MODEL, "--ops", "--trace", self.tmp / "no" / "t.json", *QUICK,
-                             needles=["t.json", "folder does not exist", "--trace"])
+        self.assert_rejected("profile", MODEL, "--ops", "--chrome-trace", self.tmp / "no" / "t.json", *QUICK,
+                             needles=["t.json", "folder does not exist", "--chrome-trace"])
 
     def test_trace_may_not_overwrite_an_input(self):
         model = self.tmp / "m.pt"
         shutil.copy(MODEL, model)
-        self.assert_rejected("profile", model, "--ops", "--trace", model, *QUICK,
-                             needles=["--trace", "m.pt", "would overwrite the input"], watch=[self.tmp])
+        self.assert_rejected("profile", model, "--ops", "--chrome-trace", model, *QUICK,
+                             needles=["--chrome-trace", "m.pt", "would overwrite the input"], watch=[self.tmp])
 
     def test_output_format_flags(self):
         self.assert_rejected("profile", MODEL, "--output-format", "jsn",

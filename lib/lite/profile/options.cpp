@@ -35,7 +35,7 @@ void profile_fields(Fields& f, O& o) {
       .field("ops", o.ops)
       .field("top", o.top)
       .field("op_iterations", o.op_iterations)
-      .field("trace", o.trace)
+      .field("chrome_trace", o.chrome_trace)
       .field("qps", o.qps)
       .field("requests", o.requests)
       .field("seed", o.seed)
@@ -69,6 +69,7 @@ void to_json(nlohmann::json& j, const ProfileOptions& o) {
 void from_json(const nlohmann::json& j, ProfileOptions& o) {
   OptionReader r(j);
   profile_fields(r, o);
+  r.renamed("trace", "chrome_trace", o.chrome_trace);  // "trace" is a request trace in optimize
   r.finish();
 }
 
@@ -84,13 +85,13 @@ void validate(const ProfileOptions& o) {
   if (o.budget_s) in_range("budget_s", *o.budget_s, 0.1, 1e6, "seconds the timed measurement may take");
   at_least("top", o.top, 1);
   in_range("op_iterations", o.op_iterations, 1, 10000);
-  if (!o.trace.empty() && !o.ops) throw OptionError("trace", "needs the per-op profile", "add {ops}");
-  if (!o.trace.empty()) {
+  if (!o.chrome_trace.empty() && !o.ops) throw OptionError("chrome_trace", "needs the per-op profile", "add {ops}");
+  if (!o.chrome_trace.empty()) {
     std::vector<std::filesystem::path> inputs(o.models.begin(), o.models.end());
     inputs.insert(inputs.end(), o.input_files.begin(), o.input_files.end());
     for (const auto& f : {o.eval, o.labels})
       if (f) inputs.push_back(*f);
-    check_output(o.trace, inputs, "trace");
+    check_output(o.chrome_trace, inputs, "chrome_trace");
   }
   if (!o.qps.empty() && o.requests <= 0)
     throw OptionError("qps", "needs a number of requests per rate", "add {requests} N (N >= 1)");

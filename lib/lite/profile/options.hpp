@@ -28,7 +28,7 @@ struct ProfileOptions : model::EvalData {
   bool ops = false;                       // per-operator breakdown
   int top = 15;                           // rows in the per-op tables
   int op_iterations = 20;                 // iterations profiled with operator callbacks
-  std::filesystem::path trace;            // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
+  std::filesystem::path chrome_trace;          // Chrome trace (chrome://tracing, Perfetto) of the profiled iterations
   std::vector<double> qps;                // load mode: offered rates (requests/s), one run each
   int64_t requests = 0;                   // requests per load run
   uint64_t seed = 1;                      // inputs and arrivals are seeded

@@ -107,7 +107,7 @@ void profile_ops(Loaded& l, const std::vector<torch::Tensor>& inputs, const Prof
   }
   double forward_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / o.op_iterations;
   l.profile.ops = recorder.summarize(o.op_iterations, forward_ms, o.top);
-  if (write_trace) recorder.write_chrome_trace(o.trace);
+  if (write_trace) recorder.write_chrome_trace(o.chrome_trace);
 }
 
 // The inputs every measurement uses: --input specs or files, else shaped from the eval data or the model.
@@ -242,7 +242,7 @@ ProfileResult run(const ProfileOptions& o, Progress& progress) {
     auto& l = loaded[i];
     l.profile.facts = model::measure_facts(l.model, inputs);
     check_shape_change(l, inputs, r.batch);
-    if (o.ops) profile_ops(l, inputs, o, !o.trace.empty() && i == 0, progress);
+    if (o.ops) profile_ops(l, inputs, o, !o.chrome_trace.empty() && i == 0, progress);
     for (double qps : o.qps) l.profile.load.push_back(run_load(l.model.module, inputs, qps, o.requests, o.seed, progress));
   }
   // The peak covers the whole run (loading, timing, per-op profile, load test). With two models it is

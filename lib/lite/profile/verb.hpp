@@ -16,7 +16,7 @@ inline const VerbDescriptor& verb() {
     step.model_key_is_list = true;
     step.path_keys = {"eval", "labels"};
     step.path_list_keys = {"models", "input_files"};
-    step.owned_keys = {"trace"};
+    step.owned_keys = {"chrome_trace", "trace"};  // "trace": its old name
     step.makes_model = [](const nlohmann::json&) { return false; };
     return v;
   }();

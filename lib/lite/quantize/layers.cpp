@@ -76,6 +76,23 @@ struct FoundLayer {
   std::string name;
 };
 
+// Calls visit(node, self) for every node of an inlined copy of forward, nested blocks included.
+template <typename Visit>
+void visit_forward_nodes(const torch::jit::Module& module, Visit visit) {
+  auto graph = module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  torch::jit::Value* self = graph->inputs().at(0);
+  std::vector<torch::jit::Block*> blocks{graph->block()};
+  while (!blocks.empty()) {
+    torch::jit::Block* block = blocks.back();
+    blocks.pop_back();
+    for (auto* n : block->nodes()) {
+      for (auto* b : n->blocks()) blocks.push_back(b);
+      visit(n, self);
+    }
+  }
+}
+
 template <typename Visit>
 void visit_layers(const torch::jit::Module& module, Visit visit) {
   auto graph = module.get_method("forward").graph()->copy();
@@ -172,62 +189,44 @@ std::vector<torch::Tensor> weights_of(torch::jit::Value* v, torch::jit::Value* s
 }  // namespace
 
 std::vector<FloatOnlyLayer> find_float_only_layers(const torch::jit::Module& module) {
-  auto graph = module.get_method("forward").graph()->copy();
-  torch::jit::Inline(*graph);
-  torch::jit::Value* self = graph->inputs().at(0);
   std::vector<FloatOnlyLayer> out;
-  std::vector<torch::jit::Block*> blocks{graph->block()};
-  while (!blocks.empty()) {
-    torch::jit::Block* block = blocks.back();
-    blocks.pop_back();
-    for (auto* n : block->nodes()) {
-      for (auto* b : n->blocks()) blocks.push_back(b);
-      const char* kind = float_only_kind(n->kind().toQualString());
-      if (!kind || n->inputs().size() < 3) continue;
-      const bool embedding = std::string(kind) == "Embedding";
-      FloatOnlyLayer l;
-      l.kind = kind;
-      const auto weights = weights_of(n->input(embedding ? 0 : 2), self, module, l.name);
-      if (weights.empty() || !weights[0].is_floating_point() || l.name.empty()) continue;
-      if (std::any_of(out.begin(), out.end(), [&](const FloatOnlyLayer& o) { return o.name == l.name; })) continue;
-      l.weight_shape = weights[0].sizes().vec();
-      for (const auto& w : weights) l.bytes += uint64_t(w.numel()) * uint64_t(w.element_size());
-      // dynamic mode's rewrites: aten::embedding tables (not embedding_bag) and plain LSTM/GRU layers
-      l.dynamic_int8 = embedding ? n->kind() == c10::aten::embedding && plain_embedding_table(weights[0])
-                                 : (l.kind == "LSTM" || l.kind == "GRU") && plain_recurrent_weights(weights);
-      if (embedding)
-        l.reason = l.dynamic_int8 ? "embedding tables stay float in this mode (static and dynamic int8 store them int8 "
-                                    "per row; bf16 converts them with the whole graph)"
-                                  : "embedding bags stay float (bf16 converts them with the whole graph)";
-      else
-        l.reason = l.dynamic_int8 ? "recurrent weights stay float in this mode (dynamic int8 quantizes them)"
-                                  : "recurrent weights stay float: projections, missing biases or RNN cells have no "
-                                    "int8 rewrite here";
-      out.push_back(std::move(l));
-    }
-  }
+  visit_forward_nodes(module, [&](torch::jit::Node* n, torch::jit::Value* self) {
+    const char* kind = float_only_kind(n->kind().toQualString());
+    if (!kind || n->inputs().size() < 3) return;
+    const bool embedding = std::string(kind) == "Embedding";
+    FloatOnlyLayer l;
+    l.kind = kind;
+    const auto weights = weights_of(n->input(embedding ? 0 : 2), self, module, l.name);
+    if (weights.empty() || !weights[0].is_floating_point() || l.name.empty()) return;
+    if (std::any_of(out.begin(), out.end(), [&](const FloatOnlyLayer& o) { return o.name == l.name; })) return;
+    l.weight_shape = weights[0].sizes().vec();
+    for (const auto& w : weights) l.bytes += uint64_t(w.numel()) * uint64_t(w.element_size());
+    // dynamic mode's rewrites: aten::embedding tables (not embedding_bag) and plain LSTM/GRU layers
+    l.dynamic_int8 = embedding ? n->kind() == c10::aten::embedding && plain_embedding_table(weights[0])
+                               : (l.kind == "LSTM" || l.kind == "GRU") && plain_recurrent_weights(weights);
+    if (embedding)
+      l.reason = l.dynamic_int8 ? "embedding tables stay float in this mode (static and dynamic int8 store them int8 "
+                                  "per row; bf16 converts them with the whole graph)"
+                                : "embedding bags stay float (bf16 converts them with the whole graph)";
+    else
+      l.reason = l.dynamic_int8 ? "recurrent weights stay float in this mode (dynamic int8 quantizes them)"
+                                : "recurrent weights stay float: projections, missing biases or RNN cells have no "
+                                  "int8 rewrite here";
+    out.push_back(std::move(l));
+  });
   return out;
 }
 
 std::vector<std::string> transposed_conv_modules(const torch::jit::Module& module) {
-  auto graph = module.get_method("forward").graph()->copy();
-  torch::jit::Inline(*graph);
-  torch::jit::Value* self = graph->inputs().at(0);
   std::vector<std::string> names;
-  std::vector<torch::jit::Block*> blocks{graph->block()};
-  while (!blocks.empty()) {
-    torch::jit::Block* block = blocks.back();
-    blocks.pop_back();
-    for (auto* n : block->nodes()) {
-      for (auto* b : n->blocks()) blocks.push_back(b);
-      if (std::string(n->kind().toQualString()).rfind("aten::conv_transpose", 0) != 0) continue;
-      auto path = attribute_path(n->input(1), self);
-      if (!path || path->size() < 2) continue;  // functional, on the root module: nothing to key a qconfig by
-      path->pop_back();
-      std::string name = join(std::vector<std::string>(path->begin(), path->end()), ".");
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    }
-  }
+  visit_forward_nodes(module, [&](torch::jit::Node* n, torch::jit::Value* self) {
+    if (std::string(n->kind().toQualString()).rfind("aten::conv_transpose", 0) != 0) return;
+    auto path = attribute_path(n->input(1), self);
+    if (!path || path->size() < 2) return;  // functional, on the root module: nothing to key a qconfig by
+    path->pop_back();
+    std::string name = join(std::vector<std::string>(path->begin(), path->end()), ".");
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  });
   return names;
 }
 

@@ -27,7 +27,7 @@ TEST_CASE("profile options round-trip through JSON") {
   o.batch = 4;
   o.timing.iterations = 50;
   o.ops = true;
-  o.trace = "t.json";
+  o.chrome_trace = "t.json";
   o.qps = {100, 200};
   o.requests = 30;
   nlohmann::json j = o;
@@ -38,6 +38,13 @@ TEST_CASE("profile options round-trip through JSON") {
   // defaults survive an empty object
   auto defaults = nlohmann::json::object().get<profile::ProfileOptions>();
   CHECK(nlohmann::json(defaults) == nlohmann::json(profile::ProfileOptions{}));
+}
+
+TEST_CASE("profile options: the old key trace is read as chrome_trace") {
+  const auto o = nlohmann::json{{"trace", "t.json"}}.get<profile::ProfileOptions>();
+  CHECK(o.chrome_trace == "t.json");
+  CHECK(nlohmann::json(o).contains("chrome_trace"));
+  CHECK_FALSE(nlohmann::json(o).contains("trace"));
 }
 
 TEST_CASE("profile options: unknown keys, wrong types and rules are reported by key") {
@@ -57,7 +64,7 @@ TEST_CASE("profile options: unknown keys, wrong types and rules are reported by 
   CHECK(with([](auto& c) { c.timing.iterations = 0; }) == "iterations");
   CHECK(with([](auto& c) { c.timing.duration_s = std::numeric_limits<double>::infinity(); }) == "duration_s");
   CHECK(with([](auto& c) { c.timing.threads = 1 << 20; }) == "threads");
-  CHECK(with([](auto& c) { c.trace = "t.json"; }) == "trace");
+  CHECK(with([](auto& c) { c.chrome_trace = "t.json"; }) == "chrome_trace");
   CHECK(with([](auto& c) { c.qps = {10}; }) == "qps");
   CHECK(with([](auto& c) { c.labels = "l.idx"; }) == "labels");
   CHECK(with([](auto& c) { c.budget_s = 0.0; }) == "budget_s");

@@ -63,7 +63,7 @@ TEST_CASE("comparing a model with itself: speedup near 1 and perfect agreement")
 
 TEST_CASE("bad profile options are usage errors") {
   auto o = quick({test::bundled_model().string()});
-  o.trace = "/tmp/x.json";
+  o.chrome_trace = "/tmp/x.json";
   CHECK_THROWS_AS(profile::run(o), UsageError);
   o = quick({test::bundled_model().string()});
   o.qps = {100};

@@ -35,6 +35,12 @@ double TtftClock::serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new
   return start + service - double(arrival_ms);
 }
 
+TtftLog::TtftLog(const std::optional<PrefillModel>& prefill, uint32_t instances, size_t requests) {
+  if (!prefill) return;
+  clock_.emplace(*prefill, instances);
+  samples_.reserve(requests);
+}
+
 namespace {
 
 void fill_ttft(PrefixRow& row, std::vector<double>& ttft) {
@@ -88,21 +94,16 @@ PrefixRow replay(const ReplaySetup& s) {
   const BlockTrace& t = *s.trace;
   std::unique_ptr<BlockCache> cache = s.policy->make(cache_setup(s));
   PrefixRow row = start_row(s);
-  std::optional<TtftClock> clock;
-  std::vector<double> ttft;
-  if (s.prefill) {
-    clock.emplace(*s.prefill, s.instances);
-    ttft.reserve(t.requests());
-  }
+  TtftLog ttft(s.prefill, s.instances, t.requests());
   for (size_t r = 0; r < t.requests(); ++r) {
     const uint32_t k = cache->serve(r);
     const uint64_t hit = t.hit_tokens(r, k);
     row.hit_tokens += hit;
     row.hit_blocks += k;
-    if (clock) ttft.push_back(clock->serve(t.arrival_ms[r], hit, t.input_tokens[r] - hit));
+    ttft.serve(t.arrival_ms[r], hit, t.input_tokens[r] - hit);
     if ((r & 8191) == 8191) throw_if_interrupted();
   }
-  finish_row(row, t, *cache, ttft);
+  finish_row(row, t, *cache, ttft.samples());
   row.seconds = seconds_since(start);
   return row;
 }

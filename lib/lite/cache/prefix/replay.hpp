@@ -79,4 +79,19 @@ class TtftClock {
   std::vector<double> free_at_;  // min-heap of the instances' next free times
 };
 
+// Each request's TTFT when the replay has a prefill model (ReplaySetup::prefill), else nothing: one clock and
+// its samples, read back by finish_row.
+class TtftLog {
+ public:
+  TtftLog(const std::optional<PrefillModel>& prefill, uint32_t instances, size_t requests);
+  void serve(int64_t arrival_ms, uint64_t cached_tokens, uint64_t new_tokens, double load_ms = 0) {
+    if (clock_) samples_.push_back(clock_->serve(arrival_ms, cached_tokens, new_tokens, load_ms));
+  }
+  std::vector<double>& samples() { return samples_; }
+
+ private:
+  std::optional<TtftClock> clock_;
+  std::vector<double> samples_;
+};
+
 }  // namespace lite::cache::prefix

@@ -24,12 +24,7 @@ PrefixRow replay_tiered(const ReplaySetup& s) {
   TieredCache cache(*s.policy, cache_setup(s), s.tiers);
   PrefixRow row = start_row(s);
   row.tiers = tier_rows(s.tiers);
-  std::optional<TtftClock> clock;
-  std::vector<double> ttft;
-  if (s.prefill) {
-    clock.emplace(*s.prefill, s.instances);
-    ttft.reserve(t.requests());
-  }
+  TtftLog ttft(s.prefill, s.instances, t.requests());
   for (size_t r = 0; r < t.requests(); ++r) {
     const uint32_t k = cache.serve(r);
     const PrefixLoad load = choose_prefix_load(t, r, cache.prefix_tiers(), s.tiers, s.prefill);
@@ -42,10 +37,10 @@ PrefixRow replay_tiered(const ReplaySetup& s) {
     row.hit_tokens += hit;
     row.hit_blocks += load.blocks;
     row.recomputed_tokens += t.hit_tokens(r, k) - hit;
-    if (clock) ttft.push_back(clock->serve(t.arrival_ms[r], hit, t.input_tokens[r] - hit, load.load_ms));
+    ttft.serve(t.arrival_ms[r], hit, t.input_tokens[r] - hit, load.load_ms);
     if ((r & 8191) == 8191) throw_if_interrupted();
   }
-  finish_row(row, t, cache, ttft);
+  finish_row(row, t, cache, ttft.samples());
   row.seconds = seconds_since(start);
   return row;
 }
