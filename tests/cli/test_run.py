@@ -306,6 +306,21 @@ class GatesAndErrors(LiteTestCase):
         self.assertFalse(out.exists())
         self.assertEqual([f for f in self.tmp.iterdir() if f.name.startswith("m.pt")], [])
 
+    def test_ctrl_c_late_in_a_quantize_step_exits_130(self):
+        # issue 38: a SIGINT as the quantize step writes its artifact used to run on to a full report and exit 1
+        out, work = self.tmp / "late.pt", self.tmp / "late.work"
+        p = subprocess.Popen([LITE, "run", str(RECIPES / "emergency-int8.json"), "-o", str(out), "--work-dir",
+                              str(work), "--allow-noisy"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 300
+        while not (work / "step0-quantize.pt").exists() and p.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertIsNone(p.poll(), "the run ended before its quantize step wrote an artifact")
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted", err)
+        self.assertFalse(out.exists())
+
     def test_options_as_data_dump_config_and_config(self):
         # --dump-config prints the options (the recipe among them) and runs nothing; fed back with --config it gives
         # the same options, a flag on the command line overrides the file, and an unknown key is refused by name.
