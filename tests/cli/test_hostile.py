@@ -455,28 +455,41 @@ class LlmForms(HostileCase):
         self.assert_rejected("cache-sim", endless, "--format", "tokens", "--sizes", "10", max_rss_mib=400,
                              needles=["endless.jsonl:1", "67108864 bytes", "a prefix trace"])
 
-    def decoder(self):
-        out = self.tmp / "lm.pt"
-        subprocess.run([PYTHON, str(REPO / "scripts" / "fixtures" / "make_decoder.py"), "--shape", "llama",
-                        "--form", "kv-list", "--export", "script", "--seed", "3", "--out", str(out)],
+    def decoder(self, shape="llama", form="kv-list", export="script"):
+        out = self.tmp / f"lm-{shape}-{form}-{export}.pt"
+        subprocess.run([PYTHON, str(REPO / "scripts" / "fixtures" / "make_decoder.py"), "--shape", shape,
+                        "--form", form, "--export", export, "--seed", "3", "--out", str(out)],
                        check=True, capture_output=True, text=True, timeout=600)
         return out
 
     def test_token_ids_outside_the_vocabulary_name_the_file(self):
-        """A token id the model's embedding cannot look up was blamed on the model ('index out of range in self')."""
-        model = self.decoder()
+        """A token id the model's embedding cannot look up was blamed on the model ('index out of range in self'):
+        in every form lite drives (a KV list scripted, (K, V) pairs traced, stateless traced)."""
         python("import torch\n"
                "torch.save(torch.tensor([[1, 2, 3, 300, 4, 5], [1, 2, 3, 4, 5, 6]]), 'oov.pt')\n"
                "torch.save(torch.tensor([[1, 2, -7, 3, 4, 5], [1, 2, 3, 4, 5, 6]]), 'negative.pt')\n", self.tmp)
-        for name, token in (("oov.pt", "token id 300 (row 0, position 3)"),
-                            ("negative.pt", "token id -7 (row 0, position 2)")):
-            data = self.tmp / name
-            with self.subTest(prompts=name):
-                self.rejected_keeping("profile", model, "--prompts", data, "--generate", "2", "--iterations", "1",
-                                      inputs=[model, data], needles=[name, token, "vocabulary is 256 ids"])
-            with self.subTest(eval=name):
-                self.rejected_keeping("quantize", model, "--mode", "dynamic", "--eval", data, "-o",
-                                      self.tmp / "q.pt", inputs=[model, data], needles=[name, token])
+        # quantize judges a decoder with a cache on its own terms; a traced one it refuses (it prefills through
+        # another method), and a stateless one without --generate is a model with int64 inputs like any other
+        quantize_needles = {"kv-list": lambda name, token: [name, token],
+                            "kv-pairs": lambda name, token: ["prefill method", "export the decoder scripted"],
+                            "stateless": lambda name, token: [name, "outside the table the model looks it up in"]}
+        for form in (("llama", "kv-list", "script"), ("gpt2", "kv-pairs", "trace"), ("gpt2", "stateless", "trace")):
+            model = self.decoder(*form)
+            for name, token in (("oov.pt", "token id 300 (row 0, position 3)"),
+                                ("negative.pt", "token id -7 (row 0, position 2)")):
+                data = self.tmp / name
+                with self.subTest(form=form, prompts=name):
+                    self.rejected_keeping("profile", model, "--prompts", data, "--generate", "2", "--iterations", "1",
+                                          inputs=[model, data], needles=[name, token, "vocabulary is 256 ids"])
+                with self.subTest(form=form, eval=name):
+                    self.rejected_keeping("quantize", model, "--mode", "dynamic", "--eval", data, "-o",
+                                          self.tmp / "q.pt", inputs=[model, data],
+                                          needles=quantize_needles[form[1]](name, token))
+                if form[1] == "stateless":  # --generate puts a stateless decoder on a decoder's terms
+                    with self.subTest(form=form, eval=name, generate=2):
+                        self.rejected_keeping("quantize", model, "--mode", "dynamic", "--eval", data, "--generate",
+                                              "2", "-o", self.tmp / "q.pt", inputs=[model, data],
+                                              needles=[name, token])
 
     def test_a_kv_cache_that_is_a_broadcast_view_is_refused(self):
         """A cache whose tensors repeat one stored value declares bytes it does not hold: KV bytes per token
