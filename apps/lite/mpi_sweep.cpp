@@ -2,7 +2,8 @@
 // configuration and computes the same cost-balanced split (lib/lite/cache/sweep.hpp), streams the trace once
 // for its own slots, then the ranks agree on success before anything is printed:
 //
-//   prepare + simulate (own slots and --nodes clusters; records written to --results-dir as they finish)
+//   every rank's view of the trace (its host has it, the same size) -> rank 0 names a host that differs
+//   -> prepare + simulate (own slots and --nodes clusters; records written to --results-dir as they finish)
 //   -> quiet barrier (non-blocking, polled with sleeps, so a rank that finished early leaves its core to the
 //      others instead of spinning in MPI)
 //   -> every rank's ok/failed flag: on a failure the lowest failed rank prints its error line, every rank
@@ -17,8 +18,12 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
+#include <map>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -124,6 +129,69 @@ std::vector<std::string> gather_text(const std::string& mine, int rank, int size
   return out;
 }
 
+// What one rank sees of the trace on its host: readable or why not, and its size there.
+nlohmann::json trace_seen_here(const std::string& trace, int rank) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  nlohmann::json seen = {{"host", host}, {"rank", rank}, {"problem", ""}, {"bytes", 0}};
+  std::error_code ec;
+  const auto status = std::filesystem::status(trace, ec);
+  if (!std::filesystem::exists(status))
+    seen["problem"] = "not found";
+  else if (::access(trace.c_str(), R_OK) != 0)
+    seen["problem"] = "not readable";
+  else if (std::filesystem::is_regular_file(status))
+    seen["bytes"] = std::filesystem::file_size(trace, ec);
+  return seen;
+}
+
+// Rank 0: the problem with the ranks' views of the trace ("" when every host reads the same file): a trace on
+// one host only, or another file under the same path, named with the hosts that differ.
+std::string trace_problem(const std::vector<std::string>& texts) {
+  std::map<std::string, std::vector<std::string>> missing;  // problem -> "host (rank r)"
+  std::map<uint64_t, std::string> sizes;                    // bytes -> the first host that has that size
+  for (const auto& text : texts) {
+    const nlohmann::json seen = nlohmann::json::parse(text);
+    const std::string where = fmt::format("{} (rank {})", seen.at("host").get<std::string>(), seen.at("rank").get<int>());
+    if (const auto problem = seen.at("problem").get<std::string>(); !problem.empty())
+      missing[problem].push_back(where);
+    else
+      sizes.emplace(seen.at("bytes").get<uint64_t>(), where);
+  }
+  if (!missing.empty()) {
+    const auto& [problem, where] = *missing.begin();
+    return fmt::format("{} on host {}{}, which every rank reads", problem, where.front(),
+                       where.size() > 1 ? fmt::format(" and {} more", where.size() - 1) : "");
+  }
+  if (sizes.size() > 1)
+    return fmt::format("differs between hosts: {} bytes on {}, {} bytes on {}", sizes.begin()->first,
+                       sizes.begin()->second, sizes.rbegin()->first, sizes.rbegin()->second);
+  return "";
+}
+
+// Before any work: every rank reads the trace itself, so a host that lacks it (or holds another file under the
+// same path) is named now, not found by that rank after the others have simulated. Returns the exit code every
+// rank takes (0: go on); rank 0 throws the error it prints.
+int check_trace_on_every_host(const std::string& trace, int rank, int size) {
+  if (trace == "-") return 0;  // refused by check_shareable_trace, on every rank alike
+  const std::vector<std::string> texts = gather_text(trace_seen_here(trace, rank).dump(), rank, size);
+  std::exception_ptr error;
+  if (rank == 0) {
+    const std::string problem = trace_problem(texts);
+    if (!problem.empty())
+      error = std::make_exception_ptr(InputError(trace, problem,
+                                                 "put the trace at the same path on every host (a folder they share), "
+                                                 "or copy the same file to each"));
+  }
+  int code = error ? exit_code_of(error, cache::verb().name) : 0;
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (error) {
+    set_error_printing(true);
+    std::rethrow_exception(error);
+  }
+  return code;
+}
+
 // The trace facts of a scan pass (objects, working set, largest object), which only ranks that needed the pass
 // (Belady's key file, sizes as fractions) computed: rank 0 takes them from whichever rank has them.
 nlohmann::json scan_facts(const cache::TraceSummary& t) {
@@ -176,6 +244,7 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   std::exception_ptr error;
   std::optional<cache::SimulationConfig> config;
   cache::CacheSimResult local;
+  if (const int code = check_trace_on_every_host(o.trace, rank, size)) return {std::nullopt, code};
   try {
     cache::check_shareable_trace(o.trace);
     config = per_rank_threads(cache::prepare(o));

@@ -16,9 +16,9 @@ import unittest
 
 import torch
 
-from litetest import LITE, LiteTestCase, run_lite
+from litetest import LITE, LiteTestCase, error_line_problems, run_lite
 from netns_hosts import Hosts, unavailable
-from test_cache_sim_mpi import MPI_MISSING, CacheSimMpiBase, comparable
+from test_cache_sim_mpi import MPI_MISSING, CacheSimMpiBase, comparable, lite_lines
 from test_distill_parallel import Mlp, weights
 from test_distill import EVAL, TEACHER, TRAIN_IMAGES, TRAIN_LABELS
 
@@ -47,6 +47,40 @@ class CacheSimOnHosts(CacheSimMpiBase):
                 many = json.loads(r.stdout)
                 self.assertEqual(many["result"]["timing"]["ranks"], count)
                 self.assertEqual(comparable(many), comparable(one))
+
+
+    def test_a_trace_on_one_host_only_is_named_with_the_host_before_any_work(self):
+        # host 1 sees an empty folder where host 0 keeps the trace (a local disk, not a shared one)
+        local = self.tmp / "local"
+        local.mkdir()
+        trace = local / "requests.txt"
+        trace.write_text("".join(f"{k % 97}\n" for k in range(20000)))
+        records = self.tmp / "records"
+        with Hosts(2) as hosts:
+            hostfile = hosts.hostfile(self.tmp / "hosts2")
+            r = hosts.run(0, [*hosts.mpirun(hostfile, 2), LITE, "cache-sim", trace, "--policy", "lru", "--sizes",
+                              "10,50", "--results-dir", records],
+                          env={"LITE_NETNS_PRIVATE": f"{hosts.address(1)}={local}"}, timeout=300)
+            self.assert_one_lite_line(r, "requests.txt", f"not found on host {hosts.names[1]} (rank 1)",
+                                      "same path on every host")
+            self.assertFalse(records.exists(), "no rank began the sweep")
+            # another file under the same path: the sizes differ, the hosts are named
+            (self.tmp / "other").mkdir()
+            r = hosts.run(0, [*hosts.mpirun(hostfile, 2), "sh", "-c",
+                              f"[ $OMPI_COMM_WORLD_RANK = 1 ] && echo 1 > {trace}; exec {LITE} cache-sim "
+                              f"{trace} --policy lru --sizes 10"],
+                          env={"LITE_NETNS_PRIVATE": f"{hosts.address(1)}={local}"}, timeout=300)
+            self.assert_one_lite_line(r, "requests.txt", "differs between hosts", "bytes on")
+
+    def assert_one_lite_line(self, r, *needles):
+        """Exit 2 and one error line from lite (mpirun adds its own words about the exit status)."""
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stdout.strip(), "")
+        lines = lite_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIsNone(error_line_problems(lines[0]), lines[0])
+        for needle in needles:
+            self.assertIn(str(needle), lines[0])
 
 
 @unittest.skipIf(NETNS_MISSING, NETNS_MISSING or "")
