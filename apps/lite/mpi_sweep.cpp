@@ -169,12 +169,23 @@ std::string trace_problem(const std::vector<std::string>& texts) {
   return "";
 }
 
+// Rank 0: the hosts the ranks run on, in rank order, each once (the report names them).
+std::vector<std::string> hosts_of(const std::vector<std::string>& texts) {
+  std::vector<std::string> hosts;
+  for (const auto& text : texts) {
+    const auto host = nlohmann::json::parse(text).at("host").get<std::string>();
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+  }
+  return hosts;
+}
+
 // Before any work: every rank reads the trace itself, so a host that lacks it (or holds another file under the
 // same path) is named now, not found by that rank after the others have simulated. Returns the exit code every
-// rank takes (0: go on); rank 0 throws the error it prints.
-int check_trace_on_every_host(const std::string& trace, int rank, int size) {
+// rank takes (0: go on) and, on rank 0, the hosts; rank 0 throws the error it prints.
+int check_trace_on_every_host(const std::string& trace, int rank, int size, std::vector<std::string>& hosts) {
+  const std::vector<std::string> texts = gather_text(trace_seen_here(trace, rank).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), rank, size);
+  if (rank == 0) hosts = hosts_of(texts);
   if (trace == "-") return 0;  // refused by check_shareable_trace, on every rank alike
-  const std::vector<std::string> texts = gather_text(trace_seen_here(trace, rank).dump(), rank, size);
   std::exception_ptr error;
   if (rank == 0) {
     const std::string problem = trace_problem(texts);
@@ -244,7 +255,8 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   std::exception_ptr error;
   std::optional<cache::SimulationConfig> config;
   cache::CacheSimResult local;
-  if (const int code = check_trace_on_every_host(o.trace, rank, size)) return {std::nullopt, code};
+  std::vector<std::string> hosts;
+  if (const int code = check_trace_on_every_host(o.trace, rank, size, hosts)) return {std::nullopt, code};
   try {
     cache::check_shareable_trace(o.trace);
     config = per_rank_threads(cache::prepare(o));
@@ -278,6 +290,7 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   int code = 0;
   if (rank == 0) {
     try {
+      local.hosts = std::move(hosts);
       code = join_on_rank0(o, *config, local, texts, size, t_start);
     } catch (...) {
       error = std::current_exception();

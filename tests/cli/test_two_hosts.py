@@ -11,6 +11,7 @@ Skipped, with the reason printed, where namespaces cannot be made (not root, no 
 """
 import json
 import os
+import socket
 import subprocess
 import unittest
 
@@ -71,6 +72,14 @@ class CacheSimOnHosts(CacheSimMpiBase):
                               f"{trace} --policy lru --sizes 10"],
                           env={"LITE_NETNS_PRIVATE": f"{hosts.address(1)}={local}"}, timeout=300)
             self.assert_one_lite_line(r, "requests.txt", "differs between hosts", "bytes on")
+            # a trace both hosts share: the report names the hosts that took part
+            shared = self.tmp / "shared.txt"
+            shared.write_text(trace.read_text())
+            r = hosts.run(0, [*hosts.mpirun(hostfile, 2), LITE, "cache-sim", shared, "--policy", "lru", "--sizes",
+                              "10,50", "--json", "-q"],
+                          env={"LITE_NETNS_PRIVATE": f"{hosts.address(1)}={local}"}, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(json.loads(r.stdout)["result"]["timing"]["hosts"], [socket.gethostname(), hosts.names[1]])
 
     def assert_one_lite_line(self, r, *needles):
         """Exit 2 and one error line from lite (mpirun adds its own words about the exit status)."""

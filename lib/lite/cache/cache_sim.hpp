@@ -310,6 +310,7 @@ struct CacheSimResult {
   size_t simulations = 0;           // policy x size simulators run (twice that with --sample-check)
   size_t reused_records = 0;        // --results-dir: records found there instead of simulated
   int ranks = 1;                    // processes the sweep was spread over (lite-mpi)
+  std::vector<std::string> hosts;   // lite-mpi: the host names the ranks ran on, in rank order, each once
   double seconds = 0;
   double requests_per_second = 0;
   Gates gates;  // "target": a --target-* was given and no policy reached it at the simulated sizes

@@ -196,12 +196,22 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
                  {"requests_per_second", r.requests_per_second},
                  {"threads", r.threads},
                  {"ranks", r.ranks},
+                 {"hosts", r.hosts},
                  {"passes", r.passes}};
 }
 
 namespace {
 
 std::string seconds_text(double s) { return fmt::format("{:.1f}", s); }
+
+// " per rank, 4 MPI ranks on 2 hosts (node01, node02)" for an MPI sweep, "" for one process.
+std::string ranks_text(const CacheSimResult& r) {
+  if (r.ranks <= 1) return "";
+  std::string text = fmt::format(" per rank, {} MPI ranks", r.ranks);
+  if (!r.hosts.empty())
+    text += fmt::format(" on {} host{} ({})", r.hosts.size(), r.hosts.size() == 1 ? "" : "s", join(r.hosts, ", "));
+  return text;
+}
 
 report::Table results_table(const CacheSimResult& r) {
   const bool bytes = r.bytes;
@@ -404,7 +414,7 @@ void add_notes(const CacheSimResult& r, const SimulationConfig& o, report::Repor
                                     format_count(r.trace.n_req_total), r.simulations, r.simulations == 1 ? "" : "s",
                                     r.seconds, double(r.trace.n_req) * double(r.simulations) / std::max(r.seconds, 1e-9) / 1e6,
                                     r.passes, r.passes == 1 ? "" : "es", r.threads, r.threads == 1 ? "" : "s",
-                                    r.ranks > 1 ? fmt::format(" per rank, {} MPI ranks", r.ranks) : ""));
+                                    ranks_text(r)));
 }
 
 }  // namespace
