@@ -1,8 +1,8 @@
 """Windowed attention prunes (issue 37 item 3): a small torchvision SwinTransformer (two stages of two blocks,
 24 channels, 2 and 4 heads, 4x4 windows, random weights), scripted and traced. Its attention (qkv's columns and
 q's, k's and v's rows, the projection) prunes with the residual width of its stage, the heads keeping their count
-(each head narrower, the relative-position bias table [(2W-1)^2, heads] as it was, num_heads with it); the
-artifact runs at another input size. No exit 3, no attention or residual left alone."""
+(each head narrower, keeping the same channels of its own; the relative-position bias table [(2W-1)^2, heads] as it
+was, num_heads with it); the artifact runs at another input size. No exit 3, no attention or residual left alone."""
 import json
 import pathlib
 import subprocess
@@ -22,6 +22,10 @@ from torchvision.models.swin_transformer import SwinTransformer
 torch.manual_seed(0)
 net = SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
                       num_classes=10).eval()
+with torch.no_grad():  # torchvision starts every bias at zero: distinct values tell the kept rows apart
+    for m in net.modules():
+        if isinstance(m, torch.nn.Linear) and m.bias is not None:
+            m.bias.uniform_(-0.5, 0.5)
 torch.jit.save(torch.jit.script(net), "swin_script.pt")
 with torch.no_grad():
     torch.jit.save(torch.jit.trace(net, torch.rand(1, 3, 64, 64)), "swin_trace.pt")
@@ -54,12 +58,30 @@ class PruneWindowedAttention(LiteTestCase):
         self.assertEqual(doc["gates"]["failed"], ["agreement"] if r.returncode == 1 else [], r.stderr)
         return doc, torch.jit.load(str(out)).eval()
 
+    def check_heads_keep_their_channels(self, original, pruned, heads):
+        """Each of q's, k's and v's heads keeps the same local channels of its own (found by qkv's bias values)."""
+        before, after = original.qkv.bias.tolist(), pruned.qkv.bias.tolist()
+        width, width_after = len(before) // 3, len(after) // 3
+        rows = [before.index(v) for v in after]
+        for part in range(3):
+            local = None
+            for h in range(heads):
+                size = width_after // heads
+                kept = rows[part * width_after + h * size:part * width_after + (h + 1) * size]
+                start = part * width + h * (width // heads)
+                self.assertTrue(all(start <= r < start + width // heads for r in kept), kept)
+                local = local or [r - start for r in kept]
+                self.assertEqual([r - start for r in kept], local)
+
     def check_blocks(self, module, kind):
+        original = torch.jit.load(str(self.dir / f"swin_{kind}.pt"))
         for stage, heads in HEADS.items():
             for block in ("0", "1"):
                 attn = getattr(getattr(module.features, stage), block).attn
                 width = attn.proj.weight.shape[0]
                 with self.subTest(kind=kind, stage=stage, block=block):
+                    self.check_heads_keep_their_channels(getattr(getattr(original.features, stage), block).attn,
+                                                         attn, heads)
                     self.assertEqual(tuple(attn.qkv.weight.shape), (3 * width, width))
                     self.assertEqual(tuple(attn.proj.weight.shape), (width, width))
                     self.assertEqual(width % heads, 0)

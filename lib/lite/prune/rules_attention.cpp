@@ -62,8 +62,9 @@ void attention(Walk& w, Node* n) {
 // Swin's ShiftedWindowAttention (torchvision) as a whole, over a channels-last [B, H, W, C] value. Its
 // forward reads C from the input's shape and splits qkv's 3C rows into (3, num_heads, C // num_heads), so
 // the heads' total width *is* the residual width, as in nn.MultiheadAttention: one set of channel indices
-// goes from qkv's columns, from each of q's, k's and v's rows, and from proj's rows and columns, and the
-// kept count stays a multiple of the head count (every head keeps C / num_heads, Torch-Pruning's head-dim
+// goes from qkv's columns, from each of q's, k's and v's rows, and from proj's rows and columns. The width
+// is cut as `num_heads` blocks that lose the same local indices (the blocks of a grouped convolution), so
+// every head keeps the same channels of its own and none moves to another head (Torch-Pruning's head-dim
 // pruning). num_heads, the relative-position bias table [(2W-1)^2, num_heads] and the window stay as they
 // are: the heads are the same heads, each narrower. The head count is read from the bias table, which a
 // trace keeps too (a traced forward reads C from the input's shape as well).
@@ -92,7 +93,9 @@ void window_attention(Walk& w, Node* n, const std::string& path) {
   root.slices.push_back({proj, "weight", 0, 0, 1, 0, "producer"});
   root.slices.push_back({proj, "weight", 1, 0, 1, 0, "consumer"});
   if (submodule_at(w.module, proj).attr("bias").isTensor()) root.slices.push_back({proj, "bias", 0, 0, 1, 0, "producer"});
-  root.multiple_of = std::lcm(root.multiple_of, heads);
+  if (root.blocks > 1 && root.blocks != heads)
+    return w.unknown(n, why + " over channels split into " + std::to_string(root.blocks) + " blocks elsewhere");
+  root.blocks = heads;  // every head loses the same local indices: no channel moves to another head
   w.weights.push_back({qkv, "weight"});  // unstructured pruning zeroes them too: the walk never sees their linears
   w.weights.push_back({proj, "weight"});
   w.values[n->output()] = *x;

@@ -310,6 +310,7 @@ TEST_CASE("window attention rule: Swin's qkv rows, projection and head count joi
   REQUIRE(width != nullptr);
   CHECK(width->blocked.empty());
   CHECK(width->multiple_of == 2);  // every head keeps width / heads: num_heads and the bias table stay
+  CHECK(width->blocks == 2);       // each head loses the same local indices: no channel changes heads
   CHECK(has_slice(*width, "attn.qkv", "weight", 1, "consumer"));
   for (int64_t k = 0; k < 3; ++k) {
     CHECK(has_slice(*width, "attn.qkv", "weight", 0, "producer", k * 8));
