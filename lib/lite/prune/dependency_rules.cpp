@@ -25,6 +25,7 @@ const std::vector<OpRule>& op_rules() {
       {{"aten::expand"}, expand_rule},
       {{"aten::select", "aten::slice"}, index_other_dim_rule},
       {{"aten::mean", "aten::sum", "aten::amax"}, reduce_rule},
+      {{"aten::pad", "aten::constant_pad_nd"}, pad_rule},
       {{"prim::CallMethod"}, call_rule},
       {{"prim::TupleUnpack", "prim::TupleIndex"}, tuple_item_rule},
       {{"prim::ListConstruct"}, list_rule},

@@ -5,8 +5,9 @@
 // policy:
 //   rules_conv_linear.cpp  conv, grouped and transposed conv, linear, embedding: weights that open spaces
 //   rules_norms.cpp        batch_norm, layer_norm: their tensors follow the channels
-//   rules_shape.cpp        flatten, view/reshape, permute, expand, select/slice, reductions: where the channels are
-//   rules_attention.cpp    nn.MultiheadAttention as one call, and the items of the tuple it returns
+//   rules_shape.cpp        flatten, view/reshape, permute, expand, select/slice, reductions, pad: where the channels are
+//   rules_attention.cpp    nn.MultiheadAttention and Swin's window attention as one call each, and the items of the
+//                          tuple nn.MultiheadAttention returns
 //   rules_lists_cat.cpp    tensor lists (ListConstruct, append) and cat
 //   rules_dicts.cpp        dicts built and read back with constant string keys (IntermediateLayerGetter)
 //   rules_elementwise.cpp  activations, dropout, pooling (pass the channels through), add/mul/sub/div (unite them)
@@ -141,6 +142,7 @@ void permute_rule(Walk& w, Node* n, const std::string& kind);
 void expand_rule(Walk& w, Node* n, const std::string& kind);
 void index_other_dim_rule(Walk& w, Node* n, const std::string& kind);
 void reduce_rule(Walk& w, Node* n, const std::string& kind);
+void pad_rule(Walk& w, Node* n, const std::string& kind);
 
 void call_rule(Walk& w, Node* n, const std::string& kind);  // rules_attention.cpp
 void tuple_item_rule(Walk& w, Node* n, const std::string& kind);

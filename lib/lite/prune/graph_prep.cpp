@@ -3,7 +3,9 @@
 //
 // Attention stays a call: nn.MultiheadAttention's forward (F.multi_head_attention_forward inlined) is a few
 // hundred nodes of views, transposes and `is` checks that no channel rule follows, while the module as a
-// whole has a simple contract the analysis states directly (rules_attention.cpp, `attention`).
+// whole has a simple contract the analysis states directly (rules_attention.cpp, `attention`). Swin's
+// ShiftedWindowAttention likewise: windows, heads and the cyclic shift are reshapes and rolls around two
+// linears whose widths follow the channels of its input (rules_attention.cpp, `window_attention`).
 //
 // Branches: nn.TransformerEncoderLayer and nn.TransformerEncoder choose between a fused fast path and the
 // unfused layers on the input's rank, device, grad mode and nesting: after attribute folding ~130 `if`s
@@ -27,11 +29,16 @@ using torch::jit::Block;
 using torch::jit::Node;
 using torch::jit::Value;
 
+bool is_window_attention_type(const c10::TypePtr& type) {
+  auto cls = type->cast<c10::ClassType>();
+  return cls && cls->name() && cls->name()->name() == "ShiftedWindowAttention";  // not V2 (its logit scale)
+}
+
 bool is_attention_type(const c10::TypePtr& type) {
   auto cls = type->cast<c10::ClassType>();
   if (!cls || !cls->name()) return false;
   const std::string name = cls->name()->qualifiedName();
-  return name.find("MultiheadAttention") != std::string::npos;
+  return name.find("MultiheadAttention") != std::string::npos || is_window_attention_type(type);
 }
 
 namespace {

@@ -68,9 +68,11 @@ struct DependencyGraph {
 // once in order with a union-find over channel spaces (see dependency_graph.cpp).
 DependencyGraph build_dependency_graph(const torch::jit::Module& module, const std::vector<c10::IValue>& example = {});
 
-// graph_prep.cpp: every call inlined except nn.MultiheadAttention's (the analysis states its contract).
+// graph_prep.cpp: every call inlined except nn.MultiheadAttention's and Swin's ShiftedWindowAttention's (the
+// analysis states their contracts).
 void inline_calls_except_attention(torch::jit::Graph& graph);
-bool is_attention_type(const c10::TypePtr& type);
+bool is_attention_type(const c10::TypePtr& type);         // either kind
+bool is_window_attention_type(const c10::TypePtr& type);  // torchvision's ShiftedWindowAttention (Swin v1)
 // Replaces the condition of every `if` that went one way when the graph ran on `example` by that constant
 // (a fused fast path flipped to the unfused layers), then folds; returns how many were decided.
 int decide_branches(std::shared_ptr<torch::jit::Graph>& graph, const torch::jit::Module& module,

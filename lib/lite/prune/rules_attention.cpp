@@ -1,5 +1,6 @@
-// nn.MultiheadAttention as one rule (graph_prep.cpp leaves its call uninlined), and the items of the
-// (output, weights) tuple it returns. Any other call left in the graph is unknown.
+// nn.MultiheadAttention and Swin's ShiftedWindowAttention as one rule each (graph_prep.cpp leaves their calls
+// uninlined), and the items of the (output, weights) tuple nn.MultiheadAttention returns. Any other call left
+// in the graph is unknown.
 #include <numeric>
 
 #include "lite/prune/dependency_rules_internal.hpp"
@@ -58,9 +59,57 @@ void attention(Walk& w, Node* n) {
   w.tuples[n->output()] = {*q, std::nullopt};
 }
 
+// Swin's ShiftedWindowAttention (torchvision) as a whole, over a channels-last [B, H, W, C] value. Its
+// forward reads C from the input's shape and splits qkv's 3C rows into (3, num_heads, C // num_heads), so
+// the heads' total width *is* the residual width, as in nn.MultiheadAttention: one set of channel indices
+// goes from qkv's columns, from each of q's, k's and v's rows, and from proj's rows and columns. The width
+// is cut as `num_heads` blocks that lose the same local indices (the blocks of a grouped convolution), so
+// every head keeps the same channels of its own and none moves to another head (Torch-Pruning's head-dim
+// pruning). num_heads, the relative-position bias table [(2W-1)^2, num_heads] and the window stay as they
+// are: the heads are the same heads, each narrower. The head count is read from the bias table, which a
+// trace keeps too (a traced forward reads C from the input's shape as well).
+void window_attention(Walk& w, Node* n, const std::string& path) {
+  const std::string why = "Swin's ShiftedWindowAttention";
+  torch::jit::Module attn = submodule_at(w.module, path);
+  ValueInfo* x = w.info(n->input(1));
+  const bool parts = attn.hasattr("qkv") && attn.hasattr("proj") && attn.hasattr("relative_position_bias_table") &&
+                     attn.attr("relative_position_bias_table").isTensor();
+  if (!x || n->inputs().size() != 2 || !parts) return w.unknown(n, why + " lite cannot follow (" + path + ")");
+  const std::string qkv = path + ".qkv", proj = path + ".proj";
+  const torch::Tensor qkv_w = tensor_at(w.module, qkv, "weight"), proj_w = tensor_at(w.module, proj, "weight");
+  const int64_t width = qkv_w.size(1), heads = attn.attr("relative_position_bias_table").toTensor().size(1);
+  const bool shapes = qkv_w.size(0) == 3 * width && proj_w.size(0) == width && proj_w.size(1) == width &&
+                      heads > 0 && width % heads == 0;
+  if (!shapes) return w.unknown(n, why + " with other widths than qkv [3C, C] and proj [C, C] (" + path + ")");
+  if (x->layout != Layout::channels_last || x->segments.size() != 1 || w.total(*x) != width)
+    return w.unknown(n, why + " over a tensor whose channels are not its last dimension");
+  Space& root = w.spaces.root(x->segments[0]);
+  const bool qkv_bias = submodule_at(w.module, qkv).attr("bias").isTensor();
+  root.slices.push_back({qkv, "weight", 1, 0, 1, 0, "consumer"});
+  for (int64_t k = 0; k < 3; ++k) {
+    root.slices.push_back({qkv, "weight", 0, k * width, 1, 0, "producer"});
+    if (qkv_bias) root.slices.push_back({qkv, "bias", 0, k * width, 1, 0, "producer"});
+  }
+  root.slices.push_back({proj, "weight", 0, 0, 1, 0, "producer"});
+  root.slices.push_back({proj, "weight", 1, 0, 1, 0, "consumer"});
+  if (submodule_at(w.module, proj).attr("bias").isTensor()) root.slices.push_back({proj, "bias", 0, 0, 1, 0, "producer"});
+  if (root.blocks > 1 && root.blocks != heads)
+    return w.unknown(n, why + " over channels split into " + std::to_string(root.blocks) + " blocks elsewhere");
+  root.blocks = heads;  // every head loses the same local indices: no channel moves to another head
+  w.weights.push_back({qkv, "weight"});  // unstructured pruning zeroes them too: the walk never sees their linears
+  w.weights.push_back({proj, "weight"});
+  w.values[n->output()] = *x;
+}
+
 }  // namespace
 
 void call_rule(Walk& w, Node* n, const std::string& kind) {
+  if (is_window_attention_type(n->input(0)->type())) {
+    auto self = w.attrs.find(n->input(0));
+    if (self == w.attrs.end()) return w.unknown(n, "Swin's ShiftedWindowAttention lite cannot follow");
+    const Attr& a = self->second;
+    return window_attention(w, n, a.module.empty() ? a.name : a.module + "." + a.name);
+  }
   if (is_attention_type(n->input(0)->type())) return attention(w, n);
   w.unknown(n, kind + " lite did not inline");
 }

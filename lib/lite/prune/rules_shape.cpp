@@ -5,8 +5,12 @@
 //   - reshape(n, C, h * w) with C an int attribute equal to the channel count (ViT's hidden_dim): a count
 //     surgery updates;
 //   - permute that lands the channels first after the batch or last; expand(n, -1, -1) of a channels-last
-//     value (ViT's class token); select/slice of another dimension; mean/sum/amax over other dimensions.
+//     value (ViT's class token); select/slice of another dimension (or a slice of every channel);
+//     mean/sum/amax over other dimensions;
+//   - pad (Swin's windows and patch merging) that leaves the channel dimension unpadded.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
 #include "lite/prune/dependency_rules_internal.hpp"
 
@@ -82,12 +86,28 @@ void expand_rule(Walk& w, Node* n, const std::string& kind) {
   w.values[n->output()] = {x->segments, Layout::channels_last, int64_t(sizes->inputs().size())};
 }
 
-// x[:, 0] and x[:, 1:]: indexing a dimension other than the channels'.
+namespace {
+
+// x[..., :] (Swin's patch merging): a slice of every channel, in order. start None or 0, end None or the
+// largest int (what a trace records), step 1.
+bool whole_slice(Node* n) {
+  if (n->kind() != c10::aten::slice || n->inputs().size() != 5) return false;
+  auto start = torch::jit::toIValue(n->input(2)), end = torch::jit::toIValue(n->input(3));
+  auto step = torch::jit::toIValue(n->input(4));
+  const bool from_first = start && (start->isNone() || (start->isInt() && start->toInt() == 0));
+  const bool to_last = end && (end->isNone() || (end->isInt() && end->toInt() == INT64_MAX));
+  return from_first && to_last && step && step->isInt() && step->toInt() == 1;
+}
+
+}  // namespace
+
+// x[:, 0] and x[:, 1:]: indexing a dimension other than the channels'; x[..., :] keeps every channel.
 void index_other_dim_rule(Walk& w, Node* n, const std::string& kind) {
   ValueInfo* x = w.info(n->input(0));
   if (!x) return;
   auto dim = torch::jit::toIValue(n->input(1));
   auto channel = dim && dim->isInt() ? Walk::is_channel_dim(*x, dim->toInt()) : std::nullopt;
+  if (channel && *channel && whole_slice(n)) return void(w.values[n->output()] = *x);
   if (!channel || *channel) return w.unknown(n, kind + " of the channel dimension");
   const bool drops = kind == "aten::select";
   if (drops && x->layout == Layout::channels_first && dim->toInt() == 0) return w.unknown(n, kind + " of the batch");
@@ -111,6 +131,32 @@ void reduce_rule(Walk& w, Node* n, const std::string& kind) {
   if (x->layout == Layout::channels_last)
     return void(w.values[n->output()] = {x->segments, Layout::channels_last, rank});
   w.values[n->output()] = {x->segments, keep_dims ? Layout::channels_first : Layout::flat, keep_dims ? rank : 2};
+}
+
+// F.pad(x, [left, right, top, bottom, ...]): pairs from the last dimension backwards. The channels pass
+// when their pair is two constant zeros (Swin pads [0, 0, 0, pad_r, 0, pad_b] channels-last) or is not
+// reached (a channels-first pad of the spatial dimensions alone).
+void pad_rule(Walk& w, Node* n, const std::string& kind) {
+  ValueInfo* x = w.info(n->input(0));
+  if (!x) return;
+  std::vector<std::optional<int64_t>> pads;  // nullopt: computed
+  if (n->input(1)->node()->kind() == c10::prim::ListConstruct) {
+    for (Value* v : n->input(1)->node()->inputs()) {
+      auto c = torch::jit::toIValue(v);
+      pads.push_back(c && c->isInt() ? std::optional<int64_t>(c->toInt()) : std::nullopt);
+    }
+  } else if (auto constant = torch::jit::toIValue(n->input(1)); constant && constant->isIntList()) {
+    for (int64_t p : constant->toIntVector()) pads.push_back(p);
+  } else {
+    return w.unknown(n, kind + " of sizes lite cannot read");
+  }
+  int64_t pair = -1;  // the channel dimension's pair, counted from the last dimension
+  if (x->layout == Layout::channels_last) pair = 0;
+  if (x->layout == Layout::channels_first && x->rank > 1) pair = x->rank - 2;
+  if (pair < 0) return w.unknown(n, kind + " of a tensor whose channel dimension lite cannot place");
+  for (size_t i = size_t(2 * pair); i < size_t(2 * pair + 2) && i < pads.size(); ++i)
+    if (pads[i] != int64_t(0)) return w.unknown(n, kind + " of the channel dimension");
+  w.values[n->output()] = *x;
 }
 
 }  // namespace lite::prune::detail

@@ -287,6 +287,89 @@ TEST_CASE("attention rule: self-attention's projections and head counts join the
 
 namespace {
 
+// What the analysis reads of torchvision's ShiftedWindowAttention (Swin): qkv [3C, C], proj [C, C] and the
+// relative-position bias table [(2W-1)^2, heads]; its forward stands in for the windowed one (same signature).
+Module window_attention(int64_t width, int64_t heads, int64_t qkv_rows = 0) {
+  Module m("ShiftedWindowAttention");
+  m.register_module("qkv", linear(width, qkv_rows ? qkv_rows : 3 * width));
+  m.register_module("proj", linear(width, width));
+  m.register_parameter("relative_position_bias_table", torch::rand({9, heads}), false);
+  m.register_attribute("num_heads", c10::IntType::get(), heads);
+  m.define("def forward(self, x):\n  return self.proj.forward(x)\n");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("window attention rule: Swin's qkv rows, projection and head count join the channels-last width") {
+  auto m = model({{"embed", linear(3, 8)}, {"attn", window_attention(8, 2)}, {"head", linear(8, 4)}},
+                 "  h = self.embed.forward(x)\n"
+                 "  return self.head.forward(h + self.attn.forward(h))\n");
+  auto g = analyse(m, {1, 4, 4, 3});
+  const ChannelGroup* width = group_named(g, "embed");
+  REQUIRE(width != nullptr);
+  CHECK(width->blocked.empty());
+  CHECK(width->multiple_of == 2);  // every head keeps width / heads: num_heads and the bias table stay
+  CHECK(width->blocks == 2);       // each head loses the same local indices: no channel changes heads
+  CHECK(has_slice(*width, "attn.qkv", "weight", 1, "consumer"));
+  for (int64_t k = 0; k < 3; ++k) {
+    CHECK(has_slice(*width, "attn.qkv", "weight", 0, "producer", k * 8));
+    CHECK(has_slice(*width, "attn.qkv", "bias", 0, "producer", k * 8));
+  }
+  CHECK(has_slice(*width, "attn.proj", "weight", 0, "producer"));
+  CHECK(has_slice(*width, "attn.proj", "weight", 1, "consumer"));
+  CHECK(has_slice(*width, "attn.proj", "bias", 0, "producer"));
+  CHECK(has_slice(*width, "head", "weight", 1, "consumer"));
+  for (const auto& sl : width->slices) CHECK(sl.attr != "relative_position_bias_table");
+  CHECK(g.weights.size() == 4);  // embed, qkv, proj, head: unstructured pruning reaches the uninlined call
+
+  auto channels_first = model({{"embed", conv(3, 8)}, {"attn", window_attention(8, 2)}},
+                              "  return self.attn.forward(self.embed.forward(x))\n");
+  CHECK(group_named(analyse(channels_first), "embed")->blocked ==
+        "Swin's ShiftedWindowAttention over a tensor whose channels are not its last dimension");
+  auto other_widths = model({{"embed", linear(3, 8)}, {"attn", window_attention(8, 2, 16)}},
+                            "  return self.attn.forward(self.embed.forward(x))\n");
+  CHECK(group_named(analyse(other_widths, {1, 4, 4, 3}), "embed")->blocked ==
+        "Swin's ShiftedWindowAttention with other widths than qkv [3C, C] and proj [C, C] (attn)");
+}
+
+TEST_CASE("pad rule: padding the spatial dimensions passes the channels, padding the channels is left alone") {
+  auto spatial = model({{"conv1", conv(3, 8)}, {"conv2", conv(8, 4)}},
+                       "  h = self.conv1.forward(x)\n"
+                       "  return self.conv2.forward(torch.constant_pad_nd(h, [1, 1, 0, 1], 0.0))\n");
+  CHECK(group_named(analyse(spatial), "conv1")->blocked.empty());
+  auto last = model({{"fc1", linear(3, 8)}, {"fc2", linear(8, 4)}},
+                    "  h = self.fc1.forward(x)\n"
+                    "  return self.fc2.forward(torch.constant_pad_nd(h, [0, 0, 0, h.size(1) % 3], 0.0))\n");
+  const ChannelGroup* kept = group_named(analyse(last, {1, 4, 4, 3}), "fc1");
+  REQUIRE(kept != nullptr);
+  CHECK(kept->blocked.empty());
+  CHECK(has_slice(*kept, "fc2", "weight", 1, "consumer"));
+  auto channels = model({{"fc1", linear(3, 8)}, {"fc2", linear(10, 4)}},
+                        "  return self.fc2.forward(torch.constant_pad_nd(self.fc1.forward(x), [1, 1], 0.0))\n");
+  CHECK(group_named(analyse(channels, {1, 4, 4, 3}), "fc1")->blocked ==
+        "aten::constant_pad_nd of the channel dimension");
+}
+
+TEST_CASE("shape rules: Swin's patch merging (pad, quarters by slices, cat) reads the channels at each offset") {
+  auto m = model({{"fc1", linear(3, 8)}, {"norm", layer_norm(16)}, {"reduction", linear(16, 4)}},
+                 "  h = torch.constant_pad_nd(self.fc1.forward(x), [0, 0, 0, 1, 0, 1], 0.0)\n"
+                 "  q = torch.cat([h[..., 0::2, 0::2, :], h[..., 1::2, 1::2, :]], -1)\n"
+                 "  return self.reduction.forward(self.norm.forward(q))\n");
+  const ChannelGroup* width = group_named(analyse(m, {1, 3, 3, 3}), "fc1");
+  REQUIRE(width != nullptr);
+  CHECK(width->blocked.empty());
+  CHECK(has_slice(*width, "norm", "weight", 0, "norm", 0));
+  CHECK(has_slice(*width, "norm", "weight", 0, "norm", 8));
+  CHECK(has_slice(*width, "reduction", "weight", 1, "consumer", 0));
+  CHECK(has_slice(*width, "reduction", "weight", 1, "consumer", 8));
+  auto part = model({{"fc1", linear(3, 8)}, {"fc2", linear(4, 2)}},
+                    "  return self.fc2.forward(self.fc1.forward(x)[..., 0:4])\n");
+  CHECK(group_named(analyse(part, {1, 3, 3, 3}), "fc1")->blocked == "aten::slice of the channel dimension");
+}
+
+namespace {
+
 // An IntermediateLayerGetter in small: a two-stage backbone whose features a dict carries to the heads, stored
 // under the names a Dict(str, str) attribute gives (`return_layers`, as torchvision's) and read back by constant
 // keys; the result is a dict too, as a torchvision segmentation model's.
