@@ -91,11 +91,11 @@ class SaysWhatWouldPay(LiteTestCase):
         # timed when nothing auto built is clearly faster, and then found no faster either
         if probe is not None:
             self.assertFalse(probe["pays"], probe)
-            self.assertTrue(any("not a clear gain" in n for n in doc["notes"]) or probe["problem"], doc["notes"])
         self.assertFalse([f for f in json.loads(r.stdout)["findings"] if SAID in f["what"]])
         r, _ = quantize(self.dir / "tiny.pt", "--input", "1x8", "-o", self.tmp / "tiny_text.pt", json_output=False)
         self.assertIn(r.returncode, (0, 1), r.stderr)
         self.assertNotIn(SAID, r.stdout.lstrip().splitlines()[0])
+        self.assertNotIn("pass --calib FILE", r.stdout)
 
 
 if __name__ == "__main__":
