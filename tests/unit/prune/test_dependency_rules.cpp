@@ -389,8 +389,8 @@ TEST_CASE("tuple rules: features returned as a tuple and unpacked carry their ch
   CHECK(has_slice(*high, "head", "weight", 1, "consumer"));
   // A tuple holding a list is not followed inside: its tensors are left alone with the reason.
   auto nested = model({{"a", conv(3, 4)}, {"head", conv(4, 5)}},
-                      "  t = ([self.a.forward(x)], 1)\n"
-                      "  return self.head.forward(t[0][0])\n");
+                      "  y = self.a.forward(x)\n"
+                      "  return self.head.forward(y), [y]\n");
   CHECK(group_named(analyse(nested), "a")->blocked ==
         "prim::TupleConstruct of a container (a tuple holding a list, dict or tuple)");
 }
