@@ -1,9 +1,11 @@
 """`lite prune` on models whose features reach the head through a dict (issue 37 item 1): torchvision's
 segmentation models build one with IntermediateLayerGetter and read it back by key. A small stand-in (a
 two-stage backbone under torchvision's own IntermediateLayerGetter, an LRASPP-like head reading the "low" and
-"out" features, a dict as the result), scripted and traced, prunes with exit 0: the backbone's width through the
-dict when scripted, the artifact's outputs the same keys and shapes as the original's. No exit 3 (internal
-error) anywhere. torchvision's segmentation models themselves take minutes here: checked by hand, not in the suite."""
+"out" features, a dict as the result) and a detection backbone (the same stages under torchvision's own
+BackboneWithFPN: a FeaturePyramidNetwork over the list of the features), scripted and traced, prune with exit 0:
+the backbone's width through the dict when scripted and through the tuple a trace makes of it, whatever is not
+followed left alone with its reason, the artifact's outputs the same keys and shapes as the original's. No exit 3
+(internal error) anywhere. torchvision's segmentation models themselves take minutes here: checked by hand, not in the suite."""
 import json
 import shutil
 import tempfile
@@ -61,6 +63,23 @@ class Segmenter(torch.nn.Module):
         return result
 
 
+class Detector(torch.nn.Module):
+    """A detection backbone in small: torchvision's own BackboneWithFPN (IntermediateLayerGetter, then a
+    FeaturePyramidNetwork over the list of its features, with a max-pool level), a dict of pyramid levels out."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.detection.backbone_utils import BackboneWithFPN
+
+        stages = torch.nn.Sequential(OrderedDict([
+            ("stem", conv_bn_relu(3, 16, 2)), ("stage1", conv_bn_relu(16, 24, 2)), ("stage2", conv_bn_relu(24, 32, 2))]))
+        self.body = BackboneWithFPN(stages, return_layers={"stage1": "0", "stage2": "1"}, in_channels_list=[24, 32],
+                                    out_channels=16)
+
+    def forward(self, x):
+        return self.body(x)
+
+
 def settle(net, size):
     """Batch-norm statistics from random images, then eval mode."""
     gen = torch.Generator().manual_seed(1)
@@ -81,14 +100,19 @@ class PruneDictRouted(LiteTestCase):
     def setUpClass(cls):
         cls.dir = pathlib.Path(tempfile.mkdtemp(prefix="lite_prune_routed_"))
         torch.manual_seed(0)
-        net = settle(Segmenter(), 32)
-        torch.jit.save(torch.jit.script(net), str(cls.dir / "scripted.pt"))
-        # a traced segmentation model returns a dict: strict=False
-        torch.jit.save(torch.jit.trace(net, torch.rand(1, 3, 32, 32), strict=False), str(cls.dir / "traced.pt"))
+        cls.save_forms(settle(Segmenter(), 32), "")
+        cls.save_forms(settle(Detector(), 32), "fpn_")
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @staticmethod
+    def save_forms(net, stem):
+        torch.jit.save(torch.jit.script(net), str(PruneDictRouted.dir / f"{stem}scripted.pt"))
+        # a traced segmentation model returns a dict: strict=False
+        torch.jit.save(torch.jit.trace(net, torch.rand(1, 3, 32, 32), strict=False),
+                       str(PruneDictRouted.dir / f"{stem}traced.pt"))
 
     def assert_same_outputs(self, original, pruned, size):
         x = torch.rand(1, 3, size, size)
@@ -115,8 +139,29 @@ class PruneDictRouted(LiteTestCase):
             self.assertLess(groups[name]["kept"], groups[name]["channels"], groups[name])
         self.assert_same_outputs(self.dir / "scripted.pt", self.tmp / "scripted.pruned.pt", 48)
 
-    def test_traced(self):
-        self.prune_form("traced")
+    def test_traced_prunes_the_backbone_width_through_the_tuple_of_features(self):
+        # a trace flattens IntermediateLayerGetter's dict into a tuple built and unpacked in the graph
+        groups = self.prune_form("traced")
+        for name in ("backbone.stage1.0", "backbone.stage2.0"):
+            self.assertLess(groups[name]["kept"], groups[name]["channels"], groups[name])
+        self.assert_same_outputs(self.dir / "traced.pt", self.tmp / "traced.pruned.pt", 48)
+
+    def assert_fenced_or_pruned(self, groups):
+        """Every group is pruned or left alone with its reason; none reaches the internal error (exit 3)."""
+        for g in groups.values():
+            if not g["prunable"]:
+                self.assertTrue(g["skipped"], g)
+        self.assertTrue(any(g["kept"] < g["channels"] for g in groups.values()), groups)
+
+    def test_fpn_over_the_list_of_features_scripted(self):
+        groups = self.prune_form("fpn_scripted")
+        self.assert_fenced_or_pruned(groups)
+        self.assert_same_outputs(self.dir / "fpn_scripted.pt", self.tmp / "fpn_scripted.pruned.pt", 48)
+
+    def test_fpn_over_the_list_of_features_traced(self):
+        groups = self.prune_form("fpn_traced")
+        self.assert_fenced_or_pruned(groups)
+        self.assert_same_outputs(self.dir / "fpn_traced.pt", self.tmp / "fpn_traced.pruned.pt", 48)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ const std::vector<OpRule>& op_rules() {
       {{"aten::pad", "aten::constant_pad_nd"}, pad_rule},
       {{"prim::CallMethod"}, call_rule},
       {{"prim::TupleUnpack", "prim::TupleIndex"}, tuple_item_rule},
+      {{"prim::TupleConstruct"}, tuple_construct_rule},
       {{"prim::ListConstruct"}, list_rule},
       {{"aten::append"}, append_rule},
       {{"aten::cat"}, cat_rule},

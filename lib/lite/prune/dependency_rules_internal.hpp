@@ -10,6 +10,7 @@
 //                          tuple nn.MultiheadAttention returns
 //   rules_lists_cat.cpp    tensor lists (ListConstruct, append) and cat
 //   rules_dicts.cpp        dicts built and read back with constant string keys (IntermediateLayerGetter)
+//   rules_tuples.cpp       tuples built in the graph (a traced submodule's dict or tuple result)
 //   rules_elementwise.cpp  activations, dropout, pooling (pass the channels through), add/mul/sub/div (unite them)
 //   rules_control.cpp      an `if` or loop left after folding (a metadata guard is skipped)
 // A rule either records what its outputs carry or calls Walk::unknown, which blocks every space the node
@@ -154,6 +155,8 @@ void cat_rule(Walk& w, Node* n, const std::string& kind);
 void dict_rule(Walk& w, Node* n, const std::string& kind);  // rules_dicts.cpp
 void set_item_rule(Walk& w, Node* n, const std::string& kind);
 void get_item_rule(Walk& w, Node* n, const std::string& kind);
+
+void tuple_construct_rule(Walk& w, Node* n, const std::string& kind);  // rules_tuples.cpp
 
 void elementwise_rule(Walk& w, Node* n, const std::string& kind);  // rules_elementwise.cpp
 void spatial_rule(Walk& w, Node* n, const std::string& kind);

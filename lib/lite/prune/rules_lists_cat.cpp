@@ -9,9 +9,13 @@
 
 namespace lite::prune::detail {
 
+// A list of tracked tensors, or of followed containers (a list of tuples or dicts, blocked with its items
+// when it escapes), or an empty list of tensors that appends fill (torchvision's ASPP: `_res = []`, then one
+// append per branch of an unrolled loop over a ModuleList).
 void list_rule(Walk& w, Node* n, const std::string& /*kind*/) {
-  bool tensors = false;
-  for (Value* v : n->inputs()) tensors = tensors || w.info(v);
+  bool tensors = n->inputs().empty() && carries_tensor(n->output()->type());
+  for (Value* v : n->inputs())
+    tensors = tensors || w.info(v) || w.lists.count(v) || w.dicts.count(v) || w.tuples.count(v);
   if (tensors)
     w.lists[n->output()] =
         std::make_shared<TensorList>(TensorList{std::vector<Value*>(n->inputs().begin(), n->inputs().end()), {}});

@@ -28,6 +28,12 @@ double speed_score(const Speed& speed, size_t batches) {
   return geometric_mean({speed.ratio.begin(), speed.ratio.begin() + static_cast<std::ptrdiff_t>(n)});
 }
 
+bool worth_probing(double chosen_score) { return chosen_score > kWorthProbing; }
+
+bool uncalibrated_pays(double probe_score, double chosen_score) {
+  return probe_score > 0 && probe_score <= kWorthProbing && probe_score <= chosen_score * kWorthProbing;
+}
+
 Choice choose_candidate(const std::vector<Candidate>& candidates) {
   Choice choice;
   const size_t batches = common_batches(candidates);

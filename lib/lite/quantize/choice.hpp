@@ -23,4 +23,11 @@ size_t common_batches(const std::vector<Candidate>& candidates);
 // first `batches` batch sizes (all of them when it has fewer).
 double speed_score(const Speed& speed, size_t batches);
 
+// Auto without calibration data times static int8 uncalibrated (speed only) when the chosen candidate's speed score
+// is above kWorthProbing (not even 10% faster than frozen float), and says it would pay when its score is at most
+// kWorthProbing and below the chosen one's by the same factor: a gap the interleaved timing's noise does not make.
+inline constexpr double kWorthProbing = 0.9;
+bool worth_probing(double chosen_score);
+bool uncalibrated_pays(double probe_score, double chosen_score);
+
 }  // namespace lite::quantize

@@ -19,6 +19,21 @@ std::vector<const ModeEntry*> modes_to_try(const ModeEntry& requested) {
   return todo;
 }
 
+namespace {
+
+// The plan of a mode that needs calibration data the run lacks: only timed (static_probe.cpp), so a mode that
+// cannot apply for another reason is simply not planned.
+void plan_without_data(const ModeEntry& m, const QuantizeOptions& o, const QuantizeResult& r,
+                       const model::LoadedModel& source, Planned& out) {
+  try {
+    Plan plan = make_plan(r.layers, m, r.engine, o.skip, o.only, {}, source.file_bytes);
+    if (plan.quantized_layers() > 0) out.uncalibrated.emplace(&m, std::move(plan));
+  } catch (const InputError&) {
+  }
+}
+
+}  // namespace
+
 // A plan per mode that applies; for auto, the others are recorded with the reason. An explicit mode that
 // cannot apply is an input error.
 Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& requested, const QuantizeOptions& o,
@@ -29,7 +44,10 @@ Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& r
   for (const ModeEntry* m : todo) {
     std::string problem = m->scheme->engine_problem(r.engine);
     if (problem.empty() && !requested.scheme) problem = m->scheme->cpu_problem(env);
-    if (problem.empty() && m->scheme->needs_calibration() && !calib_problem.empty()) problem = calib_problem;
+    if (problem.empty() && m->scheme->needs_calibration() && !calib_problem.empty()) {
+      problem = calib_problem;
+      plan_without_data(*m, o, r, source, out);
+    }
     if (problem.empty()) {
       try {
         out.plans.emplace_back(m, make_plan(r.layers, *m, r.engine, o.skip, o.only, {}, source.file_bytes));

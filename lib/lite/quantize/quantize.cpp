@@ -1,7 +1,8 @@
 // lite quantize: check everything, plan, build each candidate mode and time it against the frozen float model on
 // this machine. An explicit mode is then judged on the evaluation data (with the tolerance search when a tolerance
 // is given); auto judges its candidates fastest first, each stopped once it cannot fit the tolerance, and stops at
-// the first that meets it (judging.hpp), searching for float fallbacks only when none does. The best candidate is
+// the first that meets it (judging.hpp), searching for float fallbacks only when none does; without calibration data
+// it times static int8 uncalibrated when nothing it built is faster (static_probe.cpp). The best candidate is
 // written. Nothing is written before every input has been checked and the artifact is final.
 //
 // run() is the list of those stages; each lives in the file that owns its idea (run_internal.hpp lists them).
@@ -100,7 +101,10 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContex
   });
   announce_plan(c, r, planned.plans.size(), calibrates && calib_data ? calib_data->size() : 0);
   std::map<std::string, Built> built = build_candidates(c, planned, requested, r);
-  if (!requested.scheme) judge_candidates(c, requested, r, built);
+  if (!requested.scheme) {
+    judge_candidates(c, requested, r, built);
+    probe_uncalibrated(c, planned, r);
+  }
   const Candidate& chosen = write_chosen(c, r, built, method, reused);
   finish_result(c, chosen, requested, r);
   return r;

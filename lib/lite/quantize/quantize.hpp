@@ -77,6 +77,20 @@ struct Candidate {
   nlohmann::json build_steps_s;  // seconds per build step; in the report, never in the artifact
 };
 
+// Auto without calibration data, when no candidate it could build is faster than frozen float: static int8, the
+// mode that needs the data, built once on a few random inputs and timed against frozen float (static_probe.cpp). A
+// speed-only figure: never judged for quality, never chosen, never written; when it pays (choice.hpp's
+// uncalibrated_pays) the headline and the findings say that {calib} is the missing piece.
+struct UncalibratedProbe {
+  std::string mode;           // "static"
+  int64_t calib_samples = 0;  // random inputs it was calibrated on
+  Speed speed;
+  double speed_score = 0;     // its latency relative to frozen float (choice.hpp's speed_score)
+  double chosen_score = 0;    // the chosen candidate's, at the same batch sizes
+  bool pays = false;
+  std::string problem;        // why it could not be built or timed ("" when it was)
+};
+
 struct CalibrationInfo {
   std::string method;
   std::string source;  // --calib file, --calib-stats file, or the --eval file used instead
@@ -127,6 +141,7 @@ struct QuantizeResult {
   double agreement_floor = 0;        // points; applied to an explicit mode given no tolerance
   bool agreement_floor_applied = false;
   std::optional<DecoderQuantizeResult> decoder;  // a decoder's run (docs/llm.md): its candidates in its own terms
+  std::optional<UncalibratedProbe> uncalibrated = {};  // static int8 timed without calibration data (auto)
 };
 
 void to_json(nlohmann::json& j, const Latency& l);
@@ -134,6 +149,7 @@ void to_json(nlohmann::json& j, const Speed& s);
 void to_json(nlohmann::json& j, const Quality& q);
 void to_json(nlohmann::json& j, const Candidate& c);
 void to_json(nlohmann::json& j, const CalibrationInfo& c);
+void to_json(nlohmann::json& j, const UncalibratedProbe& p);
 void to_json(nlohmann::json& j, const TimeSpent& t);
 void to_json(nlohmann::json& j, const QuantizeResult& r);
 

@@ -5,6 +5,7 @@
 #include "lite/core/text.hpp"
 #include "lite/measure/speed_claim.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/quantize/choice.hpp"
 #include "lite/quantize/decoder_report.hpp"
 #include "lite/quantize/quantize.hpp"
 
@@ -58,6 +59,18 @@ void to_json(nlohmann::json& j, const CalibrationInfo& c) {
                      {"reused", c.reused}, {"stats_file", c.stats_file}, {"observed_values", c.observed_values}};
 }
 
+void to_json(nlohmann::json& j, const UncalibratedProbe& p) {
+  j = nlohmann::json{{"mode", p.mode},
+                     {"calib_samples", p.calib_samples},
+                     {"speed", p.speed},
+                     {"speed_score", p.speed_score},
+                     {"speedup", p.speed_score > 0 ? 1 / p.speed_score : 0.0},
+                     {"chosen_speed_score", p.chosen_score},
+                     {"pays", p.pays},
+                     {"problem", p.problem},
+                     {"use", "speed only: calibrated on random inputs, never judged, chosen or written"}};
+}
+
 void to_json(nlohmann::json& j, const TimeSpent& t) {
   j = nlohmann::json{{"stage", t.stage}, {"mode", t.mode}, {"seconds", t.seconds}};
 }
@@ -95,6 +108,7 @@ void to_json(nlohmann::json& j, const QuantizeResult& r) {
                      {"budget_s", r.budget_s ? nlohmann::json(*r.budget_s) : nlohmann::json(nullptr)},
                      {"agreement_floor_points", r.agreement_floor},
                      {"agreement_floor_applied", r.agreement_floor_applied}};
+  j["uncalibrated_probe"] = r.uncalibrated ? nlohmann::json(*r.uncalibrated) : nlohmann::json(nullptr);
   if (r.decoder) j["decoder"] = *r.decoder;
 }
 
@@ -160,12 +174,21 @@ std::string samples_words(const Quality& q) {
   return fmt::format("{} samples", q.samples);
 }
 
-// The headline table: the chosen candidate against the float model as given and the frozen float model.
+// What the uncalibrated probe measured, when it pays: "static int8 timed 2.41x faster uncalibrated".
+std::string probe_pays_words(const UncalibratedProbe& p) {
+  return fmt::format("{} int8 timed {:.2f}x faster than frozen float uncalibrated", p.mode, 1 / p.speed_score);
+}
+
+bool probe_pays(const QuantizeResult& r) { return r.uncalibrated && r.uncalibrated->pays; }
+
+// The headline table: the chosen candidate against the float model as given and the frozen float model. When only
+// a mode that needs calibration data would pay, the title says so (static_probe.cpp).
 report::Table summary_table(const QuantizeResult& r, const Candidate& chosen) {
   report::Table t;
-  t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{}{})", r.model, r.output, r.mode,
+  t.title = fmt::format("lite quantize {} -> {} ({} mode, {} engine, {} thread{}{}){}", r.model, r.output, r.mode,
                         r.engine, r.threads, r.threads == 1 ? "" : "s",
-                        r.guessed_inputs.empty() ? "" : ", input " + r.guessed_inputs + " guessed: see the notes");
+                        r.guessed_inputs.empty() ? "" : ", input " + r.guessed_inputs + " guessed: see the notes",
+                        probe_pays(r) ? "; " + probe_pays_words(*r.uncalibrated) + ": pass {calib} FILE" : "");
   t.columns = {"", "float (as given)", "frozen float", r.mode, "vs frozen float"};
   t.rows.push_back(
       {"file size", format_bytes(double(r.model_bytes)), "-", format_bytes(double(r.output_bytes)),
@@ -263,17 +286,44 @@ report::Table search_table(const SearchResult& search) {
   return t;
 }
 
-// Findings: what was seen, the threshold, what to try.
-void add_findings(const QuantizeResult& r, const Candidate* chosen, report::Report& rep) {
+// The finding of the uncalibrated probe when it pays: the speedup only calibration data can buy.
+void add_probe_finding(const QuantizeResult& r, report::Report& rep) {
+  if (!probe_pays(r)) return;
+  const UncalibratedProbe& p = *r.uncalibrated;
+  rep.findings.push_back(
+      {"info",
+       fmt::format("{} (on {} random inputs; a speed-only figure: its accuracy is unknown, it was not chosen), "
+                   "while the chosen {} takes {:.2f}x frozen float's latency; it needs calibration data, which this "
+                   "run lacks",
+                   probe_pays_words(p), p.calib_samples, r.mode, p.chosen_score),
+       fmt::format("a speed score at most {:.2f} of frozen float's and of the chosen mode's", kWorthProbing),
+       "pass {calib} FILE (a few hundred samples shaped like the model input) so that auto builds, judges and can "
+       "choose static int8"});
+}
+
+// Advice for a chosen mode slower than frozen float: static int8 when it needs calibration data (with the figure
+// the uncalibrated probe measured), else another mode or the frozen float model.
+std::string faster_advice(const QuantizeResult& r) {
   bool static_needs_calib = false;
   for (const auto& c : r.candidates)
     static_needs_calib =
         static_needs_calib || (c.mode == "static" && !c.built && c.problem.find("{calib}") != std::string::npos);
-  const std::string faster = static_needs_calib
-                                 ? "pass {calib} FILE so that static int8 (the mode that is faster here) "
-                                   "is tried, deploy the frozen float model, or pass {allow_slower}"
-                                 : "use {mode} static or auto, deploy the frozen float model, or pass "
-                                   "{allow_slower}";
+  if (!static_needs_calib)
+    return "use {mode} static or auto, deploy the frozen float model, or pass {allow_slower}";
+  if (probe_pays(r))
+    return "pass {calib} FILE so that static int8 (" + probe_pays_words(*r.uncalibrated) +
+           ") is tried, deploy the frozen float model, or pass {allow_slower}";
+  if (r.uncalibrated && r.uncalibrated->problem.empty())
+    return "deploy the frozen float model, or pass {allow_slower} (static int8, timed uncalibrated, is no faster "
+           "either)";
+  return "pass {calib} FILE so that static int8 (the mode that may be faster here) is tried, deploy the frozen "
+         "float model, or pass {allow_slower}";
+}
+
+// Findings: what was seen, the threshold, what to try.
+void add_findings(const QuantizeResult& r, const Candidate* chosen, report::Report& rep) {
+  add_probe_finding(r, rep);
+  const std::string faster = faster_advice(r);
   if (chosen && chosen->speed.slower) {
     for (size_t i = 0; i < chosen->speed.ratio.size(); ++i) {
       if (chosen->speed.ratio_low[i] <= 1.0) continue;
@@ -316,6 +366,13 @@ void add_notes(const QuantizeResult& r, report::Report& rep) {
   for (const auto& c : r.candidates)
     if (!c.built && !c.problem.empty() && r.candidates.size() > 1)
       rep.notes.push_back(fmt::format("{}: not used ({})", c.mode, c.problem));
+  if (const auto& p = r.uncalibrated; p && !p->pays)
+    rep.notes.push_back(
+        p->problem.empty()
+            ? fmt::format("{} int8, which needs {{calib}}, timed uncalibrated on {} random inputs (speed only): "
+                          "{:.2f}x of frozen float's latency against {:.2f}x for the chosen {}, not a clear gain",
+                          p->mode, p->calib_samples, p->speed_score, p->chosen_score, r.mode)
+            : fmt::format("{} int8 could not be timed uncalibrated: {}", p->mode, p->problem));
   rep.notes.insert(rep.notes.end(), r.notes.begin(), r.notes.end());
   // What fp16 can buy depends on this machine, so the note is decided here, from the detected CPU flags.
   for (const auto& c : r.candidates)

@@ -9,6 +9,7 @@
 //   candidates.cpp        building each candidate and timing it against frozen float
 //   tolerance_search.cpp  layers ranked by sensitivity, then the search for float fallbacks
 //   auto_judging.cpp      auto's second pass: candidates judged in the order judging.hpp's rules give
+//   static_probe.cpp      auto without calibration data: static int8 timed uncalibrated, speed only
 //   write_artifact.cpp    the choice written with its provenance
 //   gates.cpp             the gates on the chosen candidate (torch-free, gates_internal.hpp)
 // Not installed, and included by none of the CLI (quantize.hpp is the public, torch-free header).
@@ -136,6 +137,8 @@ std::vector<const ModeEntry*> modes_to_try(const ModeEntry& requested);
 struct Planned {
   std::vector<std::pair<const ModeEntry*, Plan>> plans;
   std::vector<std::pair<const ModeEntry*, std::string>> skipped;  // mode, why
+  // Auto: the plan of the mode skipped only for want of calibration data (static), for static_probe.cpp.
+  std::optional<std::pair<const ModeEntry*, Plan>> uncalibrated = {};
 };
 // A plan per mode that applies; for auto, the others are recorded with the reason. An explicit mode that
 // cannot apply is an input error.
@@ -196,6 +199,12 @@ void search_tolerance(Context& c, const ModeEntry& mode, double tolerance, const
 
 // Auto, second pass: judges the built candidates in the order the choice prefers.
 void judge_candidates(Context& c, const ModeEntry& requested, QuantizeResult& r, std::map<std::string, Built>& built);
+
+// ---- static_probe.cpp -------------------------------------------------------------------------
+
+// Auto without calibration data, when no candidate is faster than frozen float: the mode that needs the data
+// (planned.uncalibrated) built on a few random inputs and timed, speed only, into r.uncalibrated.
+void probe_uncalibrated(Context& c, const Planned& planned, QuantizeResult& r);
 
 // ---- write_artifact.cpp -----------------------------------------------------------------------
 

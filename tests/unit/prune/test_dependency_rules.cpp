@@ -440,3 +440,54 @@ TEST_CASE("dict and container rules: a value stored where lite cannot follow it 
       read_back);
   CHECK(group_named(analyse(inserted), "stage1")->blocked == "aten::insert");
 }
+
+namespace {
+
+// A backbone returning its two features as a tuple, what a trace makes of IntermediateLayerGetter's dict.
+Module tuple_backbone() {
+  Module m("Backbone");
+  m.register_module("stage1", conv(3, 4));
+  m.register_module("stage2", conv(4, 8));
+  m.define(
+      "def forward(self, x) -> Tuple[Tensor, Tensor]:\n"
+      "  low = self.stage1.forward(x)\n"
+      "  return low, self.stage2.forward(low)\n");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("tuple rules: features returned as a tuple and unpacked carry their channels to the heads") {
+  auto m = model({{"backbone", tuple_backbone()}, {"head", conv(8, 5)}, {"low_head", conv(4, 5)}},
+                 "  low, high = self.backbone.forward(x)\n"
+                 "  return self.head.forward(high) + self.low_head.forward(low)\n");
+  auto g = analyse(m);
+  const ChannelGroup* low = group_named(g, "backbone.stage1");
+  const ChannelGroup* high = group_named(g, "backbone.stage2");
+  REQUIRE(low != nullptr);
+  REQUIRE(high != nullptr);
+  CHECK(low->blocked.empty());
+  CHECK(has_slice(*low, "low_head", "weight", 1, "consumer"));
+  CHECK(high->blocked.empty());
+  CHECK(has_slice(*high, "head", "weight", 1, "consumer"));
+  // A tuple holding a list is not followed inside: its tensors are left alone with the reason.
+  auto nested = model({{"a", conv(3, 4)}, {"head", conv(4, 5)}},
+                      "  y = self.a.forward(x)\n"
+                      "  return self.head.forward(y), [y]\n");
+  CHECK(group_named(analyse(nested), "a")->blocked ==
+        "prim::TupleConstruct of a container (a tuple holding a list, dict or tuple)");
+}
+
+TEST_CASE("lists and cat: an empty list filled by appends (torchvision's ASPP) is read at each branch's offset") {
+  auto m = model({{"a", conv(3, 4)}, {"b", conv(3, 6)}, {"head", conv(10, 5)}},
+                 "  parts: List[Tensor] = []\n"
+                 "  parts.append(self.a.forward(x))\n"
+                 "  parts.append(self.b.forward(x))\n"
+                 "  return self.head.forward(torch.cat(parts, 1))\n");
+  auto g = analyse(m);
+  REQUIRE(group_named(g, "a") != nullptr);
+  REQUIRE(group_named(g, "b") != nullptr);
+  CHECK(group_named(g, "a")->blocked.empty());
+  CHECK(has_slice(*group_named(g, "a"), "head", "weight", 1, "consumer", 0));
+  CHECK(has_slice(*group_named(g, "b"), "head", "weight", 1, "consumer", 4));
+}

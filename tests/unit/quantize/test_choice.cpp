@@ -84,3 +84,18 @@ TEST_CASE("candidates timed at different batch sizes are compared on the sizes a
   cands.push_back(candidate("fp16", false, true, {}, 0.0));  // not built: does not count
   CHECK(common_batches(cands) == 1);
 }
+
+TEST_CASE("static int8 is timed uncalibrated only when the chosen mode is not clearly faster, and said when it pays") {
+  // The chosen mode at 1.01x or 0.95x of frozen float's latency: worth timing static; at 0.5x: not.
+  CHECK(worth_probing(1.01));
+  CHECK(worth_probing(0.95));
+  CHECK_FALSE(worth_probing(0.9));
+  CHECK_FALSE(worth_probing(0.5));
+  // It pays when at most 0.9 of frozen float's latency and of the chosen mode's.
+  CHECK(uncalibrated_pays(0.4, 1.01));
+  CHECK(uncalibrated_pays(0.9, 1.0));
+  CHECK_FALSE(uncalibrated_pays(0.95, 1.2));  // faster than the chosen mode, but within the noise of frozen float
+  CHECK_FALSE(uncalibrated_pays(0.88, 0.95));  // faster than frozen float, but within the noise of the chosen mode
+  CHECK_FALSE(uncalibrated_pays(1.3, 1.01));
+  CHECK_FALSE(uncalibrated_pays(0.0, 1.01));  // not timed
+}
