@@ -44,9 +44,10 @@ std::string int_attr(const torch::jit::Module& m, const char* const* names, size
   return {};
 }
 
-// The child a prim::CallMethod[forward] calls, when it is `self.<name>`.
+// The child a prim::CallMethod calls, when it is `self.<name>` (any method: a trace of a second method, such as a
+// decoder's prefill, calls its children's `forward1`).
 std::string called_child(torch::jit::Node* n, torch::jit::Value* self) {
-  if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") return {};
+  if (n->kind() != c10::prim::CallMethod) return {};
   torch::jit::Node* get = n->input(0)->node();
   if (get->kind() != c10::prim::GetAttr || get->input(0) != self) return {};
   return get->s(c10::attr::name);

@@ -93,13 +93,19 @@ void judge_quality(const PruneOptions& o, Decoders d, Progress& progress, Decode
   if (data.real) r.before.perplexity = ref.perplexity, r.after.perplexity = q.perplexity;
 }
 
-void time_both(const PruneOptions& o, Decoders d, Progress& progress, PruneResult& r) {
+// The lengths both decoders are timed at; a prompt and generation beyond the model's positions is refused here,
+// before any cut.
+llm::GenerationPlan timing_plan(const PruneOptions& o, const llm::Decoder& original, PruneResult& r) {
   llm::GenerationPlan plan;
   plan.warmup_runs = std::min(o.timing.warmup, 3);
   plan.runs = o.timing.iterations;
   plan.duration_s = o.timing.duration_s;
-  if (const std::string note = llm::set_lengths(plan, o.decoder, d.original); !note.empty()) r.notes.push_back(note);
-  llm::check_context(d.original, plan);
+  if (const std::string note = llm::set_lengths(plan, o.decoder, original); !note.empty()) r.notes.push_back(note);
+  llm::check_context(original, plan);
+  return plan;
+}
+
+void time_both(const llm::GenerationPlan& plan, Decoders d, Progress& progress, PruneResult& r) {
   DecoderPruneResult& dr = *r.decoder;
   dr.prompt_tokens = plan.prompt_tokens;
   dr.generated_tokens = plan.new_tokens;
@@ -179,6 +185,7 @@ void run_decoder(const PruneOptions& o, model::LoadedModel& source, Progress& pr
   llm::Decoder reference(original, path);
   d.form = llm::form_name(reference.form());
   if (o.dry_run) return;
+  const llm::GenerationPlan plan = timing_plan(o, reference, r);
 
   const std::string bytes = cut_decoder(source.module, parts, r.criterion);
   torch::jit::Module pruned_module = deserialize(bytes);
@@ -189,7 +196,7 @@ void run_decoder(const PruneOptions& o, model::LoadedModel& source, Progress& pr
     throw InternalError(fmt::format("the pruned decoder has {} parameters, the plan {}", d.after.parameters,
                                     r.planned_parameters));
   judge_quality(o, {reference, pruned}, progress, d);
-  time_both(o, {reference, pruned}, progress, r);
+  time_both(plan, {reference, pruned}, progress, r);
   if (d.after.kv_bytes_per_token != d.after.kv_formula_bytes_per_token)
     throw InternalError(fmt::format("the pruned decoder's cache measures {:.0f} bytes a token, its shapes say {:.0f}",
                                     d.after.kv_bytes_per_token, d.after.kv_formula_bytes_per_token));

@@ -74,7 +74,8 @@ void keep_linear(torch::jit::Module& parent, const char* child, int64_t dim, con
   set("weight", lin.attr("weight").toTensor().index_select(dim, keep));
   if (dim == 0 && lin.hasattr("bias") && lin.attr("bias").isTensor()) set("bias", lin.attr("bias").toTensor().index_select(0, keep));
   const char* count = dim == 0 ? "out_features" : "in_features";
-  if (lin.hasattr(count) && lin.attr(count).isInt()) lin._ivalue()->setAttr(count, int64_t(index.size()));
+  // nn.Linear's are class constants forward never reads (they stay); an int attribute of the same name is set
+  if (lin.type()->hasAttribute(count) && lin.attr(count).isInt()) lin._ivalue()->setAttr(count, int64_t(index.size()));
 }
 
 void cut_attention(torch::jit::Module& m, const AttentionPart& p, bool l2) {
