@@ -48,13 +48,13 @@ Module attention(bool attributes) {
   m.define("def forward(self, x):\n"
            "  b = x.size(0)\n"
            "  t = x.size(1)\n"
-           "  q = self.q(x).view([b, t, " + h + ", 8]).transpose(1, 2)\n"
-           "  k = self.k(x).view([b, t, " + kv + ", 8]).transpose(1, 2)\n"
-           "  v = self.v(x).view([b, t, " + kv + ", 8]).transpose(1, 2)\n"
+           "  q = self.q.forward(x).view([b, t, " + h + ", 8]).transpose(1, 2)\n"
+           "  k = self.k.forward(x).view([b, t, " + kv + ", 8]).transpose(1, 2)\n"
+           "  v = self.v.forward(x).view([b, t, " + kv + ", 8]).transpose(1, 2)\n"
            "  keys = k.repeat_interleave(2, 1)\n"
            "  values = v.repeat_interleave(2, 1)\n"
            "  a = torch.matmul(torch.softmax(torch.matmul(q, keys.transpose(-1, -2)), -1), values)\n"
-           "  return self.o(a.transpose(1, 2).reshape([b, t, " + merged + "])), k\n");
+           "  return self.o.forward(a.transpose(1, 2).reshape([b, t, " + merged + "])), k\n");
   return m;
 }
 
@@ -63,7 +63,7 @@ Module gated_mlp() {
   m.register_module("gate", linear(kWidth, 48));
   m.register_module("up", linear(kWidth, 48));
   m.register_module("down", linear(48, kWidth));
-  m.define("def forward(self, x):\n  return self.down(torch.silu(self.gate(x)) * self.up(x))\n");
+  m.define("def forward(self, x):\n  return self.down.forward(torch.silu(self.gate.forward(x)) * self.up.forward(x))\n");
   return m;
 }
 
@@ -71,7 +71,7 @@ Module block(bool attributes) {
   Module m("Block");
   m.register_module("attn", attention(attributes));
   m.register_module("mlp", gated_mlp());
-  m.define("def forward(self, x):\n  a, k = self.attn(x)\n  return self.mlp(x + a), k\n");
+  m.define("def forward(self, x):\n  a, k = self.attn.forward(x)\n  return self.mlp.forward(x + a), k\n");
   return m;
 }
 
@@ -152,7 +152,7 @@ TEST_CASE("decoder parts: constants shared by several attention modules are left
   Module m("Two");
   m.register_module("a", attn);
   m.register_module("b", attn.deepcopy());
-  m.define("def forward(self, x):\n  return self.a(x)[0] + self.b(x)[0]\n");
+  m.define("def forward(self, x):\n  return self.a.forward(x)[0] + self.b.forward(x)[0]\n");
   DecoderParts parts = find_decoder_parts(m);
   REQUIRE(parts.attention.size() == 2);
   CHECK(parts.attention[0].cut.skipped.find("share") != std::string::npos);
