@@ -64,8 +64,9 @@ void plan_decoder_cut(DecoderParts& parts, const PruneOptions& o);
 // serialized. `module` is untouched.
 std::string cut_decoder(const torch::jit::Module& module, const DecoderParts& parts, const std::string& criterion);
 
-// Parameters the plan leaves.
+// Parameters the plan leaves, and a module's parameters with shared tensors (a tied lm head) counted once.
 uint64_t planned_decoder_parameters(const torch::jit::Module& module, const DecoderParts& parts);
+uint64_t count_unique_parameters(const torch::jit::Module& module);
 
 // A decoder's run: asked for (heads, prompt_tokens, generate) or a module that takes a KV cache (docs/llm.md).
 bool is_decoder_run(const PruneOptions& o, const torch::jit::Module& module);

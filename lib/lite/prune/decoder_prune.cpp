@@ -178,7 +178,7 @@ void run_decoder(const PruneOptions& o, model::LoadedModel& source, Progress& pr
   for (const auto& p : parts.mlp) d.mlp.push_back(p.cut);
   fill_counts(d.before, parts, false);
   fill_counts(d.after, parts, true);
-  d.before.parameters = count_parameters(source.module);
+  d.before.parameters = count_unique_parameters(source.module);
   d.before.file_bytes = source.file_bytes;
   r.planned_parameters = planned_decoder_parameters(source.module, parts);
   torch::jit::Module original = deserialize(serialize(source.module));
@@ -191,7 +191,7 @@ void run_decoder(const PruneOptions& o, model::LoadedModel& source, Progress& pr
   torch::jit::Module pruned_module = deserialize(bytes);
   llm::Decoder pruned(pruned_module, path + " (pruned)", reference.max_positions());
   check_decoder_runs(pruned);
-  d.after.parameters = count_parameters(pruned_module);
+  d.after.parameters = count_unique_parameters(pruned_module);
   if (d.after.parameters != r.planned_parameters)
     throw InternalError(fmt::format("the pruned decoder has {} parameters, the plan {}", d.after.parameters,
                                     r.planned_parameters));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
@@ -160,7 +161,15 @@ uint64_t planned_decoder_parameters(const torch::jit::Module& module, const Deco
     if (p.names.gate) removed += gone * (weight_of(m, p.names.gate).size(1) + has_bias(m, p.names.gate));
     removed += gone * weight_of(m, p.names.down).size(0);
   }
-  return count_parameters(module) - uint64_t(removed);
+  return count_unique_parameters(module) - uint64_t(removed);
+}
+
+uint64_t count_unique_parameters(const torch::jit::Module& module) {
+  std::set<const void*> seen;  // a tied lm head is the embedding's tensor: counted once, as PyTorch counts it
+  uint64_t n = 0;
+  for (const auto& p : module.parameters(/*recurse=*/true))
+    if (seen.insert(p.data_ptr()).second) n += uint64_t(p.numel());
+  return n;
 }
 
 std::string cut_decoder(const torch::jit::Module& module, const DecoderParts& parts, const std::string& criterion) {
