@@ -8,6 +8,7 @@
 #include "command_line.hpp"
 #include "config_flags.hpp"
 #include "data_flags.hpp"
+#include "decoder_flags.hpp"
 #include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "timing_flags.hpp"
@@ -49,12 +50,14 @@ Runner setup_prune(CLI::App& app) {
   app.description(
       "Prune a TorchScript model. Structured (default): remove whole channels that a dependency graph proves safe, "
       "so the artifact is smaller and faster. Unstructured (--sparsity): zero the smallest weights. The artifact is "
-      "measured against the original; exit 1 when --tolerance is missed (the artifact is still written). Details: "
-      "docs/prune.md.");
+      "measured against the original; exit 1 when --tolerance is missed (the artifact is still written). A decoder "
+      "(docs/llm.md) loses KV heads (--heads) and MLP width (--ratio). Details: docs/prune.md.");
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.pruned.pt, or MODEL.sparse.pt)");
   app.add_option("--ratio", s->ratios,
-                 "Fraction of each group's channels to remove, in [0, 1), or GLOB=R for matching layers (repeatable)");
+                 "Fraction of each group's channels (a decoder: MLP width) to remove, in [0, 1), or GLOB=R for matching layers (repeatable)");
+  app.add_option("--heads", o.heads,
+                 "Decoder: fraction of each attention's KV heads to remove, each with its query heads");
   app.add_flag("--global", o.global, "Rank channels across all groups and remove --ratio of all channels");
   app.add_option("--global-floor", o.global_floor, "With --global: every group keeps at least this fraction");
   with_values(app.add_option("--criterion", o.criterion, word_options(criterion_help())),
@@ -76,6 +79,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--sensitivity-ratios", o.sensitivity_ratios, "Ratios the sensitivity analysis tries")->delimiter(',');
   app.add_flag("--dry-run", o.dry_run, "Print the groups and the plan (channels kept, parameters) and write nothing");
   app.add_option("--batch", o.batches, "Batch sizes latency is measured at")->delimiter(',');
+  add_decoder_knob_flags(app, o.decoder, "Options");
   add_timing_flags(app, o.timing);
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 

@@ -29,6 +29,7 @@ void prune_fields(Fields& f, O& o) {
       .field("model", o.model)
       .field("output", o.output)
       .field("ratio", o.ratio)
+      .field("heads", o.heads)
       .field("layer_ratios", o.layer_ratios)
       .field("global", o.global)
       .field("global_floor", o.global_floor)
@@ -45,6 +46,7 @@ void prune_fields(Fields& f, O& o) {
       .field("sensitivity_ratios", o.sensitivity_ratios)
       .field("dry_run", o.dry_run)
       .field("batches", o.batches);
+  llm::decoder_knob_fields(f, o.decoder);
   measure::timing_knob_fields(f, o.timing);
 }
 
@@ -121,14 +123,19 @@ void validate(const PruneOptions& o) {
     check_fraction("ratio", r.ratio);
   }
   if (o.sparsity) check_fraction("sparsity", *o.sparsity);
+  if (o.heads) check_fraction("heads", *o.heads);
+  llm::validate(o.decoder);
   if (o.unstructured && !o.sparsity)
     throw OptionError("sparsity", "unstructured pruning needs the fraction of weights to zero", "pass e.g. {sparsity} 0.5");
   bool unstructured = o.unstructured || o.sparsity.has_value();
   if (unstructured && (o.ratio || !o.layer_ratios.empty()))
     throw OptionError("ratio", "removes channels (structured) while sparsity zeroes weights (unstructured)",
                       "give one of the two");
-  if (!unstructured && !o.ratio && o.layer_ratios.empty() && !o.sensitivity && !o.tolerance)
-    throw OptionError("ratio", "is required: how much to prune", "pass {ratio} 0.5 (channels), {sparsity} 0.5 (weights), or {tolerance} POINTS to let the sensitivity "
+  if (unstructured && (o.heads || o.decoder.given()))
+    throw OptionError(o.heads ? "heads" : "sparsity", "removes whole heads of a decoder while sparsity zeroes weights",
+                      "give one of the two");
+  if (!unstructured && !o.ratio && !o.heads && o.layer_ratios.empty() && !o.sensitivity && !o.tolerance)
+    throw OptionError("ratio", "is required: how much to prune", "pass {ratio} 0.5 (channels), {heads} 0.25 (a decoder's KV heads), {sparsity} 0.5 (weights), or {tolerance} POINTS to let the sensitivity "
                       "analysis choose per-group ratios");
   if (o.global) option_rules::in_range("global_floor", o.global_floor, 0.0, 1.0);
   if (o.round_to < 1) throw OptionError("round_to", "must be at least 1", "e.g. 8 keeps channel counts at multiples of 8");

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/llm/decoder_knobs.hpp"
 #include "lite/measure/timing_options.hpp"
 #include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
@@ -28,7 +29,8 @@ struct LayerRatio {
 struct PruneOptions : model::EvalData {
   std::filesystem::path model;
   std::filesystem::path output;        // empty: MODEL.pruned.pt beside the model
-  std::optional<double> ratio;         // fraction of each group's channels to remove, in [0, 1)
+  std::optional<double> ratio;         // fraction of each group's channels to remove, in [0, 1) (a decoder: MLP width)
+  std::optional<double> heads;         // a decoder: fraction of each attention's KV heads removed, each with its query group
   std::vector<LayerRatio> layer_ratios;
   bool global = false;                 // rank channels across groups instead of per group
   double global_floor = 0.1;           // with global: every group keeps at least this fraction
@@ -45,6 +47,7 @@ struct PruneOptions : model::EvalData {
   std::vector<double> sensitivity_ratios = {0.1, 0.3, 0.5};
   bool dry_run = false;
   std::vector<int64_t> batches = {1, 32};  // latency is measured at these batch sizes
+  llm::DecoderKnobs decoder = {};     // a decoder's prompt and generation lengths (docs/llm.md)
   measure::TimingKnobs timing{/*warmup=*/3, /*iterations=*/{}, /*duration_s=*/1.0};
 };
 

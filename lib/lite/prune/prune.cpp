@@ -29,6 +29,7 @@
 #include "lite/model/inputs.hpp"
 #include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
+#include "lite/prune/decoder_internal.hpp"
 #include "lite/prune/plan_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -397,6 +398,11 @@ PruneResult run(const PruneOptions& o, Progress& progress, const RunContext& con
 
   model::LoadedModel source = model::load_model(o.model);
   r.model = source.path.string();
+  if (!unstructured && is_decoder_run(o, source.module)) {
+    run_decoder(o, source, progress, context, r);
+    r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    return r;
+  }
   Context c{o, progress, context, source, {}, {}, {}, {}, out, {}};
   c.specs = o.inputs;
   if (o.eval) c.eval = model::load_model_data(source.module, *o.eval, o.labels);

@@ -4,6 +4,7 @@
 // OptionError for bad options and inputs (nothing written) and returns a result whose gates say whether
 // a check failed (the artifact is still written).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "lite/core/run_context.hpp"
 #include "lite/measure/agreement.hpp"
 #include "lite/measure/machine_load.hpp"
+#include "lite/prune/decoder_result.hpp"
 #include "lite/prune/options.hpp"
 
 namespace lite::prune {
@@ -92,6 +94,7 @@ struct PruneResult {
   std::vector<SensitivityPoint> sensitivity;
   std::string sensitivity_csv, sensitivity_svg;  // files written by the analysis
   std::vector<LayerRatio> suggested;             // with a tolerance: the largest ratio per group that fits
+  std::optional<DecoderPruneResult> decoder = {};  // a decoder's run: its cuts and figures before and after
   Gates gates;
   std::vector<report::Finding> findings;
   std::vector<std::string> notes;

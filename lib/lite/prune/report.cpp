@@ -7,6 +7,7 @@
 #include "lite/core/text.hpp"
 #include "lite/measure/speed_claim.hpp"
 #include "lite/model/torch_environment.hpp"
+#include "lite/prune/decoder_report.hpp"
 #include "lite/prune/prune.hpp"
 
 namespace lite::prune {
@@ -60,6 +61,10 @@ void to_json(nlohmann::json& j, const PruneResult& r) {
        {"suggested_ratios", r.suggested},
        {"notes", r.notes},
        {"wall_s", r.wall_s}};
+  if (r.decoder) {
+    j["decoder"] = *r.decoder;
+    j["machine_load"] = r.load;
+  }
   if (r.measured) {
     j["before"] = r.before;
     j["after"] = r.after;
@@ -137,6 +142,15 @@ report::Table layer_table(const PruneResult& r) {
 
 report::Report to_report(const PruneResult& r) {
   report::Report rep = torch_verb_report("prune", r);
+  if (r.decoder) {
+    rep.findings = r.findings;
+    rep.notes = r.notes;
+    add_decoder_views(r, rep);
+    if (r.dry_run)
+      rep.notes.push_back(fmt::format("dry run: {} parameters planned; nothing was measured or written",
+                                      format_count(r.planned_parameters)));
+    return rep;
+  }
   if (r.measured) rep.tables.push_back(summary_table(r));
   if (!r.sensitivity.empty()) {
     report::Table t;
