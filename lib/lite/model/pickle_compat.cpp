@@ -425,7 +425,12 @@ class PickleScan {
 }  // namespace
 
 PickleRewrite rewrite_for_torch_unpickler(const std::string& pickle, const std::string& file) {
-  return PickleScan(pickle, file).run();
+  PickleRewrite result = PickleScan(pickle, file).run();
+  // A MARK inserted before a SETITEM's key or an APPEND's value stays open over every MARK inside them, so the
+  // rewritten stream can hold more MARKs open at once than the input did (found by fuzz/pickle_compat): what
+  // libtorch will read is scanned once more, under the same limits.
+  if (result.rewritten > 0) PickleScan(result.bytes, file).run();
+  return result;
 }
 
 }  // namespace lite::model
