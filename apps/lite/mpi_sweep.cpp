@@ -22,9 +22,9 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -183,7 +183,8 @@ std::vector<std::string> hosts_of(const std::vector<std::string>& texts) {
 // same path) is named now, not found by that rank after the others have simulated. Returns the exit code every
 // rank takes (0: go on) and, on rank 0, the hosts; rank 0 throws the error it prints.
 int check_trace_on_every_host(const std::string& trace, int rank, int size, std::vector<std::string>& hosts) {
-  const std::vector<std::string> texts = gather_text(trace_seen_here(trace, rank).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), rank, size);
+  const std::string mine = trace_seen_here(trace, rank).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::vector<std::string> texts = gather_text(mine, rank, size);
   if (rank == 0) hosts = hosts_of(texts);
   if (trace == "-") return 0;  // refused by check_shareable_trace, on every rank alike
   std::exception_ptr error;
