@@ -51,6 +51,15 @@ void record_cache(Decoder& d, const GenerationPlan& plan, const GenerationRun& r
 
 }  // namespace
 
+GenerationPlan timed_plan(GenerationPlan p, const measure::TimingKnobs& timing, const DecoderKnobs& knobs,
+                          const Decoder& decoder, std::vector<std::string>& notes) {
+  p.warmup_runs = std::min(timing.warmup, kMaxWarmupGenerations);
+  p.runs = timing.iterations;
+  p.duration_s = timing.duration_s;
+  if (const std::string note = set_lengths(p, knobs, decoder); !note.empty()) notes.push_back(note);
+  return p;
+}
+
 std::string set_lengths(GenerationPlan& p, const DecoderKnobs& k, const Decoder& d) {
   const auto limit = d.max_positions();
   p.prompt_tokens = k.prompt_tokens.value_or(p.prompt ? p.prompt->size(1) : kDefaultPromptTokens);

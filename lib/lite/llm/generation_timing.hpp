@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lite/core/progress.hpp"
 #include "lite/llm/decoder.hpp"
 #include "lite/llm/decoder_knobs.hpp"
 #include "lite/llm/generation_stats.hpp"
+#include "lite/measure/timing_options.hpp"
 
 namespace lite::llm {
 
@@ -25,6 +27,15 @@ struct GenerationPlan {
   double duration_s = 2.0;
   uint64_t seed = 1;
 };
+
+// Whole generations warmed up at most: each is a prompt and a call per new token, so a verb's default warm-up of
+// 20 calls would be 20 generations.
+constexpr int kMaxWarmupGenerations = 3;
+
+// `plan` (its batch, seed and prompt) timed as the knobs say (warm-up capped at kMaxWarmupGenerations, runs and
+// seconds as given), with the lengths of set_lengths; its note, when the lengths were shrunk, is added to `notes`.
+GenerationPlan timed_plan(GenerationPlan plan, const measure::TimingKnobs& timing, const DecoderKnobs& knobs,
+                          const Decoder& decoder, std::vector<std::string>& notes);
 
 // The plan's lengths from the knobs: given ones as they are; unset ones the defaults (the prompt file's length when
 // plan.prompt is set), shrunk to fit a model that states max_positions. Returns a note when they were shrunk.

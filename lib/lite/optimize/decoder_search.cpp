@@ -64,7 +64,7 @@ DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const ll
   w.file_bytes = c.source.file_bytes;
   if (c.data.real) w.perplexity = tokens.perplexity;
   llm::GenerationPlan plan;
-  plan.warmup_runs = std::min(c.o.warmup, 3);
+  plan.warmup_runs = std::min(c.o.warmup, llm::kMaxWarmupGenerations);
   plan.duration_s = c.o.duration_s;
   llm::set_lengths(plan, {}, reference);
   const llm::GenerationStats stats = llm::time_generation(reference, plan, c.progress);

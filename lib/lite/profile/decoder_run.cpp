@@ -20,7 +20,6 @@ namespace lite::profile {
 
 namespace {
 
-constexpr int kMaxDecoderWarmup = 3;  // whole generations: each is prompt + generate calls
 constexpr int64_t kGridContextWithoutLimit = 2048;
 
 // The prompt ids of --prompts: int64 [N, T], the first `batch` rows.
@@ -41,13 +40,9 @@ llm::GenerationPlan plan_of(const ProfileOptions& o, const llm::Decoder& d, Prof
   llm::GenerationPlan p;
   p.batch = o.batch.value_or(1);
   p.seed = o.seed;
-  p.warmup_runs = std::min(o.timing.warmup, kMaxDecoderWarmup);
-  p.runs = o.timing.iterations;
-  p.duration_s = o.timing.duration_s;
   if (!o.prompts.empty()) p.prompt = prompts_from_file(o.prompts, p.batch);
   p.prompt_file = o.prompts.string();
-  if (const std::string note = llm::set_lengths(p, o.decoder, d); !note.empty()) r.notes.push_back(note);
-  return p;
+  return llm::timed_plan(std::move(p), o.timing, o.decoder, d, r.notes);
 }
 
 double slowest(const std::vector<double>& ms) { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }

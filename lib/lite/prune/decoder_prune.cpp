@@ -96,11 +96,7 @@ void judge_quality(const PruneOptions& o, Decoders d, Progress& progress, Decode
 // The lengths both decoders are timed at; a prompt and generation beyond the model's positions is refused here,
 // before any cut.
 llm::GenerationPlan timing_plan(const PruneOptions& o, const llm::Decoder& original, PruneResult& r) {
-  llm::GenerationPlan plan;
-  plan.warmup_runs = std::min(o.timing.warmup, 3);
-  plan.runs = o.timing.iterations;
-  plan.duration_s = o.timing.duration_s;
-  if (const std::string note = llm::set_lengths(plan, o.decoder, original); !note.empty()) r.notes.push_back(note);
+  llm::GenerationPlan plan = llm::timed_plan({}, o.timing, o.decoder, original, r.notes);
   llm::check_context(original, plan);
   return plan;
 }

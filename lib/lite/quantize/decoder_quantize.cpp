@@ -27,12 +27,7 @@ constexpr double kDefaultDecoderTolerance = 1.0;  // % perplexity (or % of posit
 constexpr int64_t kScoreBatch = 4;
 
 llm::GenerationPlan timing_plan(const QuantizeOptions& o, const llm::Decoder& d, QuantizeResult& r) {
-  llm::GenerationPlan p;
-  p.warmup_runs = std::min(o.timing.warmup, 3);
-  p.runs = o.timing.iterations;
-  p.duration_s = o.timing.duration_s;
-  if (const std::string note = llm::set_lengths(p, o.decoder, d); !note.empty()) r.notes.push_back(note);
-  return p;
+  return llm::timed_plan({}, o.timing, o.decoder, d, r.notes);
 }
 
 void fill_speed(DecoderCandidate& c, const llm::GenerationStats& s, const DecoderCandidate& reference) {
