@@ -9,28 +9,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from litetest import DATA, REPO, LiteTestCase, run_lite, run_lite_json
+from decoder_helpers import build_decoder, python_greedy
+from litetest import DATA, LiteTestCase, run_lite, run_lite_json
 
-FIXTURES = REPO / "scripts" / "fixtures"
 PYTHON = "/usr/bin/python3"
-
-
-def build(folder, shape, form, export, seed=3):
-    out = Path(folder) / f"{shape}_{form}_{export}.pt"
-    r = subprocess.run([PYTHON, str(FIXTURES / "make_decoder.py"), "--shape", shape, "--size", "tiny", "--form", form,
-                        "--export", export, "--seed", str(seed), "--out", str(out)],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise AssertionError(f"make_decoder.py failed for {out.name}:\n{r.stdout}\n{r.stderr}")
-    return out
-
-
-def python_greedy(model, prompt_file, generate):
-    r = subprocess.run([PYTHON, str(FIXTURES / "decoder_reference.py"), str(model), "--prompt-file", str(prompt_file),
-                        "--generate", str(generate)], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise AssertionError(f"decoder_reference.py failed on {model}:\n{r.stderr}")
-    return json.loads(r.stdout)
 
 
 def write_prompts(path, rows=2, tokens=12, vocab=256, seed=5):
@@ -47,7 +29,7 @@ class DecoderProfile(LiteTestCase):
         cls.folder = Path(cls.dir.name)
         cls.prompts = write_prompts(cls.folder / "prompts.pt")
         # llama: grouped-query attention (4 heads, 2 KV heads), so the KV formula is not the attention width's
-        cls.models = {(form, export): build(cls.folder, "llama", form, export)
+        cls.models = {(form, export): build_decoder(cls.folder, "llama", form, export)
                       for form in ("stateless", "kv-list", "kv-pairs") for export in ("script", "trace")}
 
     @classmethod

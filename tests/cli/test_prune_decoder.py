@@ -7,12 +7,11 @@ import json
 import subprocess
 import tempfile
 import unittest
-import zipfile
 from pathlib import Path
 
-from litetest import DATA, REPO, LiteTestCase, lite_json_result, run_lite
+from decoder_helpers import build_decoder, provenance, python_greedy
+from litetest import DATA, LiteTestCase, lite_json_result, run_lite
 
-FIXTURES = REPO / "scripts" / "fixtures"
 PYTHON = "/usr/bin/python3"
 FAST = ["--iterations", "2", "--warmup", "1", "--prompt-tokens", "8", "--generate", "4", "--agreement-floor", "100"]
 CASES = [("gpt2", "kv-list", "script"), ("gpt2", "kv-list", "trace"), ("llama", "kv-list", "script"),
@@ -20,37 +19,12 @@ CASES = [("gpt2", "kv-list", "script"), ("gpt2", "kv-list", "trace"), ("llama", 
          ("gpt2", "kv-pairs", "trace"), ("llama", "stateless", "trace")]
 
 
-def build(folder, shape, form, export):
-    out = Path(folder) / f"{shape}_{form}_{export}.pt"
-    r = subprocess.run([PYTHON, str(FIXTURES / "make_decoder.py"), "--shape", shape, "--size", "tiny", "--form", form,
-                        "--export", export, "--seed", "3", "--out", str(out), "--threads", "1"],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise AssertionError(f"make_decoder.py failed for {out.name}:\n{r.stdout}\n{r.stderr}")
-    return out
-
-
-def python_generates(model, prompt_file):
-    """Stock PyTorch loads the artifact and runs a greedy loop over it (decoder_reference.py)."""
-    r = subprocess.run([PYTHON, str(FIXTURES / "decoder_reference.py"), str(model), "--prompt-file", str(prompt_file),
-                        "--generate", "6"], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise AssertionError(f"PyTorch could not generate with {model}:\n{r.stderr}")
-    return json.loads(r.stdout)
-
-
-def provenance(path):
-    with zipfile.ZipFile(path) as z:
-        name = next(n for n in z.namelist() if n.endswith("extra/lite.json"))
-        return json.loads(z.read(name))
-
-
 class PruneDecoder(LiteTestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.TemporaryDirectory()
         cls.folder = Path(cls.dir.name)
-        cls.models = {case: build(cls.folder, *case) for case in CASES}
+        cls.models = {case: build_decoder(cls.folder, *case, threads=1) for case in CASES}
         cls.tokens = cls.folder / "heldout.pt"
         code = ("import torch; g = torch.Generator().manual_seed(9); "
                 f"torch.save(torch.randint(0, 256, (4, 24), generator=g), '{cls.tokens}')")
@@ -85,7 +59,7 @@ class PruneDecoder(LiteTestCase):
                 self.assertGreater(d["after"]["tpot_p50_ms"], 0)
                 self.assertGreater(d["after"]["next_token_agreement"], 0)
                 self.assertIsNotNone(d["after"]["perplexity"])
-                ran = python_generates(out, self.tokens)
+                ran = python_greedy(out, self.tokens)
                 self.assertEqual(len(ran["tokens"]), 6)
                 if case[1] == "stateless":
                     self.assertEqual(d["after"]["kv_bytes_per_token"], 0)

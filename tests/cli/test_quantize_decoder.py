@@ -7,38 +7,13 @@ import json
 import subprocess
 import tempfile
 import unittest
-import zipfile
 from pathlib import Path
 
-from litetest import REPO, LiteTestCase, run_lite, lite_json_result
+from decoder_helpers import build_decoder, provenance, python_greedy
+from litetest import LiteTestCase, run_lite, lite_json_result
 
-FIXTURES = REPO / "scripts" / "fixtures"
 PYTHON = "/usr/bin/python3"
 MODES = ["dynamic", "weight-int8", "weight-int4", "fp16", "bf16"]
-
-
-def build(folder, form, export):
-    out = Path(folder) / f"llama_{form}_{export}.pt"
-    r = subprocess.run([PYTHON, str(FIXTURES / "make_decoder.py"), "--shape", "llama", "--size", "tiny", "--form", form,
-                        "--export", export, "--seed", "4", "--out", str(out)], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise AssertionError(f"make_decoder.py failed for {out.name}:\n{r.stdout}\n{r.stderr}")
-    return out
-
-
-def python_generates(model, prompt_file):
-    """Stock PyTorch loads the artifact and runs a greedy loop over it (decoder_reference.py)."""
-    r = subprocess.run([PYTHON, str(FIXTURES / "decoder_reference.py"), str(model), "--prompt-file", str(prompt_file),
-                        "--generate", "6"], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise AssertionError(f"PyTorch could not generate with {model}:\n{r.stderr}")
-    return json.loads(r.stdout)["tokens"]
-
-
-def provenance(path):
-    with zipfile.ZipFile(path) as z:
-        name = next(n for n in z.namelist() if n.endswith("extra/lite.json"))
-        return json.loads(z.read(name))
 
 
 class QuantizeDecoder(LiteTestCase):
@@ -46,7 +21,7 @@ class QuantizeDecoder(LiteTestCase):
     def setUpClass(cls):
         cls.dir = tempfile.TemporaryDirectory()
         cls.folder = Path(cls.dir.name)
-        cls.model = build(cls.folder, "kv-list", "script")
+        cls.model = build_decoder(cls.folder, "llama", "kv-list", "script", seed=4)
         cls.tokens = cls.folder / "heldout.pt"
         code = ("import torch; g = torch.Generator().manual_seed(9); "
                 f"torch.save(torch.randint(0, 256, (6, 24), generator=g), '{cls.tokens}')")
@@ -76,7 +51,7 @@ class QuantizeDecoder(LiteTestCase):
                 self.assertIsNotNone(cand["perplexity"])
                 self.assertGreater(cand["tpot_p50_ms"], 0)
                 self.assertEqual(provenance(out)["details"]["mode"], mode)
-                self.assertEqual(len(python_generates(out, self.tokens)), 6)
+                self.assertEqual(len(python_greedy(out, self.tokens)["tokens"]), 6)
                 if mode in ("weight-int8", "weight-int4"):
                     self.assertLess(out.stat().st_size, 0.6 * self.model.stat().st_size)
 
@@ -132,7 +107,7 @@ class QuantizeDecoder(LiteTestCase):
         self.assertIn("float32 (as returned)", r.stdout)
         self.assertIn(f"--kv-bytes-per-token {per_token}", r.stdout)
 
-        stateless = build(self.folder, "stateless", "script")
+        stateless = build_decoder(self.folder, "llama", "stateless", "script", seed=4)
         code, doc, err = lite_json_result("quantize", stateless, "--eval", self.tokens, "--iterations", "2",
                                           "--warmup", "1", "--generate", "4", "--allow-slower", "--mode",
                                           "weight-int8", "--dry-run")
@@ -141,7 +116,7 @@ class QuantizeDecoder(LiteTestCase):
         self.assertTrue(any("stateless" in n for n in doc["result"]["notes"]), doc["result"]["notes"])
 
     def test_what_a_decoder_run_cannot_do_exits_2_with_one_line(self):
-        traced = build(self.folder, "kv-list", "trace")
+        traced = build_decoder(self.folder, "llama", "kv-list", "trace", seed=4)
         floats = self.folder / "floats.npy"
         subprocess.run([PYTHON, "-c", f"import numpy; numpy.save('{floats}', numpy.zeros((2, 8), 'float32'))"],
                        check=True)
