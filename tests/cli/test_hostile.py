@@ -17,7 +17,8 @@ import subprocess
 import time
 import unittest
 
-from litetest import DATA, LITE, PYTHON, REPO, LiteTestCase, run_lite, run_lite_measured
+from decoder_helpers import build_decoder
+from litetest import DATA, LITE, PYTHON, LiteTestCase, run_lite, run_lite_measured
 
 MODEL = DATA / "fmnist_cnn.pt"
 EVAL = DATA / "fmnist_eval.pt"
@@ -455,13 +456,6 @@ class LlmForms(HostileCase):
         self.assert_rejected("cache-sim", endless, "--format", "tokens", "--sizes", "10", max_rss_mib=400,
                              needles=["endless.jsonl:1", "67108864 bytes", "a prefix trace"])
 
-    def decoder(self, shape="llama", form="kv-list", export="script"):
-        out = self.tmp / f"lm-{shape}-{form}-{export}.pt"
-        subprocess.run([PYTHON, str(REPO / "scripts" / "fixtures" / "make_decoder.py"), "--shape", shape,
-                        "--form", form, "--export", export, "--seed", "3", "--out", str(out)],
-                       check=True, capture_output=True, text=True, timeout=600)
-        return out
-
     def test_token_ids_outside_the_vocabulary_name_the_file(self):
         """A token id the model's embedding cannot look up was blamed on the model ('index out of range in self'):
         in every form lite drives (a KV list scripted, (K, V) pairs traced, stateless traced)."""
@@ -474,7 +468,7 @@ class LlmForms(HostileCase):
                             "kv-pairs": lambda name, token: ["prefill method", "export the decoder scripted"],
                             "stateless": lambda name, token: [name, "outside the table the model looks it up in"]}
         for form in (("llama", "kv-list", "script"), ("gpt2", "kv-pairs", "trace"), ("gpt2", "stateless", "trace")):
-            model = self.decoder(*form)
+            model = build_decoder(self.tmp, *form)
             for name, token in (("oov.pt", "token id 300 (row 0, position 3)"),
                                 ("negative.pt", "token id -7 (row 0, position 2)")):
                 data = self.tmp / name
