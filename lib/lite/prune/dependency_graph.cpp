@@ -175,7 +175,7 @@ std::vector<WeightRef> unique_weights(const std::vector<WeightRef>& in_order) {
 DependencyGraph build_dependency_graph(const torch::jit::Module& module, const std::vector<c10::IValue>& example) {
   Walk w(module, example);
   auto graph = module.get_method("forward").graph()->copy();
-  inline_calls_except_attention(*graph);
+  inline_calls_except_whole_modules(*graph);
   fold_scalar_attributes(w, *graph);
   fold_dict_attribute_lookups(w, *graph);
   torch::jit::PeepholeOptimize(graph);  // `tensor is None` on a non-optional tensor -> false

@@ -35,6 +35,8 @@ const std::vector<OpRule>& op_rules() {
       {{"prim::DictConstruct", "aten::dict"}, dict_rule},
       {{"aten::_set_item"}, set_item_rule},
       {{"aten::__getitem__"}, get_item_rule},
+      {{"aten::values"}, values_rule},
+      {{"aten::list"}, list_copy_rule},
       {{"aten::relu",          "aten::relu_",       "aten::relu6",        "aten::relu6_",      "aten::hardtanh",
         "aten::hardtanh_",     "aten::hardswish",   "aten::hardswish_",   "aten::hardsigmoid", "aten::hardsigmoid_",
         "aten::sigmoid",       "aten::sigmoid_",    "aten::silu",         "aten::silu_",       "aten::gelu",

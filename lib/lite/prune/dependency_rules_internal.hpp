@@ -4,12 +4,14 @@
 // table from op kind to rule (dependency_rules.cpp). One file per family of rules, as cache/ has one per
 // policy:
 //   rules_conv_linear.cpp  conv, grouped and transposed conv, linear, embedding: weights that open spaces
-//   rules_norms.cpp        batch_norm, layer_norm: their tensors follow the channels
+//   rules_norms.cpp        batch_norm, layer_norm, torchvision's FrozenBatchNorm2d (one call): their tensors
+//                          follow the channels
 //   rules_shape.cpp        flatten, view/reshape, permute, expand, select/slice, reductions, pad: where the channels are
 //   rules_attention.cpp    nn.MultiheadAttention and Swin's window attention as one call each, and the items of the
 //                          tuple nn.MultiheadAttention returns
-//   rules_lists_cat.cpp    tensor lists (ListConstruct, append) and cat
-//   rules_dicts.cpp        dicts built and read back with constant string keys (IntermediateLayerGetter)
+//   rules_lists_cat.cpp    tensor lists (ListConstruct, append, list(), a read at a constant index) and cat
+//   rules_dicts.cpp        dicts built and read back with constant string keys (IntermediateLayerGetter), and
+//                          their values() in order (a scripted FeaturePyramidNetwork)
 //   rules_tuples.cpp       tuples built in the graph (a traced submodule's dict or tuple result)
 //   rules_elementwise.cpp  activations, dropout, pooling (pass the channels through), add/mul/sub/div (unite them)
 //   rules_control.cpp      an `if` or loop left after folding (a metadata guard is skipped)
@@ -52,6 +54,7 @@ struct TensorList {
 struct TensorDict {
   std::map<std::string, Value*> items;
   std::string escaped;  // why the dict is blocked ("" while only constant-key reads and writes touch it)
+  std::vector<std::string> order = {};  // the keys in insertion order (what values() lists)
 };
 
 // A module attribute a value was read from (`module` its owner's path, "" for the root).
@@ -136,6 +139,7 @@ void embedding_rule(Walk& w, Node* n, const std::string& kind);
 
 void batch_norm_rule(Walk& w, Node* n, const std::string& kind);  // rules_norms.cpp
 void layer_norm_rule(Walk& w, Node* n, const std::string& kind);
+void frozen_batch_norm_rule(Walk& w, Node* n, const std::string& kind);  // a prim::CallMethod (call_rule)
 
 void flatten_rule(Walk& w, Node* n, const std::string& kind);  // rules_shape.cpp
 void reshape_rule(Walk& w, Node* n, const std::string& kind);
@@ -155,6 +159,9 @@ void cat_rule(Walk& w, Node* n, const std::string& kind);
 void dict_rule(Walk& w, Node* n, const std::string& kind);  // rules_dicts.cpp
 void set_item_rule(Walk& w, Node* n, const std::string& kind);
 void get_item_rule(Walk& w, Node* n, const std::string& kind);
+void values_rule(Walk& w, Node* n, const std::string& kind);
+void list_copy_rule(Walk& w, Node* n, const std::string& kind);  // rules_lists_cat.cpp
+void list_item_rule(Walk& w, Node* n, const std::string& kind);  // aten::__getitem__ of a list (get_item_rule)
 
 void tuple_construct_rule(Walk& w, Node* n, const std::string& kind);  // rules_tuples.cpp
 

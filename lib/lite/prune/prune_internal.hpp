@@ -68,13 +68,16 @@ struct DependencyGraph {
 // once in order with a union-find over channel spaces (see dependency_graph.cpp).
 DependencyGraph build_dependency_graph(const torch::jit::Module& module, const std::vector<c10::IValue>& example = {});
 
-// graph_prep.cpp: every call inlined except nn.MultiheadAttention's and Swin's ShiftedWindowAttention's (the
-// analysis states their contracts).
-void inline_calls_except_attention(torch::jit::Graph& graph);
+// graph_prep.cpp: every call inlined except nn.MultiheadAttention's, Swin's ShiftedWindowAttention's and
+// torchvision's FrozenBatchNorm2d's (the analysis states their contracts).
+void inline_calls_except_whole_modules(torch::jit::Graph& graph);
 bool is_attention_type(const c10::TypePtr& type);         // either kind
 bool is_window_attention_type(const c10::TypePtr& type);  // torchvision's ShiftedWindowAttention (Swin v1)
+bool is_frozen_batch_norm_type(const c10::TypePtr& type);  // torchvision.ops.misc.FrozenBatchNorm2d
 // Replaces the condition of every `if` that went one way when the graph ran on `example` by that constant
-// (a fused fast path flipped to the unfused layers), then folds; returns how many were decided.
+// (a fused fast path flipped to the unfused layers), and the length of every list the graph builds by the one
+// it had, then folds and unrolls the for-loops whose trip counts became constants; returns how many `if`s
+// were decided and loops unrolled.
 int decide_branches(std::shared_ptr<torch::jit::Graph>& graph, const torch::jit::Module& module,
                     const std::vector<c10::IValue>& example);
 

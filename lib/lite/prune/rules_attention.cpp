@@ -1,6 +1,6 @@
 // nn.MultiheadAttention and Swin's ShiftedWindowAttention as one rule each (graph_prep.cpp leaves their calls
-// uninlined), and the items of the (output, weights) tuple nn.MultiheadAttention returns. Any other call left
-// in the graph is unknown.
+// uninlined), and the items of the (output, weights) tuple nn.MultiheadAttention returns. The other call
+// graph_prep.cpp leaves, FrozenBatchNorm2d's, goes to its rule in rules_norms.cpp; any other call is unknown.
 #include <numeric>
 
 #include "lite/prune/dependency_rules_internal.hpp"
@@ -32,7 +32,8 @@ void attention_slices(Walk& w, const torch::jit::Module& mha, const std::string&
 // MultiheadAttentionPruner does): its embed_dim is both the width it reads and writes and the width of
 // q, k and v, so one set of channel indices goes from the input columns of in_proj, from each of q's,
 // k's and v's rows, and from out_proj's rows and columns. embed_dim, head_dim, kdim and vdim follow, and
-// the kept count stays a multiple of num_heads (every head keeps embed_dim / num_heads).
+// the width is cut as num_heads blocks that lose the same local indices (as Swin's below): every head keeps
+// its place and the same channels of its own, narrower by the same count, and no channel moves to another head.
 void attention(Walk& w, Node* n) {
   const std::string why = "nn.MultiheadAttention";
   auto self = w.attrs.find(n->input(0));
@@ -55,7 +56,12 @@ void attention(Walk& w, Node* n) {
   const int64_t embed = mha.attr("in_proj_weight").toTensor().size(1);
   if (q->layout != Layout::channels_last || q->segments.size() != 1 || w.total(*q) != embed)
     return w.unknown(n, why + " over a tensor whose channels are not its last dimension");
-  attention_slices(w, mha, path, w.spaces.root(q->segments[0]), embed);
+  Space& root = w.spaces.root(q->segments[0]);
+  const int64_t heads = mha.attr("num_heads").toInt();
+  if (root.blocks > 1 && root.blocks != heads)
+    return w.unknown(n, why + " over channels split into " + std::to_string(root.blocks) + " blocks elsewhere");
+  attention_slices(w, mha, path, root, embed);
+  root.blocks = heads;  // every head loses the same local indices: no channel moves to another head
   w.tuples[n->output()] = {*q, std::nullopt};
 }
 
@@ -111,6 +117,7 @@ void call_rule(Walk& w, Node* n, const std::string& kind) {
     return window_attention(w, n, a.module.empty() ? a.name : a.module + "." + a.name);
   }
   if (is_attention_type(n->input(0)->type())) return attention(w, n);
+  if (is_frozen_batch_norm_type(n->input(0)->type())) return frozen_batch_norm_rule(w, n, kind);
   w.unknown(n, kind + " lite did not inline");
 }
 

@@ -1,6 +1,7 @@
 // Rules for lists of tracked tensors and their concatenation. A list built by ListConstruct and grown by
 // append (densenet's dense blocks) is followed item by item, so each cat reads the list as it stands at that
-// point of the walk. A list any other op reads has escaped: its items, and any appended later, are blocked.
+// point of the walk, and a read at a constant position is the item there. A list any other op reads has
+// escaped: its items, and any appended later, are blocked.
 // cat along the channels concatenates the spaces (consumers see each one at an offset); along another
 // dimension (ViT's class token before the patches) every item carries the same channels and they are united.
 #include <memory>
@@ -54,6 +55,30 @@ void cat_rule(Walk& w, Node* n, const std::string& kind) {
       if (!w.unite_alike(parts[0], x, kind)) return w.unknown(n, kind + " of tensors with different channel layouts");
   }
   w.values[n->output()] = y;
+}
+
+// aten::list(list): a copy, holding the same items (appends to one do not reach the other). A list of what lite
+// does not follow (names, sizes) carries no channels.
+void list_copy_rule(Walk& w, Node* n, const std::string& kind) {
+  auto it = w.lists.find(n->input(0));
+  if (it == w.lists.end()) {
+    if (carries_tensor(n->output()->type())) w.unknown(n, kind + " of a list lite cannot follow");
+    return;
+  }
+  if (!it->second->escaped.empty()) return w.unknown(n, kind + " of a list lite cannot follow");
+  w.lists[n->output()] = std::make_shared<TensorList>(TensorList{it->second->items, {}});
+}
+
+// list[i] at a constant position (negative from the end): the item there at this point of the walk. An index
+// computed at run time (a loop's, unless graph_prep.cpp unrolled it), or a list that escaped, is unknown.
+void list_item_rule(Walk& w, Node* n, const std::string& kind) {
+  const auto& list = *w.lists.at(n->input(0));
+  auto index = torch::jit::toIValue(n->input(1));
+  const auto size = int64_t(list.items.size());
+  int64_t i = index && index->isInt() ? index->toInt() : size;
+  if (i < 0) i += size;
+  if (!list.escaped.empty() || i < 0 || i >= size) return w.unknown(n, kind + " of a list item lite cannot follow");
+  w.alias(n->output(), list.items[size_t(i)]);
 }
 
 }  // namespace lite::prune::detail

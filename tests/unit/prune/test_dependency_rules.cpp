@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include "lite/prune/dependency_rules_internal.hpp"
+#include "lite/prune/plan_internal.hpp"
 
 using namespace lite::prune;
 using torch::jit::Module;
@@ -414,11 +415,11 @@ TEST_CASE("dict rules: features stored under constant keys and read back carry t
 
 TEST_CASE("dict and container rules: a value stored where lite cannot follow it is left alone with the reason") {
   const std::string read_back = "  return {'out': self.head.forward(self.stage2.forward(h))}\n";
-  auto by_values = dict_routed(
+  auto by_items = dict_routed(
       "  features = {'a': self.stage1.forward(x)}\n"
-      "  h = features.values()[0]\n" +
+      "  h = features.items()[0][1]\n" +
       read_back);
-  CHECK(group_named(analyse(by_values), "stage1")->blocked == "aten::values");
+  CHECK(group_named(analyse(by_items), "stage1")->blocked == "aten::items");
   auto computed_key = dict_routed(
       "  features: Dict[str, Tensor] = {}\n"
       "  features[str(x.dim())] = self.stage1.forward(x)\n"
@@ -490,4 +491,122 @@ TEST_CASE("lists and cat: an empty list filled by appends (torchvision's ASPP) i
   CHECK(group_named(g, "a")->blocked.empty());
   CHECK(has_slice(*group_named(g, "a"), "head", "weight", 1, "consumer", 0));
   CHECK(has_slice(*group_named(g, "b"), "head", "weight", 1, "consumer", 4));
+}
+
+namespace {
+
+// torchvision.ops.misc.FrozenBatchNorm2d as a script holds it: four [C] buffers and the forward torchvision writes.
+Module frozen_batch_norm(int64_t channels, const std::string& type = "__torch__.torchvision.ops.misc.FrozenBatchNorm2d") {
+  Module m(type);
+  m.register_buffer("weight", torch::rand({channels}));
+  m.register_buffer("bias", torch::rand({channels}));
+  m.register_buffer("running_mean", torch::rand({channels}));
+  m.register_buffer("running_var", torch::rand({channels}) + 0.5);
+  m.register_attribute("eps", c10::FloatType::get(), 1e-5);
+  m.define(
+      "def forward(self, x):\n"
+      "  w = self.weight.reshape(1, -1, 1, 1)\n"
+      "  b = self.bias.reshape(1, -1, 1, 1)\n"
+      "  rv = self.running_var.reshape(1, -1, 1, 1)\n"
+      "  rm = self.running_mean.reshape(1, -1, 1, 1)\n"
+      "  scale = w * (rv + self.eps).rsqrt()\n"
+      "  bias = b - rm * scale\n"
+      "  return x * scale + bias\n");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("frozen batch norm rule: torchvision's FrozenBatchNorm2d buffers follow the channels, as batch norm's do") {
+  auto m = model({{"conv1", conv(3, 8)}, {"bn", frozen_batch_norm(8)}, {"conv2", conv(8, 4)}},
+                 "  return self.conv2.forward(torch.relu(self.bn.forward(self.conv1.forward(x))))\n");
+  auto g = analyse(m);
+  const ChannelGroup* first = group_named(g, "conv1");
+  REQUIRE(first != nullptr);
+  CHECK(first->blocked.empty());
+  CHECK(first->layers == std::vector<std::string>{"conv1", "bn"});
+  CHECK(has_slice(*first, "bn", "weight", 0, "norm_scale"));
+  for (const char* buffer : {"bias", "running_mean", "running_var"}) CHECK(has_slice(*first, "bn", buffer, 0, "norm"));
+  CHECK(has_slice(*first, "conv2", "weight", 1, "consumer"));
+  // Cut by half: the buffers shrink with the convolutions and the model still runs.
+  auto pruned = m.clone();
+  Removal removal{{size_t(first - g.groups.data()), {0, 2, 4, 6}}};
+  remove_channels(pruned, g, removal);
+  CHECK(pruned.attr("bn").toModule().attr("running_var").toTensor().size(0) == 4);
+  CHECK(pruned.forward({torch::rand({1, 3, 4, 4})}).toTensor().size(1) == 4);
+  // The same forward in a module of another type is inlined: its `x * scale` over reshaped buffers is not followed.
+  auto other = model({{"conv1", conv(3, 8)}, {"bn", frozen_batch_norm(8, "__torch__.mine.FrozenBatchNorm2d")},
+                      {"conv2", conv(8, 4)}},
+                     "  return self.conv2.forward(self.bn.forward(self.conv1.forward(x)))\n");
+  CHECK_FALSE(group_named(analyse(other), "conv1")->blocked.empty());
+}
+
+TEST_CASE("dict values and loops: features read as list(d.values()) in a loop over their count are followed") {
+  // What a scripted FeaturePyramidNetwork does with the backbone's dict: the loop's count is the list's length,
+  // which the example run measures; unrolled, each x[idx] is a read at a constant position.
+  auto m = model({{"stage1", conv(3, 4)}, {"stage2", conv(4, 6)}, {"stage3", conv(6, 8)}, {"lateral", conv(8, 4)},
+                  {"lateral1", conv(6, 4)}, {"head", conv(4, 5)}},
+                 "  d: Dict[str, Tensor] = {}\n"
+                 "  d['0'] = self.stage1.forward(x)\n"
+                 "  d['1'] = self.stage2.forward(d['0'])\n"
+                 "  d['2'] = self.stage3.forward(d['1'])\n"
+                 "  feats = list(d.values())\n"
+                 "  out = self.lateral.forward(feats[-1])\n"
+                 "  for idx in range(len(feats) - 2, -1, -1):\n"  // idx = 1, then 0
+                 "    if idx == 1:\n"
+                 "      out = out + self.lateral1.forward(feats[idx])\n"
+                 "    else:\n"
+                 "      out = out + feats[idx]\n"
+                 "  return self.head.forward(out)\n");
+  auto g = analyse(m);
+  const ChannelGroup* low = group_named(g, "stage1");
+  const ChannelGroup* mid = group_named(g, "stage2");
+  const ChannelGroup* high = group_named(g, "stage3");
+  REQUIRE(low != nullptr);
+  REQUIRE(mid != nullptr);
+  REQUIRE(high != nullptr);
+  CHECK(low->blocked.empty());
+  for (const char* lateral : {"lateral", "lateral1"})  // feats[0] + both laterals: one width
+    CHECK(has_slice(*low, lateral, "weight", 0, "producer"));
+  CHECK(has_slice(*low, "head", "weight", 1, "consumer"));
+  CHECK(mid->blocked.empty());
+  CHECK(has_slice(*mid, "lateral1", "weight", 1, "consumer"));  // feats[1], read at idx 1
+  CHECK(high->blocked.empty());
+  CHECK(has_slice(*high, "lateral", "weight", 1, "consumer"));
+  // A loop whose count is read from a tensor stays a loop: what it reads is left alone with the reason.
+  auto by_size = model({{"conv1", conv(3, 4)}, {"conv2", conv(4, 4)}, {"head", conv(4, 5)}},
+                       "  h = self.conv1.forward(x)\n"
+                       "  for i in range(x.size(2)):\n"
+                       "    h = self.conv2.forward(h)\n"
+                       "  return self.head.forward(h)\n");
+  CHECK(group_named(analyse(by_size), "conv1")->blocked == "prim::Loop left after folding");
+}
+
+TEST_CASE("attention rule: the width is cut as per-head blocks, every head losing the same local channels") {
+  auto m = model({{"embed", linear(6, 8)}, {"attn", attention(8, 2)}, {"head", linear(8, 3)}},
+                 "  h = self.embed.forward(x)\n"
+                 "  y, _ = self.attn.forward(h, h, h)\n"
+                 "  return self.head.forward(y + h)\n");
+  auto g = analyse(m, {2, 5, 6});
+  const ChannelGroup* width = group_named(g, "embed");
+  REQUIRE(width != nullptr);
+  CHECK(width->blocks == 2);
+  PruneOptions o;
+  o.ratio = 0.5;
+  std::vector<lite::report::Finding> findings;
+  auto plans = describe_groups(g, o, findings);
+  std::vector<torch::Tensor> scores(g.groups.size());
+  const size_t index = size_t(width - g.groups.data());
+  // Scored alone, the four lowest would be head 0's channels 0 and 1 and head 1's local 2 and 3 (6, 7): channels
+  // of head 1 would then sit at head 0's places. Summed over the heads, local 0 and 1 score lowest: they go from both.
+  scores[index] = torch::tensor({0.1, 0.2, 0.9, 0.95, 0.8, 0.85, 0.3, 0.35});
+  auto removal = choose_channels(scores, plans, o);
+  CHECK(removal.at(index) == std::vector<int64_t>{0, 1, 4, 5});
+  auto pruned = m.clone();
+  const auto out_before = m.attr("attn").toModule().attr("out_proj").toModule().attr("weight").toTensor();
+  remove_channels(pruned, g, removal);
+  const auto out_after = pruned.attr("attn").toModule().attr("out_proj").toModule().attr("weight").toTensor();
+  const auto kept = torch::tensor({2, 3, 6, 7}, torch::kLong);  // two per head, each in its own head
+  CHECK(torch::equal(out_after, out_before.index_select(0, kept).index_select(1, kept)));
+  CHECK(pruned.attr("attn").toModule().attr("head_dim").toInt() == 2);
 }
