@@ -159,6 +159,24 @@ class ObjectTable {
       __builtin_prefetch(&nodes_[static_cast<uint32_t>(s) - 1]);
   }
 
+  // The third stage, a few requests after prefetch_node: the node's list neighbours, which a hit that
+  // moves the node to a list's head relinks (a stale guess costs a wasted prefetch, never a result).
+  void prefetch_links(uint64_t hash) const {
+    const uint64_t s = slots_[static_cast<uint32_t>(hash) & mask_];
+    if (s == 0 || static_cast<uint32_t>(s >> 32) != static_cast<uint32_t>(hash)) return;
+    const Node& node = nodes_[static_cast<uint32_t>(s) - 1];
+    if (node.prev != kNil) __builtin_prefetch(&nodes_[node.prev]);
+    if (node.next != kNil) __builtin_prefetch(&nodes_[node.next]);
+  }
+  // The next eviction from a list's tail reads the tail's older neighbour (to unlink the tail) and, when
+  // it erases the object, the tail key's index slot: fetched once the tail is known, requests earlier.
+  void prefetch_victim(uint32_t tail, bool slot) const {
+    if (tail == kNil) return;
+    const Node& node = nodes_[tail];
+    if (node.prev != kNil) __builtin_prefetch(&nodes_[node.prev]);
+    if (slot) prefetch(hash_key(node.key));
+  }
+
   Node& operator[](uint32_t n) { return nodes_[n]; }
   const Node& operator[](uint32_t n) const { return nodes_[n]; }
   size_t size() const { return live_; }

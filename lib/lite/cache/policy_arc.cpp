@@ -74,6 +74,7 @@ class Arc : public PolicyBase<ArcNode> {
     else evict_miss_on_all_queues(a);
   }
   uint64_t occupied() const { return t1_.bytes + t2_.bytes; }
+  void prefetch_links(uint64_t hash) const { prefetch_links_of(hash); }
 
  private:
   bool ghost_hit_now() const { return ghost_hit_vtime_ == n_req_ && (in_b1_ || in_b2_); }
@@ -94,6 +95,7 @@ class Arc : public PolicyBase<ArcNode> {
     from.remove(table_, n, size);
     ghost.push_front(table_, n, size);
     table_[n].where = where;
+    table_.prefetch_victim(from.tail, false);
   }
   // Case IV in the paper (libCacheSim's _ARC_evict_miss_on_all_queues).
   void evict_miss_on_all_queues(const Access& a) {

@@ -113,6 +113,14 @@ struct HasPrefetchNode : std::false_type {};
 template <class P>
 struct HasPrefetchNode<P, std::void_t<decltype(std::declval<const P&>().prefetch_node(uint64_t()))>> : std::true_type {};
 
+// A policy whose hits move the object within a list (LRU, ARC, 2Q, SLRU, W-TinyLFU, LIRS) also has
+// prefetch_links(hash): the node's list neighbours, fetched once the node has arrived.
+template <class P, class = void>
+struct HasPrefetchLinks : std::false_type {};
+template <class P>
+struct HasPrefetchLinks<P, std::void_t<decltype(std::declval<const P&>().prefetch_links(uint64_t()))>>
+    : std::true_type {};
+
 template <class P>
 class PolicySimulator final : public Simulator {
  public:
@@ -140,9 +148,10 @@ class PolicySimulator final : public Simulator {
     const uint64_t* hashes = b.hash.data();
     const uint32_t* sizes = b.size.data();
     const int64_t* next = b.has_next ? b.next.data() : nullptr;
-    // Requests are prefetched in two stages: the table slot kAhead requests ahead, then the node it points
-    // to kNodeAhead requests ahead (by then the slot has arrived), so a hit's node is in cache when read.
-    constexpr size_t kAhead = 16, kNodeAhead = 8;
+    // Requests are prefetched in stages: the table slot kAhead requests ahead, then the node it points
+    // to kNodeAhead requests ahead (by then the slot has arrived), so a hit's node is in cache when read,
+    // then (policies whose hits relink the node) its list neighbours kLinkAhead requests ahead.
+    constexpr size_t kAhead = 16, kNodeAhead = 8, kLinkAhead = 4;
     for (size_t i = 0; i < n; ++i) {
       if (i + kAhead < n) {
         if constexpr (HasPrefetchRequest<P>::value) policy_.prefetch_request(keys[i + kAhead], hashes[i + kAhead]);
@@ -150,6 +159,9 @@ class PolicySimulator final : public Simulator {
       }
       if constexpr (HasPrefetchNode<P>::value) {
         if (i + kNodeAhead < n) policy_.prefetch_node(hashes[i + kNodeAhead]);
+      }
+      if constexpr (HasPrefetchLinks<P>::value) {
+        if (i + kLinkAhead < n) policy_.prefetch_links(hashes[i + kLinkAhead]);
       }
       if constexpr (kSampled) {
         if (hashes[i] >= sample_threshold) continue;
@@ -230,11 +242,17 @@ class PolicyBase {
     list.push_front(table_, n, a.size);
     return n;
   }
-  // Unlinks node n from `list` and forgets the object.
+  // Unlinks node n from `list` and forgets the object. Dropping the tail (an eviction) fetches what the
+  // next eviction from the same list reads.
   void drop(List& list, uint32_t n) {
+    const bool tail = n == list.tail;
     list.remove(table_, n, table_[n].size);
     table_.erase(n);
+    if (tail) table_.prefetch_victim(list.tail, true);
   }
+  // For a policy whose hits relink the node (see HasPrefetchLinks); it opts in with a public
+  // prefetch_links(hash) that calls this.
+  void prefetch_links_of(uint64_t hash) const { table_.prefetch_links(hash); }
 
   uint64_t capacity_;
   ObjectTable<Node> table_;

@@ -44,8 +44,10 @@ class LruSet {
   }
   void to_head(uint32_t n) { list_.move_to_front(table_, n); }
   void remove(uint32_t n) {
+    const bool tail = n == list_.tail;
     list_.remove(table_, n, table_[n].size);
     table_.erase(n);
+    if (tail) table_.prefetch_victim(list_.tail, true);  // S and Q are pruned and evicted from the tail
   }
   bool remove_key(uint64_t key) {
     const uint32_t n = find(key);
@@ -58,6 +60,8 @@ class LruSet {
   uint64_t bytes() const { return list_.bytes; }
   LirsNode& operator[](uint32_t n) { return table_[n]; }
   void prefetch(uint64_t hash) const { table_.prefetch(hash); }
+  void prefetch_node(uint64_t hash) const { table_.prefetch_node(hash); }
+  void prefetch_links(uint64_t hash) const { table_.prefetch_links(hash); }
   size_t memory_bytes() const { return table_.memory_bytes(); }
 
  private:
@@ -156,6 +160,8 @@ class Lirs {
   uint64_t occupied() const { return occupied_ > 0 ? uint64_t(occupied_) : 0; }
   uint64_t capacity() const { return capacity_; }
   void prefetch(uint64_t hash) const { s_.prefetch(hash); }
+  void prefetch_node(uint64_t hash) const { s_.prefetch_node(hash); }
+  void prefetch_links(uint64_t hash) const { s_.prefetch_links(hash); }  // a hit moves it to S's head
   size_t memory_bytes() const { return s_.memory_bytes() + q_.memory_bytes() + nh_.memory_bytes(); }
 
  private:

@@ -25,6 +25,7 @@ class Lru : public PolicyBase<LruNode> {
   void insert(const Access& a) { insert_front(queue_, a); }
   void evict(const Access&) { drop(queue_, queue_.tail); }
   uint64_t occupied() const { return queue_.bytes; }
+  void prefetch_links(uint64_t hash) const { prefetch_links_of(hash); }
 
  private:
   List queue_;

@@ -79,6 +79,7 @@ class S3Fifo : public PolicyBase<S3Node> {
       auto& node = table_[n];
       const uint32_t size = node.size;
       small_.remove(table_, n, size);
+      table_.prefetch_victim(small_.tail, false);
       if (node.freq >= threshold_) {
         node.where = kMain;
         node.freq = 0;  // a fresh object in libCacheSim's main FIFO

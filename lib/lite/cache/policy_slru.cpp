@@ -63,6 +63,7 @@ class Slru : public PolicyBase<SlruNode> {
       }
   }
   uint64_t occupied() const { return occupied_; }
+  void prefetch_links(uint64_t hash) const { prefetch_links_of(hash); }
 
  private:
   // Demotes segment s's tail to the head of segment s-1 (segment 0: evicts), cascading down.
@@ -76,6 +77,7 @@ class Slru : public PolicyBase<SlruNode> {
     seg_[s].remove(table_, n, size);
     seg_[s - 1].push_front(table_, n, size);
     table_[n].segment = static_cast<uint8_t>(s - 1);
+    table_.prefetch_victim(seg_[s].tail, false);
     while (int64_t(seg_[s - 1].bytes) > segment_cap_) cool(s - 1);
   }
 

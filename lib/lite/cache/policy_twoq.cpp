@@ -62,6 +62,7 @@ class TwoQ : public PolicyBase<TwoQNode> {
       const uint32_t n = ain_.tail;
       const uint32_t size = table_[n].size;
       ain_.remove(table_, n, size);
+      table_.prefetch_victim(ain_.tail, false);
       if (int64_t(size) > aout_cap_) {
         table_.erase(n);
         return;
@@ -74,6 +75,7 @@ class TwoQ : public PolicyBase<TwoQNode> {
     drop(am_, am_.tail);
   }
   uint64_t occupied() const { return ain_.bytes + am_.bytes; }
+  void prefetch_links(uint64_t hash) const { prefetch_links_of(hash); }
 
  private:
   int64_t ain_cap_, aout_cap_, am_cap_;

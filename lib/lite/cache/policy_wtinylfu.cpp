@@ -86,6 +86,7 @@ class WTinyLfu : public PolicyBase<WtNode> {
     main_evict();
   }
   uint64_t occupied() const { return window_.bytes + main_occupied(); }
+  void prefetch_links(uint64_t hash) const { prefetch_links_of(hash); }
   // Nearly every request adds its key to the sketch (a miss on insertion, a main hit), so its k
   // counters are fetched with its table slot, a few requests ahead.
   void prefetch_request(uint64_t key, uint64_t hash) const {
