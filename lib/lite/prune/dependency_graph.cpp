@@ -1,9 +1,10 @@
 // Channel dependency groups over a TorchScript graph, the way Torch-Pruning's DepGraph builds them over
 // Python modules, but read from the file itself so any scripted model works without its source.
 //
-// Algorithm: copy forward's graph, inline every submodule call but attention's, replace bool/int/float
-// attribute reads (training, use_res_connect) by their values and fold constants, and decide the `if`s that
-// depend on the input by running it once (graph_prep.cpp), so only the branches that run remain. Then walk
+// Algorithm: copy forward's graph, inline every submodule call but attention's and FrozenBatchNorm2d's, replace
+// bool/int/float attribute reads (training, use_res_connect) by their values and fold constants, decide the `if`s
+// that depend on the input by running it once, and unroll loops whose trip count then is a constant (at most 64:
+// a scripted FPN's loop over its levels) (graph_prep.cpp), so only the branches that run remain. Then walk
 // the nodes once, in order, tracking for each tensor value the "channel spaces" along its channel dimension
 // (dim 1, or the last for linear outputs; several after a concatenation) in a union-find:
 //   - conv/linear outputs open a new space (weight rows + bias); their inputs add consumer slices
