@@ -88,6 +88,25 @@ def lite_int8(lite, model, out, args, eval_tokens=None):
     return doc
 
 
+def linear_ops(path):
+    """The saved file's linear layers as its inlined forward graph calls them: int8 (quantized::linear*) or float
+    (aten::linear, aten::matmul with a weight), and how its embedding tables are read."""
+    import torch
+    kinds = collections.Counter()
+
+    def walk(block):
+        for node in block.nodes():
+            for sub in node.blocks():
+                walk(sub)
+            kinds[node.kind()] += 1
+    walk(torch.jit.load(str(path)).forward.inlined_graph)
+    int8 = sum(n for k, n in kinds.items() if k.startswith("quantized::linear") and "pack" not in k)
+    return (f"{int8} quantized::linear* call sites (if-branches counted apart), {kinds['aten::linear']} float "
+            f"aten::linear, "
+            f"{kinds['aten::embedding']} float aten::embedding, "
+            f"{sum(n for k, n in kinds.items() if 'embedding' in k and k != 'aten::embedding')} other embedding ops")
+
+
 def reference(model, args, *extra):
     return json.loads(run([PY, FIXTURES / "decoder_reference.py", model, "--threads", args.threads, "--qengine",
                            "onednn", *extra]))
@@ -105,14 +124,14 @@ def time_tools(files, prompt, args):
     return best, tokens
 
 
-def print_speed(best, tokens, sizes, lite_doc, args):
+def print_speed(best, tokens, files, lite_doc, args):
     print(f"\n3a. Decode at batch 1: {args.shape} {args.size}, prompt {args.prompt_tokens} tokens, {args.generate} "
           f"generated, {args.threads} threads, onednn, best of {args.rounds} rounds of {args.runs} steady "
           f"generations, all timed by decoder_reference.py (PyTorch's greedy loop in Python)")
     print(f"{'':34}{'TTFT p50 ms':>12}{'TPOT p50 ms':>12}{'decode tok/s':>13}{'file MB':>9}{'same tokens':>13}")
     for name, (ttft, tpot) in best.items():
         same = sum(a == b for a, b in zip(tokens[name], tokens["frozen float"]))
-        print(f"{name:34}{ttft:12.1f}{tpot:12.2f}{1000 / tpot:13.2f}{sizes[name] / 1e6:9.1f}"
+        print(f"{name:34}{ttft:12.1f}{tpot:12.2f}{1000 / tpot:13.2f}{files[name].stat().st_size / 1e6:9.1f}"
               f"{f'{same}/{len(tokens[name])}':>13}")
     lite, frozen, torch_q = (best[n][1] for n in (f"lite int8 ({args.int8_mode})", "frozen float",
                                                   "PyTorch quantize_dynamic"))
@@ -124,7 +143,9 @@ def print_speed(best, tokens, sizes, lite_doc, args):
     (cand,) = [c for c in d["candidates"] if c["mode"] == args.int8_mode]
     print(f"lite quantize's own timing (lite's loop, {args.threads} threads): frozen float "
           f"{d['frozen_float']['tpot_p50_ms']:.2f} ms/token, {args.int8_mode} {cand['tpot_p50_ms']:.2f} ms/token "
-          f"({cand['decode_speedup']:.2f}x); quantized ops {lite_doc.get('details', {}).get('quantized_ops', '?')}")
+          f"({cand['decode_speedup']:.2f}x)")
+    for name, path in files.items():
+        print(f"   {name}: {linear_ops(path)}")
 
 
 def decode_speed(lite, model, prompt, folder, args):
@@ -137,7 +158,7 @@ def decode_speed(lite, model, prompt, folder, args):
     for path in files.values():  # the fixture's config beside each file, as decoder_reference reads it
         path.with_suffix(".json").write_text(model.with_suffix(".json").read_text())
     best, tokens = time_tools(files, prompt, args)
-    print_speed(best, tokens, {n: p.stat().st_size for n, p in files.items()}, lite_doc, args)
+    print_speed(best, tokens, files, lite_doc, args)
 
 
 def text_packages(files):
@@ -168,7 +189,7 @@ def perplexity_part(lite, folder, args):
     heldout = model.with_suffix(".heldout.pt")
     files = {"float": model, f"lite int8 ({args.int8_mode})": folder / "trained_lite_int8.pt",
              "PyTorch quantize_dynamic": folder / "trained_pytorch_int8.pt"}
-    lite_doc = lite_int8(lite, model, files[f"lite int8 ({args.int8_mode})"], args, heldout)
+    lite_int8(lite, model, files[f"lite int8 ({args.int8_mode})"], args, heldout)
     pytorch_int8(model, files["PyTorch quantize_dynamic"])
     print(f"\n3b. Perplexity: a {meta['layers']}-layer, width-{meta['width']} byte-level decoder "
           f"({meta['parameters']:,} parameters) trained {training['steps']} steps on {TRAIN_TEXT} "
@@ -180,7 +201,5 @@ def perplexity_part(lite, folder, args):
         change = 100 * (value / ppl["float"] - 1)
         print(f"   {name:30} perplexity {value:8.4f}  change {change:+7.3f}%")
     change = 100 * abs(ppl[f"lite int8 ({args.int8_mode})"] / ppl["float"] - 1)
-    layers = lite_doc.get("details", {})
-    print(f"   lite int8 within 1% of float: {'met' if change <= 1 else 'NOT met'} ({change:.3f}%); lite's own "
-          f"report: quantized ops {layers.get('quantized_ops', '?')}, layers kept float "
-          f"{len(lite_doc.get('float_layers', lite_doc.get('kept_float', [])) or [])}")
+    print(f"   lite int8 within 1% of float: {'met' if change <= 1 else 'NOT met'} ({change:.3f}%); "
+          f"lite's file: {linear_ops(files[f'lite int8 ({args.int8_mode})'])}")
