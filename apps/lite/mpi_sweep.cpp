@@ -3,6 +3,7 @@
 // for its own slots, then the ranks agree on success before anything is printed:
 //
 //   every rank's view of the trace (its host has it, the same size) -> rank 0 names a host that differs
+//   -> a prefix (LLM request) trace: its study's jobs spread over the ranks instead (mpi_prefix.cpp)
 //   -> prepare + simulate (own slots and --nodes clusters; records written to --results-dir as they finish)
 //   -> quiet barrier (non-blocking, polled with sleeps, so a rank that finished early leaves its core to the
 //      others instead of spinning in MPI)
@@ -32,6 +33,8 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "mpi_prefix.hpp"
+#include "mpi_ranks.hpp"
 #include "error_line.hpp"
 #include "lite/cache/mrc_partitions.hpp"
 #include "lite/cache/record_store.hpp"
@@ -42,30 +45,6 @@
 
 namespace lite::cli {
 namespace {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-// Waits for every rank without spinning a core (Open MPI's blocking collectives poll).
-void quiet_barrier() {
-  MPI_Request request;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  int done = 0;
-  while (true) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    ::usleep(2000);
-  }
-}
 
 // --threads 0 (all cores) under MPI: the node's cores shared among the ranks on it.
 cache::SimulationConfig per_rank_threads(cache::SimulationConfig config) {
@@ -110,23 +89,6 @@ cache::SweepControl rank_control(const cache::SimulationConfig& config, int rank
   control.store = store;
   install_kill_hook(control, rank);
   return control;
-}
-
-// Every rank's text to rank 0 (empty elsewhere).
-std::vector<std::string> gather_text(const std::string& mine, int rank, int size) {
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<size_t>(size), 0), offsets(static_cast<size_t>(size), 0);
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string all;
-  if (rank == 0) {
-    for (int i = 1; i < size; ++i) offsets[size_t(i)] = offsets[size_t(i - 1)] + lengths[size_t(i - 1)];
-    all.resize(size_t(offsets.back()) + size_t(lengths.back()));
-  }
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  if (rank == 0)
-    for (int i = 0; i < size; ++i) out.push_back(all.substr(size_t(offsets[size_t(i)]), size_t(lengths[size_t(i)])));
-  return out;
 }
 
 // What one rank sees of the trace on its host: readable or why not, and its size there.
@@ -258,6 +220,7 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   cache::CacheSimResult local;
   std::vector<std::string> hosts;
   if (const int code = check_trace_on_every_host(o.trace, rank, size, hosts)) return {std::nullopt, code};
+  if (cache::is_prefix_trace(o)) return mpi_prefix_study(o, progress, std::move(hosts));
   try {
     cache::check_shareable_trace(o.trace);
     config = per_rank_threads(cache::prepare(o));
@@ -267,17 +230,8 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
     error = std::current_exception();
   }
   quiet_barrier();
-  int failed = error ? 1 : 0;
-  std::vector<int> flags(static_cast<size_t>(size), 0);
-  MPI_Allgather(&failed, 1, MPI_INT, flags.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  const int first_failed = int(std::find(flags.begin(), flags.end(), 1) - flags.begin());
-  if (first_failed < size) {
-    int code = rank == first_failed ? exit_code_of(error, cache::verb().name) : 0;
-    MPI_Bcast(&code, 1, MPI_INT, first_failed, MPI_COMM_WORLD);
-    if (rank != first_failed) return {std::nullopt, code};
-    set_error_printing(true);
-    std::rethrow_exception(error);
-  }
+  const int first_failed = first_failed_rank(bool(error), size);
+  if (first_failed < size) return {std::nullopt, fail_together(error, first_failed, rank, cache::verb().name)};
   nlohmann::json clusters = nlohmann::json::array();
   if (local.cluster)
     for (const auto& c : local.cluster->records) clusters.push_back(cache::cluster_record_wire(c));

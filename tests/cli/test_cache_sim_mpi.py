@@ -3,7 +3,8 @@
 Under `mpirun --allow-run-as-root --oversubscribe -n 2` (skipped, with the reason printed, when mpirun or lite-mpi is
 absent): the records, curve and recommendation equal a single-process run of the same sweep (--json minus timing);
 so does the curve from key partitions (--mrc-partitions, rank r computes partition r), and cluster sizing (--nodes: the
-clusters spread over the ranks, in object and byte mode, the text report too); a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
+clusters spread over the ranks, in object and byte mode, the text report too), and a prefix (LLM request) study (its
+jobs spread over the ranks); a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
 what was written; bad options exit 2 with one error line from lite. Without MPI: --results-dir reuses every record
 of a re-run and refuses a file; `lite` itself never links libmpi."""
 import json
@@ -55,6 +56,19 @@ def comparable(doc):
     return r
 
 
+def comparable_prefix(doc):
+    """A prefix study's --json report without what may differ between runs of the same study: timing, threads, the
+    ranks and hosts and the note naming them."""
+    r = json.loads(json.dumps(doc["result"]))
+    for key in ("read_seconds", "simulate_seconds", "threads", "ranks", "hosts", "options"):
+        r.pop(key, None)
+    recommended = r.get("recommendation") or {}
+    for row in r["records"] + ([recommended["record"]] if recommended.get("record") else []):
+        row.pop("seconds")
+    r["notes"] = [n for n in r["notes"] if "MPI ranks" not in n]
+    return r
+
+
 def untimed(text):
     """A text report without the lines that carry timing or the rank count."""
     return [l for l in text.splitlines() if not re.search(r"\d+(\.\d+)? ?(s|ms)\b|requests/s|MPI rank|thread", l)]
@@ -96,6 +110,22 @@ class CacheSimMpiBase(LiteTestCase):
             rows.append(f"{k},{sizes[k]}")
         p = self.tmp / name
         p.write_text("\n".join(rows) + "\n")
+        return p
+
+    def chat_trace(self, name="chat.jsonl", conversations=300, seed=5):
+        """A Mooncake-format trace: conversations of growing turns behind a few shared system prompts."""
+        rng = random.Random(seed)
+        lines, t, next_block = [], 0, 1000
+        chains = [[rng.randrange(4)] for _ in range(conversations)]  # blocks 0-3: the system prompts
+        for _ in range(2000):
+            chain = rng.choice(chains)
+            chain.extend(range(next_block, next_block + rng.randint(1, 3)))
+            next_block += 3
+            lines.append(json.dumps({"timestamp": t, "input_length": 512 * len(chain) - rng.randrange(100),
+                                     "output_length": rng.randint(1, 200), "hash_ids": chain}))
+            t += rng.randint(0, 40)
+        p = self.tmp / name
+        p.write_text("\n".join(lines) + "\n")
         return p
 
     def single(self, *args):
@@ -235,6 +265,36 @@ class CacheSimMpi(CacheSimMpiBase):
         self.assertEqual(len(lines), 1, r.stderr)
         self.assertIsNone(error_line_problems(lines[0]), lines[0])
         self.assertIn("TRACE", lines[0])
+
+    def test_a_prefix_study_equals_a_single_process_run(self):
+        trace = self.chat_trace()
+        args = [trace, "--policy", "lru,radix-lru,radix-lfu,radix-reference", "--sizes", "50MiB,200MiB,800MiB,3GiB", "--mrc",
+                "--kv-bytes-per-token", "1000", "--kv-dtype", "fp16,int8", "--prefill-ms-per-token", "0.01",
+                "--instances", "2", "--target-hit-ratio", "0.5", "--threads", "1"]
+        code1, one = self.single(*args)
+        code2, two = self.mpi_json(*args)
+        self.assertEqual(code2, code1)
+        self.assertEqual(len(two["result"]["records"]), 4 * 4 * 2)
+        self.assertEqual(comparable_prefix(two), comparable_prefix(one))
+        self.assertEqual(two["result"]["ranks"], 2)
+        self.assertIn("2 MPI ranks on 1 host", "\n".join(two["result"]["notes"]))
+        # fewer jobs than ranks: rank 1 replays nothing, the one row is rank 0's
+        code, three = self.mpi_json(trace, "--policy", "lru", "--sizes", "400")
+        self.assertEqual(len(three["result"]["records"]), 1)
+        self.assertEqual(three["result"]["records"][0]["hit_tokens"],
+                         self.single(trace, "--policy", "lru", "--sizes", "400")[1]["result"]["records"][0]["hit_tokens"])
+
+    def test_a_bad_prefix_trace_exits_2_with_one_line_from_lite(self):
+        trace = self.chat_trace()
+        bad = self.tmp / "bad.jsonl"
+        bad.write_text(trace.read_text() + '{"timestamp": 1, "input_length": -5, "output_length": 1, "hash_ids": [1]}\n')
+        single = run_lite("cache-sim", bad, "--sizes", "100")
+        r = run_mpi("cache-sim", bad, "--sizes", "100")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stdout.strip(), "")
+        lines = lite_lines(r.stderr)
+        self.assertEqual(lines, [single.stderr.strip()], r.stderr)
+        self.assertIn("bad.jsonl:2001", lines[0])
 
     def test_one_rank_under_mpirun_runs_in_process(self):
         trace = self.zipf_txt(n=5000, keys=300)

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import unittest
+import xml.etree.ElementTree as ET
 
 from litetest import DATA, LITE, SHARED, LiteTestCase, lite_json_result, run_lite, run_lite_json
 
@@ -27,6 +28,16 @@ class PrefixTestCase(LiteTestCase):
         path = self.tmp / name
         path.write_text("".join(l + "\n" for l in lines))
         return path
+
+    def chat(self):
+        """8 conversations of 4 turns, each turn adding one 512-token block to its conversation's chain: 80 prompt
+        blocks, 48 of them seen before; 32 distinct blocks."""
+        lines, t = [], 0
+        for turn in range(1, 5):
+            for conv in range(8):
+                lines.append(mooncake_line(t, 512 * turn, [100 * conv + i for i in range(turn)]))
+                t += 1
+        return self.write("chat.jsonl", lines)
 
 
 class MooncakeTrace(PrefixTestCase):
@@ -158,7 +169,7 @@ class BadInput(PrefixTestCase):
 
     def test_options_of_the_other_mode_are_refused(self):
         trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
-        for flag, value in (("--bytes", None), ("--nodes", "2"), ("--hit-latency", "1"), ("--plot", "p.svg"),
+        for flag, value in (("--bytes", None), ("--nodes", "2"), ("--hit-latency", "1"), ("--results-dir", "r"),
                             ("--sample-rate", "0.5")):
             with self.subTest(flag=flag):
                 self.assert_rejected("cache-sim", trace, flag, *([value] if value else []),
@@ -376,6 +387,87 @@ class Engines(PrefixTestCase):
                 self.assert_rejected("cache-sim", trace, *args, needles=needles)
         self.assert_rejected("cache-sim", DATA / "inference_requests.csv", "--engine", "vllm",
                              needles=["--engine", "prefix"])
+
+
+class Plot(PrefixTestCase):
+    """--plot draws Mooncake's Figure 9: token hit ratio against capacity, the one-pass curve and the ceiling."""
+
+    def series(self, svg):
+        """Legend label -> the points of its polyline (pixels), in drawing order."""
+        ns = {"s": "http://www.w3.org/2000/svg"}
+        root = ET.parse(svg).getroot()
+        texts = [t.text for t in root.iterfind(".//s:text", ns)]
+        lines = [[tuple(map(float, xy.split(","))) for xy in l.get("points").split()]
+                 for l in root.iterfind(".//s:polyline", ns)]
+        labels = texts[-len(lines):]  # the legend is drawn last, one text per series
+        return dict(zip(labels, lines)), texts
+
+    def test_hit_ratio_against_tokens_with_the_curve_and_the_ceiling(self):
+        svg = self.tmp / "fig9.svg"
+        doc = run_lite_json("cache-sim", self.chat(), "--sizes", "1,4,32", "--policy", "lru,radix-lru", "--mrc",
+                            "--plot", svg)
+        self.assertIn(f"plot written to {svg}", "\n".join(doc["result"]["notes"]))
+        series, texts = self.series(svg)
+        self.assertIn("cache size (tokens, log scale)", texts)
+        self.assertEqual({"lru", "radix-lru", "tail-first LRU, one-pass exact", "every block kept (unbounded)"},
+                         set(series))
+        self.assertEqual([len(series[p]) for p in ("lru", "radix-lru")], [3, 3])  # one point per capacity
+        ceiling = series["every block kept (unbounded)"][0][1]
+        # 32 blocks hold every chain: both policies and the curve reach the ceiling there, and stay under it below
+        for name in ("lru", "radix-lru", "tail-first LRU, one-pass exact"):
+            self.assertAlmostEqual(series[name][-1][1], ceiling, delta=0.5, msg=name)
+            self.assertTrue(all(y >= ceiling - 0.5 for _, y in series[name]), name)  # SVG y grows downwards
+        self.assertGreater(series["lru"][0][1], ceiling + 10)  # one block holds far less
+        unbounded = doc["result"]["unbounded"]["token_hit_ratio"]
+        self.assertAlmostEqual(unbounded, 48 / 80)  # 80 prompt blocks, 48 of them seen before
+
+    def test_bytes_through_a_kv_format_and_the_ttft_panel(self):
+        svg = self.tmp / "kv.svg"
+        run_lite_json("cache-sim", self.chat(), "--sizes", "1MiB,64MiB", "--kv-bytes-per-token", "1024",
+                      "--kv-dtype", "fp16,int4", "--prefill-ms-per-token", "0.1", "--policy", "lru", "--plot", svg)
+        series, texts = self.series(svg)
+        self.assertIn("cache size (bytes, log scale)", texts)
+        self.assertIn("Time to first token (p99 solid, mean dotted)", texts)
+        self.assertTrue({"lru fp16", "lru int4", "lru fp16 TTFT p99", "lru int4 TTFT mean"} <= set(series), series)
+
+    def test_a_plot_path_that_is_the_trace_is_refused_and_nothing_is_written(self):
+        trace = self.chat()
+        self.assert_rejected("cache-sim", trace, "--plot", trace, needles=[str(trace)])  # checks nothing changed
+        bad = self.write("bad.jsonl", [mooncake_line(0, 1024, [1, 2]), "{\"oops\": 1}"])
+        self.assert_rejected("cache-sim", bad, "--plot", self.tmp / "never.svg", needles=["bad.jsonl:2"])
+        self.assertFalse((self.tmp / "never.svg").exists())
+
+
+class Recipe(PrefixTestCase):
+    """A `lite run` recipe's cache gates read the prefix study: min_hit_ratio the token hit ratio, max_cache_p99_ms
+    the TTFT p99, both of the best online policy at the largest capacity."""
+
+    def run_recipe(self, gates):
+        trace = self.chat()
+        recipe = self.tmp / "prefix.json"
+        recipe.write_text(json.dumps({
+            "lite_recipe": 1, "name": "prefix-sizing", "model": str(DATA / "fmnist_cnn.pt"),
+            "steps": [{"cache-sim": {"trace": str(trace), "sizes": "4,32", "prefill_ms_per_token": 0.1,
+                                     "policies": ["lru", "radix-lru", "radix-reference"]}}],
+            "gates": gates}))
+        r = run_lite("run", recipe, "-o", self.tmp / "out.pt", "--json", timeout=600)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        result = json.loads(r.stdout)["result"]
+        return r.returncode, {g["gate"]: g for g in result["gates"]}
+
+    def test_gates_read_the_token_hit_ratio_and_ttft(self):
+        code, gates = self.run_recipe({"min_hit_ratio": 0.55, "max_cache_p99_ms": 1000})
+        self.assertEqual(code, 0, gates)
+        hit, p99 = gates["min_hit_ratio"], gates["max_cache_p99_ms"]
+        self.assertAlmostEqual(hit["value"], 48 / 80)  # 32 blocks hold every chain: the unbounded ratio (Plot)
+        self.assertIn("at 16,384 tokens", hit["detail"])
+        self.assertNotIn("radix-reference", hit["detail"])
+        self.assertIn("TTFT", p99["detail"])
+        self.assertGreater(p99["value"], 0)
+        code, gates = self.run_recipe({"min_hit_ratio": 0.7})
+        self.assertEqual(code, 1)
+        self.assertFalse(gates["min_hit_ratio"]["passed"])
+        self.assertAlmostEqual(gates["min_hit_ratio"]["value"], 0.6)
 
 
 class Listing(PrefixTestCase):

@@ -5,7 +5,12 @@ and a finding say so with its speedup and name --calib, and --json carries the f
 Where it would not pay, or where static was tried (--calib given) or not asked for (an explicit mode), nothing is said.
 
 ONEDNN_MAX_CPU_ISA=AVX2 gives the AVX2-only CPU of the issue (bf16 has no native kernels there, so auto leaves it
-aside) on any x86 machine."""
+aside) on any x86 machine.
+
+The model whose static int8 pays is all convolutions but a 64x10 head (ConvNet): the modes auto builds without
+--calib (fp16, dynamic int8) quantize only that head, so none of them comes near the 10% that stops the probe, on any
+CPU and under load. (The bundled Fashion-MNIST CNN's head is a quarter of its time: dynamic int8 sits at the
+threshold, and a run that times it 10% faster says nothing.)"""
 import json
 import pathlib
 import shutil
@@ -16,9 +21,9 @@ import torch
 
 from litetest import DATA, LiteTestCase, run_lite
 
-MODEL = DATA / "fmnist_cnn.pt"
+MODEL = DATA / "fmnist_cnn.pt"  # calibrated and explicit-mode cases: its own data calibrates it
 EVAL = DATA / "fmnist_eval.pt"
-FAST = ["--batch", "1", "--iterations", "3", "--warmup", "1", "--allow-noisy", "--allow-slower"]
+FAST = ["--batch", "1", "--iterations", "20", "--warmup", "3", "--allow-noisy", "--allow-slower"]
 AVX2 = {"ONEDNN_MAX_CPU_ISA": "AVX2"}
 SAID = "int8 timed"
 
@@ -39,19 +44,36 @@ class Tiny(torch.nn.Module):
         return self.fc(x)
 
 
+class ConvNet(torch.nn.Module):
+    """Three 3x3 convolutions on 32x32 (57 M multiply-adds) and a 64x10 head."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(32, 64, 3, padding=1),
+            torch.nn.ReLU(), torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+            torch.nn.Flatten())
+        self.head = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
 class SaysWhatWouldPay(LiteTestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = pathlib.Path(tempfile.mkdtemp(prefix="lite_quantize_probe_"))
         torch.manual_seed(0)
         torch.jit.save(torch.jit.script(Tiny().eval()), str(cls.dir / "tiny.pt"))
+        torch.jit.save(torch.jit.script(ConvNet().eval()), str(cls.dir / "convnet.pt"))
+        cls.convnet = [cls.dir / "convnet.pt", "--input", "1x3x32x32"]
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
-    def test_the_cnn_without_calib_says_static_int8_would_pay_in_the_headline_findings_and_json(self):
-        r, doc = quantize(MODEL, "-o", self.tmp / "cnn.pt")
+    def test_a_cnn_without_calib_says_static_int8_would_pay_in_the_headline_findings_and_json(self):
+        r, doc = quantize(*self.convnet, "-o", self.tmp / "cnn.pt")
         self.assertIn(r.returncode, (0, 1), r.stderr)
         probe = doc["uncalibrated_probe"]
         self.assertIsNotNone(probe, doc["candidates"])
@@ -68,7 +90,7 @@ class SaysWhatWouldPay(LiteTestCase):
         self.assertIn("faster than frozen float uncalibrated", findings[0])
         self.assertIn(f"{probe['speedup']:.2f}x", findings[0])
         # the text report's first line, the headline
-        r, _ = quantize(MODEL, "-o", self.tmp / "cnn_text.pt", json_output=False)
+        r, _ = quantize(*self.convnet, "-o", self.tmp / "cnn_text.pt", json_output=False)
         self.assertIn(r.returncode, (0, 1), r.stderr)
         headline = r.stdout.lstrip().splitlines()[0]
         self.assertIn("static int8 timed", headline)

@@ -3,7 +3,7 @@ joined by a bridge (netns_hosts.py), each with its own address, so every byte be
 
 - cache-sim over MPI: mpirun, started in host 0, places one rank per host from a hostfile and starts the other hosts'
   daemons through an rsh agent that enters their namespace; the records on two and three hosts equal a
-  single-process run.
+  single-process run, and so do a prefix study's rows on two.
 - distill over Gloo: one rank per host started as torchrun starts it (WORLD_SIZE, RANK, MASTER_ADDR of host 0),
   the interface named with GLOO_SOCKET_IFNAME; the weights equal one process's on the same global batch.
 
@@ -19,7 +19,7 @@ import torch
 
 from litetest import LITE, LiteTestCase, error_line_problems, run_lite
 from netns_hosts import Hosts, unavailable
-from test_cache_sim_mpi import MPI_MISSING, CacheSimMpiBase, comparable, lite_lines
+from test_cache_sim_mpi import MPI_MISSING, CacheSimMpiBase, comparable, comparable_prefix, lite_lines
 from test_distill_parallel import Mlp, weights
 from test_distill import EVAL, TEACHER, TRAIN_IMAGES, TRAIN_LABELS
 
@@ -49,6 +49,21 @@ class CacheSimOnHosts(CacheSimMpiBase):
                 self.assertEqual(many["result"]["timing"]["ranks"], count)
                 self.assertEqual(comparable(many), comparable(one))
 
+    def test_a_prefix_study_on_two_hosts_gives_the_rows_of_one_process(self):
+        trace = self.chat_trace()
+        args = [trace, "--policy", "lru,radix-lru", "--sizes", "100,400,1600", "--mrc", "--prefill-ms-per-token",
+                "0.01", "--threads", "1"]
+        code1, one = self.single(*args)
+        private = self.tmp / "private"  # only so that host 1 runs under a host name of its own
+        private.mkdir()
+        with Hosts(2) as hosts:
+            hostfile = hosts.hostfile(self.tmp / "hosts2")
+            r = hosts.run(0, [*hosts.mpirun(hostfile, 2), LITE, "cache-sim", *args, "--json", "-q"],
+                          env={"LITE_NETNS_PRIVATE": f"{hosts.address(1)}={private}"}, timeout=300)
+            self.assertEqual(r.returncode, code1, r.stderr)
+            two = json.loads(r.stdout)
+            self.assertEqual(two["result"]["hosts"], [socket.gethostname(), hosts.names[1]])
+            self.assertEqual(comparable_prefix(two), comparable_prefix(one))
 
     def test_a_trace_on_one_host_only_is_named_with_the_host_before_any_work(self):
         # host 1 sees an empty folder where host 0 keeps the trace (a local disk, not a shared one)

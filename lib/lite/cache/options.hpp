@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/cache/cache_sim.hpp"
+#include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/core/progress.hpp"
 
 namespace lite::cache {
@@ -76,6 +77,9 @@ CacheSimResult run(const CacheSimOptions& o, Progress& progress = no_progress())
 // True when the trace is a prefix (LLM request) trace: {format} mooncake/tokens, or auto and a file whose first
 // line has hash_ids or tokens. run() then runs the prefix study (CacheSimResult::prefix).
 bool is_prefix_trace(const CacheSimOptions& o);
+// run()'s prefix study: validate, the study (this process's share of it), then on rank 0 the target and the plot.
+CacheSimResult run_prefix_study(const CacheSimOptions& o, Progress& progress = no_progress(),
+                                const prefix::StudyShare& share = {});
 // The prefix study's configuration; OptionError for an object-mode option given with a prefix trace.
 prefix::PrefixConfig prefix_config(const CacheSimOptions& o);
 // OptionError for a prefix-mode option given with an object trace (resolve() calls it).

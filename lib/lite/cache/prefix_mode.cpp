@@ -39,8 +39,7 @@ std::vector<std::pair<const char*, bool>> object_only(const CacheSimOptions& o) 
           {"miss_latency_from", !o.miss_latency_from.empty()},
           {"target_p99_ms", o.target_p99_ms.has_value()},
           {"results_dir", !o.results_dir.empty()},
-          {"nodes", !o.nodes.empty()},
-          {"plot", !o.plot.empty()}};
+          {"nodes", !o.nodes.empty()}};
 }
 
 std::vector<std::pair<const char*, bool>> prefix_only(const CacheSimOptions& o) {
@@ -127,7 +126,9 @@ prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
   c.format = o.format;
   c.block_tokens = o.block_tokens;
   c.skip_bad_lines = o.skip_bad_lines;
-  c.policies = o.policies;  // empty: the prefix mode's default (lru, radix-lru)
+  for (const auto& given : o.policies)  // "lru,radix-lru" as in the object mode; empty: the default (lru, radix-lru)
+    for (const auto& name : split(given, ','))
+      if (!trim(name).empty()) c.policies.push_back(trim(name));
   c.sizes = o.sizes;
   c.kv_bytes_per_token = o.kv_bytes_per_token;
   c.kv_layout = o.kv_layout;

@@ -174,6 +174,8 @@ void to_json(nlohmann::json& j, const CacheSimResult& r) {
   if (r.prefix) {
     j = *r.prefix;
     j["gates"] = r.gates;
+    j["ranks"] = r.ranks;
+    j["hosts"] = r.hosts;
     return;
   }
   j = {{"trace", r.trace}, {"bytes", r.bytes}, {"size_unit", r.bytes ? "bytes" : "objects"}, {"records", r.records}};
@@ -423,6 +425,8 @@ report::Report to_report(const CacheSimResult& r) {
   if (r.prefix) {
     report::Report rep = prefix::to_report(*r.prefix);
     rep.result["gates"] = r.gates;
+    rep.result["ranks"] = r.ranks;
+    rep.result["hosts"] = r.hosts;
     return rep;
   }
   const SimulationConfig& o = r.config;

@@ -32,24 +32,24 @@ void finish_run(const CacheSimOptions& o, SimulationConfig config, CacheSimResul
   result.config = std::move(config);
 }
 
-namespace {
-
-CacheSimResult run_prefix_study(const CacheSimOptions& o, Progress& progress) {
+CacheSimResult run_prefix_study(const CacheSimOptions& o, Progress& progress, const prefix::StudyShare& share) {
+  validate(o);
   CacheSimResult result;
-  result.prefix = prefix::run_study(prefix_config(o), progress);
+  result.prefix = prefix::run_study(prefix_config(o), progress, share);
+  if (share.size > 1 && share.rank != 0) return result;  // rank 0 finishes the study
   const auto& rec = result.prefix->recommendation;
   if (rec && !rec->met) result.gates.fail("target");
-  throw_if_interrupted();
+  throw_if_interrupted();  // a signal after the last poll writes and prints nothing
+  if (!o.plot.empty()) {
+    write_file_atomically(o.plot, prefix::render_prefix_svg(*result.prefix));
+    result.plot = o.plot;
+    result.prefix->notes.push_back("plot written to " + o.plot);
+  }
   return result;
 }
 
-}  // namespace
-
 CacheSimResult run(const CacheSimOptions& o, Progress& progress) {
-  if (is_prefix_trace(o)) {
-    validate(o);
-    return run_prefix_study(o, progress);
-  }
+  if (is_prefix_trace(o)) return run_prefix_study(o, progress);
   SimulationConfig config = prepare(o);
   std::unique_ptr<RecordStore> store = open_record_store(o, config);
   SweepControl control;

@@ -2,12 +2,14 @@
 // artifact with the frozen original (evaluate.cpp); the speedup is over the fastest float original (frozen and
 // optimized for inference in memory, as every verb's speed figures); cache gates read the last cache-sim step at its largest
 // simulated size (the size the recipe chose), taking the best deployable policy (Belady, an offline bound, is
-// left out) and, with miss_latency_from, the best model variant. A gate that cannot be measured fails and says
+// left out) and, with miss_latency_from, the best model variant; on a prefix trace, the token hit ratio and TTFT
+// p99 at the largest capacity (the offline radix-reference left out). A gate that cannot be measured fails and says
 // why. A step's own failed gate (quantize's tolerance, distill's NaN guard) fails the run too.
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/core/text.hpp"
 #include "lite/measure/speed_claim.hpp"
 #include "lite/recipe/runner_internal.hpp"
@@ -103,48 +105,72 @@ void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
   }
 }
 
+// One deployable configuration at the largest size the cache-sim step simulated: what the cache gates read.
+struct CacheChoice {
+  double hit_ratio = 0;
+  std::vector<std::pair<double, std::string>> p99_ms;  // a latency model's p99 (or a prefix study's TTFT p99), where
+  std::string where;
+};
+
 bool deployable(const cache::SimRecord& r) { return to_lower(r.policy).rfind("belady", 0) != 0; }
+
+// Object traces: each deployable policy at the largest size, with its model variants' p99s.
+std::vector<CacheChoice> object_choices(const cache::CacheSimResult& c) {
+  uint64_t largest = 0;
+  for (const auto& r : c.records) largest = std::max(largest, r.size);
+  std::vector<CacheChoice> out;
+  for (const auto& r : c.records) {
+    if (r.size != largest || !deployable(r)) continue;
+    CacheChoice choice{1.0 - r.counters.miss_ratio(), {}, fmt::format("{} at size {}", r.policy, r.size_text)};
+    if (r.latency) choice.p99_ms.emplace_back(r.latency->p99_ms, choice.where);
+    for (const auto& [variant, figures] : r.variants)
+      choice.p99_ms.emplace_back(figures.p99_ms, fmt::format("{} with {}", choice.where, variant));
+    out.push_back(std::move(choice));
+  }
+  return out;
+}
+
+// Prefix traces: the token hit ratio and TTFT p99 of each online policy (the offline reference left out) at the
+// largest capacity in tokens.
+std::vector<CacheChoice> prefix_choices(const cache::prefix::PrefixResult& p) {
+  uint64_t largest = 0;
+  for (const auto& r : p.rows) largest = std::max(largest, r.capacity_tokens);
+  std::vector<CacheChoice> out;
+  for (const auto& r : p.rows) {
+    if (r.capacity_tokens != largest || cache::prefix::is_offline_policy(r.policy)) continue;
+    std::string what = r.policy + (r.kv_dtype.empty() ? "" : " " + r.kv_dtype) + (r.route.empty() ? "" : " / " + r.route);
+    CacheChoice choice{r.token_hit_ratio(), {}, fmt::format("{} at {} tokens", what, format_count(r.capacity_tokens))};
+    if (r.ttft_p99_ms) choice.p99_ms.emplace_back(*r.ttft_p99_ms, choice.where + ", TTFT");
+    out.push_back(std::move(choice));
+  }
+  return out;
+}
 
 void cache_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
   if (!b.any_cache_gate()) return;
-  const cache::CacheSimResult* c = m.cache_sim ? &*m.cache_sim : nullptr;
-  uint64_t largest = 0;
-  if (c)
-    for (const auto& r : c->records) largest = std::max(largest, r.size);
-  auto at_largest = [&](const cache::SimRecord& r) { return r.size == largest && deployable(r); };
+  std::vector<CacheChoice> choices;
+  if (m.cache_sim) choices = m.cache_sim->prefix ? prefix_choices(*m.cache_sim->prefix) : object_choices(*m.cache_sim);
   if (b.min_hit_ratio) {
     auto g = gate("min_hit_ratio", ">=", *b.min_hit_ratio, "");
-    const cache::SimRecord* best = nullptr;
-    if (c)
-      for (const auto& r : c->records)
-        if (at_largest(r) && (!best || r.counters.miss_ratio() < best->counters.miss_ratio())) best = &r;
+    const CacheChoice* best = nullptr;
+    for (const auto& c : choices)
+      if (!best || c.hit_ratio > best->hit_ratio) best = &c;
     if (best)
-      measured(g, 1.0 - best->counters.miss_ratio(),
-               fmt::format("{} at size {} ({})", best->policy, best->size_text, m.cache_sim_step));
+      measured(g, best->hit_ratio, fmt::format("{} ({})", best->where, m.cache_sim_step));
     else
       measured(g, std::nullopt, "the cache-sim step simulated no policy");
     out.push_back(g);
   }
   if (b.max_cache_p99_ms) {
     auto g = gate("max_cache_p99_ms", "<=", *b.max_cache_p99_ms, "ms");
-    std::optional<double> best;
-    std::string where;
-    auto consider = [&](double p99, const std::string& what) {
-      if (!best || p99 < *best) {
-        best = p99;
-        where = what;
-      }
-    };
-    if (c)
-      for (const auto& r : c->records) {
-        if (!at_largest(r)) continue;
-        if (r.latency) consider(r.latency->p99_ms, fmt::format("{} at size {}", r.policy, r.size_text));
-        for (const auto& [variant, figures] : r.variants)
-          consider(figures.p99_ms, fmt::format("{} at size {} with {}", r.policy, r.size_text, variant));
-      }
-    measured(g, best,
-             best ? fmt::format("{} ({})", where, m.cache_sim_step)
-                  : "the cache-sim step has no latency model: give it miss_latency_ms or miss_latency_from");
+    const std::pair<double, std::string>* best = nullptr;
+    for (const auto& c : choices)
+      for (const auto& p99 : c.p99_ms)
+        if (!best || p99.first < best->first) best = &p99;
+    measured(g, best ? std::optional<double>(best->first) : std::nullopt,
+             best ? fmt::format("{} ({})", best->second, m.cache_sim_step)
+                  : "the cache-sim step has no latency model: give it miss_latency_ms or miss_latency_from (a prefix "
+                    "trace: a prefill cost model)");
     out.push_back(g);
   }
 }

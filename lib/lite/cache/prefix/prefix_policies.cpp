@@ -37,6 +37,12 @@ std::vector<std::string> prefix_policy_names() {
   return names;
 }
 
+bool is_offline_policy(const std::string& name) {
+  for (const auto& e : prefix_policy_table())
+    if (name == e.name) return e.needs_next_use;
+  return false;
+}
+
 report::Table prefix_policy_list() {
   report::Table t{"Prefix-cache policies (prefix traces: mooncake, tokens)", {"name", "evicts", "rule"}, {}, 3};
   for (const auto& e : prefix_policy_table())

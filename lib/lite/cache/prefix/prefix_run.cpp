@@ -209,20 +209,26 @@ std::vector<Job> plan_jobs(const PrefixConfig& c, const BlockTrace& t, const Pre
   return jobs;
 }
 
-void run_jobs(std::vector<Job>& jobs, std::vector<PrefixRow>& rows, int threads, Progress& progress) {
+// Replays this process's share of the jobs (every job when it is alone) into rows[i].
+void run_jobs(std::vector<Job>& jobs, std::vector<PrefixRow>& rows, int threads, const StudyShare& share,
+              Progress& progress) {
   rows.resize(jobs.size());
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (i % size_t(share.size) == size_t(share.rank)) mine.push_back(i);
   std::atomic<size_t> next{0};
   std::mutex progress_lock;
   std::exception_ptr failure;
-  progress.begin("replaying the prefix trace", jobs.size());
+  progress.begin("replaying the prefix trace", mine.size());
   auto work = [&] {
-    for (size_t i; (i = next++) < jobs.size();) {
+    for (size_t k; (k = next++) < mine.size();) {
+      const size_t i = mine[k];
       try {
         rows[i] = replay(jobs[i].setup);
       } catch (...) {
         std::lock_guard<std::mutex> lock(progress_lock);
         if (!failure) failure = std::current_exception();
-        next = jobs.size();
+        next = mine.size();
         return;
       }
       if (jobs[i].kv) rows[i].kv_dtype = jobs[i].kv->dtype;
@@ -241,7 +247,7 @@ void run_jobs(std::vector<Job>& jobs, std::vector<PrefixRow>& rows, int threads,
 
 }  // namespace
 
-PrefixResult run_study(const PrefixConfig& c, Progress& progress) {
+PrefixResult run_study(const PrefixConfig& c, Progress& progress, const StudyShare& share) {
   check_config(c);
   PrefixResult result;
   auto start = Clock::now();
@@ -265,8 +271,10 @@ PrefixResult run_study(const PrefixConfig& c, Progress& progress) {
   if (offline) next_use = next_uses(trace);
   std::vector<Job> jobs = plan_jobs(c, trace, result, offline ? &next_use : nullptr);
   result.threads = c.threads > 0 ? c.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  result.threads = int(std::min<size_t>(size_t(result.threads), std::max<size_t>(jobs.size(), 1)));
-  run_jobs(jobs, result.rows, result.threads, progress);
+  const size_t my_jobs = (jobs.size() + size_t(share.size) - 1 - size_t(share.rank)) / size_t(share.size);
+  result.threads = int(std::min<size_t>(size_t(result.threads), std::max<size_t>(my_jobs, 1)));
+  run_jobs(jobs, result.rows, result.threads, share, progress);
+  if (share.join && !share.join(result.rows)) return result;
   if (c.mrc) {
     std::vector<uint64_t> at;
     for (const auto& row : result.rows) at.push_back(row.capacity_blocks);
