@@ -136,7 +136,16 @@ uint64_t count_macs(const std::string& op, const std::vector<c10::IValue>& in, c
 struct MacContext : at::ObserverContext {
   LayerFacts layer;
   std::vector<c10::IValue> inputs;
+  size_t returns = 1;  // how many of the outputs' stack are the op's own results
 };
+
+// A boxed call (the TorchScript interpreter's) hands the observer its whole stack as inputs and outputs: the
+// caller's live values sit below the op's own, so in a loop or a method call `inputs()[0]` is not the op's first
+// argument (FeaturePyramidNetwork's convs once read as 0 MACs). The op's own values are the stack's top `count`.
+std::vector<c10::IValue> top_of_stack(c10::ArrayRef<const c10::IValue> stack, size_t count) {
+  size_t skip = stack.size() > count ? stack.size() - count : 0;
+  return std::vector<c10::IValue>(stack.begin() + static_cast<std::ptrdiff_t>(skip), stack.end());
+}
 
 thread_local int t_mac_depth = 0;
 thread_local ModelFacts* t_facts = nullptr;
@@ -171,8 +180,10 @@ ModelFacts measure_facts(LoadedModel& model, const std::vector<torch::Tensor>& i
             ++t_mac_depth;
             auto ctx = std::make_unique<MacContext>();
             ctx->layer.op = name;
-            auto in = fn.inputs();
-            ctx->inputs.assign(in.begin(), in.end());
+            auto schema = fn.operator_schema();
+            ctx->inputs = schema ? top_of_stack(fn.inputs(), schema->arguments().size())
+                                 : std::vector<c10::IValue>(fn.inputs().begin(), fn.inputs().end());
+            ctx->returns = schema ? schema->returns().size() : 1;
             if (!ctx->inputs.empty() && ctx->inputs[0].isTensor()) ctx->layer.input_shape = ctx->inputs[0].toTensor().sizes().vec();
             std::tie(ctx->layer.module, ctx->layer.module_type) = module_from_hierarchy(torch::jit::currentModuleHierarchy());
             return ctx;
@@ -181,7 +192,7 @@ ModelFacts measure_facts(LoadedModel& model, const std::vector<torch::Tensor>& i
             auto* ctx = static_cast<MacContext*>(raw);
             if (!ctx) return;
             --t_mac_depth;
-            auto outs = fn.outputs();
+            auto outs = top_of_stack(c10::ArrayRef<c10::IValue>(fn.outputs()), ctx->returns);
             if (!outs.empty() && outs[0].isTensor()) ctx->layer.output_shape = outs[0].toTensor().sizes().vec();
             ctx->layer.macs = count_macs(ctx->layer.op, ctx->inputs, ctx->layer.output_shape);
             t_facts->total_macs += ctx->layer.macs;
