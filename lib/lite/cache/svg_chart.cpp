@@ -72,6 +72,17 @@ Axis size_axis(double lo, double hi) {
   return Axis{log ? lo : 0.0, hi, log, 0, 0};
 }
 
+namespace {
+
+// A panel at (x0, y0) of w x h: y from 0 to ymax, x on `x` (its pixels set here), ticks labelled in `x_unit`
+// ("objects", "tokens", or "bytes": bytes get powers of two and KiB/MiB labels).
+struct Panel {
+  double x0 = 0, y0 = 0, w = 560, h = 300;
+  std::string title, ylabel, x_unit;
+  Axis x;
+  double ymax = 1;
+};
+
 void panel(std::string& out, const Panel& p, const std::vector<Series>& series) {
   Axis xa = p.x;
   xa.px0 = p.x0;
@@ -103,6 +114,7 @@ void panel(std::string& out, const Panel& p, const std::vector<Series>& series) 
   lines(out, xa, ya, series);
 }
 
+// One line per series, each group in turn, from (x, y) down.
 void legend(std::string& out, double x, double y, const std::vector<const std::vector<Series>*>& groups) {
   for (const auto* group : groups)
     for (const auto& s : *group) {
@@ -111,6 +123,13 @@ void legend(std::string& out, double x, double y, const std::vector<const std::v
       out += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='12'>{}</text>\n", x + 30, y + 4, esc(s.label));
       y += 18;
     }
+}
+
+double largest_y(const std::vector<Series>& series) {
+  double max = 0;
+  for (const auto& s : series)
+    for (const auto& p : s.points) max = std::max(max, p.second);
+  return max;
 }
 
 std::string open(double width, double height, double left, const std::string& title, const std::string& subtitle) {
@@ -123,6 +142,24 @@ std::string open(double width, double height, double left, const std::string& ti
   return out;
 }
 
-std::string close() { return "</svg>\n"; }
+}  // namespace
+
+std::string render(const Chart& c) {
+  const double pw = 560, ph = 300, left = 80, top = 70, legend_x = left + pw + 30;
+  const bool has_ms = !c.ms.empty();
+  const double height = std::max(top + (has_ms ? 2 * ph + 90 : ph) + 60,
+                                 top + 18.0 * double(c.ratio.size() + c.ms.size()) + 40);
+  std::string out = open(legend_x + c.legend_width, height, left, c.title, c.subtitle);
+  const double max_ratio = largest_y(c.ratio), max_ms = largest_y(c.ms);
+  panel(out, {left, top, pw, ph, c.ratio_title, c.ratio_label, c.x_unit, c.x,
+              max_ratio > 0 ? std::min(1.0, std::ceil(max_ratio * 10) / 10) : 1.0},
+        c.ratio);
+  if (has_ms)
+    panel(out, {left, top + ph + 90, pw, ph, c.ms_title, c.ms_label, c.x_unit, c.x, max_ms > 0 ? max_ms * 1.1 : 1.0},
+          c.ms);
+  legend(out, legend_x, top + 4, {&c.ratio, &c.ms});
+  out += "</svg>\n";
+  return out;
+}
 
 }  // namespace lite::cache::svg

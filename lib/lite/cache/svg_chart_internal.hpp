@@ -1,7 +1,7 @@
 #pragma once
-// The SVG chart pieces both cache-sim plots draw with (svg_plot.cpp for object traces, prefix/prefix_plot.cpp for
-// prefix traces): a panel of line series against cache size, a legend, and the document around them. Plain SVG 1.1
-// with inline styles, so any browser renders it.
+// The SVG chart both cache-sim plots draw (svg_plot.cpp for object traces, prefix/prefix_plot.cpp for prefix
+// traces): line series against cache size in a ratio panel and a latency panel, a legend, and the document around
+// them. Plain SVG 1.1 with inline styles, so any browser renders it.
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,22 +27,19 @@ struct Series {
   bool markers = true;
 };
 
-// A panel at (x0, y0) of w x h: y from 0 to ymax, x on `x` (its pixels set here), ticks labelled in `x_unit`
-// ("objects", "tokens", or "bytes": bytes get powers of two and KiB/MiB labels).
-struct Panel {
-  double x0 = 0, y0 = 0, w = 560, h = 300;
-  std::string title, ylabel, x_unit;
-  Axis x;
-  double ymax = 1;
-};
-
 // The x axis over [lo, hi] (hi at least 10 lo), logarithmic when it spans 20x or more.
 Axis size_axis(double lo, double hi);
-void panel(std::string& out, const Panel& p, const std::vector<Series>& series);
-// One line per series, each group in turn, from (x, y) down.
-void legend(std::string& out, double x, double y, const std::vector<const std::vector<Series>*>& groups);
-// The document's opening (white background, title, subtitle) and its close.
-std::string open(double width, double height, double left, const std::string& title, const std::string& subtitle);
-std::string close();
+// Both cache-sim plots: a ratio panel (miss or hit ratio, y up to the next tenth of its largest point) above an
+// optional latency panel (y to 1.1x its largest point; none when `ms` is empty), the legend at their right.
+struct Chart {
+  std::string title, subtitle, x_unit;
+  Axis x;
+  double legend_width = 260;
+  std::string ratio_title, ratio_label;
+  std::vector<Series> ratio;
+  std::string ms_title, ms_label;
+  std::vector<Series> ms;
+};
+std::string render(const Chart& c);
 
 }  // namespace lite::cache::svg

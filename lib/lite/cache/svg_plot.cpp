@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 
 #include "lite/cache/cache_sim.hpp"
@@ -55,8 +54,8 @@ std::vector<Series> miss_ratio_series(const CacheSimResult& r, const std::vector
   return mr;
 }
 
-// p99 (and, with one model variant, mean) request latency per policy and model variant; `max_ms` the largest value.
-std::vector<Series> latency_series(const CacheSimResult& r, const std::vector<std::string>& policies, double& max_ms) {
+// p99 (and, with one model variant, mean) request latency per policy and model variant.
+std::vector<Series> latency_series(const CacheSimResult& r, const std::vector<std::string>& policies) {
   std::vector<Series> lat;
   std::vector<std::string> variants = {""};
   if (!r.records.front().variants.empty()) {
@@ -76,7 +75,6 @@ std::vector<Series> latency_series(const CacheSimResult& r, const std::vector<st
           if (l == variants[v]) f = fig;
         p99.points.emplace_back(double(rec.size), f.p99_ms);
         if (variants.size() == 1) mean.points.emplace_back(double(rec.size), f.mean_ms);
-        max_ms = std::max({max_ms, f.p99_ms, f.mean_ms});
       }
       lat.push_back(std::move(p99));
       if (!mean.points.empty()) lat.push_back(std::move(mean));
@@ -92,33 +90,20 @@ std::string render_svg(const CacheSimResult& r) {
   for (const auto& rec : r.records)
     if (std::find(policies.begin(), policies.end(), rec.policy) == policies.end()) policies.push_back(rec.policy);
   const Axis xa = size_axis(r);
-  const std::vector<Series> mr = miss_ratio_series(r, policies, smallest_size(r));
-  double lat_max = 0;
   const bool has_latency = !r.records.empty() && (r.records.front().latency || !r.records.front().variants.empty());
-  const std::vector<Series> lat = has_latency ? latency_series(r, policies, lat_max) : std::vector<Series>{};
-
-  const double pw = 560, ph = 300, left = 80, top = 70, legend_x = left + pw + 30;
-  const size_t legend_lines = mr.size() + lat.size();
-  const double height = std::max(top + (has_latency ? 2 * ph + 90 : ph) + 60, top + 18.0 * double(legend_lines) + 40);
-  std::string out = svg::open(legend_x + 260, height, left, "lite cache-sim: " + r.trace.path,
-                              fmt::format("{} requests, {} mode{}", format_count(r.trace.n_req_total),
-                                          bytes ? "byte" : "object",
-                                          r.trace.sampling.empty() ? ""
-                                                                   : fmt::format(", SHARDS rate {:.4g}", r.trace.sample_rate)));
-  double max_mr = 0;
-  for (const auto& s : mr)
-    for (const auto& p : s.points) max_mr = std::max(max_mr, p.second);
-  const std::string unit = bytes ? "bytes" : "objects";
-  svg::panel(out, {left, top, pw, ph, "Miss ratio", "miss ratio", unit, xa,
-                   max_mr > 0 ? std::min(1.0, std::ceil(max_mr * 10) / 10) : 1.0},
-             mr);
-  if (has_latency)
-    svg::panel(out, {left, top + ph + 90, pw, ph, "Request latency (p99 solid, mean dotted)", "latency (ms)", unit, xa,
-                     lat_max > 0 ? lat_max * 1.1 : 1.0},
-               lat);
-  svg::legend(out, legend_x, top + 4, {&mr, &lat});
-  out += svg::close();
-  return out;
+  svg::Chart chart;
+  chart.title = "lite cache-sim: " + r.trace.path;
+  chart.subtitle = fmt::format("{} requests, {} mode{}", format_count(r.trace.n_req_total), bytes ? "byte" : "object",
+                               r.trace.sampling.empty() ? "" : fmt::format(", SHARDS rate {:.4g}", r.trace.sample_rate));
+  chart.x_unit = bytes ? "bytes" : "objects";
+  chart.x = xa;
+  chart.ratio_title = "Miss ratio";
+  chart.ratio_label = "miss ratio";
+  chart.ratio = miss_ratio_series(r, policies, smallest_size(r));
+  chart.ms_title = "Request latency (p99 solid, mean dotted)";
+  chart.ms_label = "latency (ms)";
+  if (has_latency) chart.ms = latency_series(r, policies);
+  return svg::render(chart);
 }
 
 }  // namespace lite::cache

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/svg_chart_internal.hpp"
@@ -77,7 +76,7 @@ std::vector<Series> hit_ratio_series(const PrefixResult& r, bool bytes, const sv
   return out;
 }
 
-std::vector<Series> ttft_series(const PrefixResult& r, bool bytes, double& max_ms) {
+std::vector<Series> ttft_series(const PrefixResult& r, bool bytes) {
   std::vector<Series> out;
   const auto names = labels(r);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -87,7 +86,6 @@ std::vector<Series> ttft_series(const PrefixResult& r, bool bytes, double& max_m
       if (series_label(row) != names[i] || !row.ttft_p99_ms) continue;
       p99.points.emplace_back(capacity(row, bytes), *row.ttft_p99_ms);
       mean.points.emplace_back(capacity(row, bytes), row.ttft_mean_ms.value_or(0));
-      max_ms = std::max({max_ms, *row.ttft_p99_ms, row.ttft_mean_ms.value_or(0)});
     }
     if (p99.points.empty()) continue;
     out.push_back(std::move(p99));
@@ -113,29 +111,19 @@ std::string render_prefix_svg(const PrefixResult& r) {
     hi = std::max(hi, c);
   }
   const svg::Axis xa = svg::size_axis(lo, hi);
-  const std::vector<Series> hits = hit_ratio_series(r, bytes, xa);
-  double max_ms = 0;
-  const std::vector<Series> ttft = ttft_series(r, bytes, max_ms);
-
-  double max_hit = r.unbounded.token_hit_ratio;
-  for (const auto& s : hits)
-    for (const auto& p : s.points) max_hit = std::max(max_hit, p.second);
-  const double pw = 560, ph = 300, left = 80, top = 70, legend_x = left + pw + 30;
-  const double height =
-      std::max(top + (ttft.empty() ? ph : 2 * ph + 90) + 60, top + 18.0 * double(hits.size() + ttft.size()) + 40);
-  std::string out = svg::open(legend_x + 300, height, left, "lite cache-sim (prefix KV cache): " + r.trace.path,
-                              subtitle(r));
-  const std::string unit = bytes ? "bytes" : "tokens";
-  svg::panel(out, {left, top, pw, ph, "Token hit ratio", "token hit ratio", unit, xa,
-                   max_hit > 0 ? std::min(1.0, std::ceil(max_hit * 10) / 10) : 1.0},
-             hits);
-  if (!ttft.empty())
-    svg::panel(out, {left, top + ph + 90, pw, ph, "Time to first token (p99 solid, mean dotted)", "TTFT (ms)", unit, xa,
-                     max_ms > 0 ? max_ms * 1.1 : 1.0},
-               ttft);
-  svg::legend(out, legend_x, top + 4, {&hits, &ttft});
-  out += svg::close();
-  return out;
+  svg::Chart chart;
+  chart.title = "lite cache-sim (prefix KV cache): " + r.trace.path;
+  chart.subtitle = subtitle(r);
+  chart.x_unit = bytes ? "bytes" : "tokens";
+  chart.x = xa;
+  chart.legend_width = 300;
+  chart.ratio_title = "Token hit ratio";
+  chart.ratio_label = "token hit ratio";
+  chart.ratio = hit_ratio_series(r, bytes, xa);  // the ceiling series puts the unbounded ratio in the y range
+  chart.ms_title = "Time to first token (p99 solid, mean dotted)";
+  chart.ms_label = "TTFT (ms)";
+  chart.ms = ttft_series(r, bytes);
+  return svg::render(chart);
 }
 
 }  // namespace lite::cache::prefix
