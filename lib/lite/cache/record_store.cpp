@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "lite/cache/json_fields_internal.hpp"
 #include "lite/cache/sweep.hpp"
 #include "lite/cache/trace_internal.hpp"
 #include "lite/core/atomic_file.hpp"
@@ -84,12 +85,6 @@ Counters counters_from_json(const nlohmann::json& j) {
 
 LatencyFigures latency_from_json(const nlohmann::json& j) {
   return {j.at("mean").get<double>(), j.at("p50").get<double>(), j.at("p99").get<double>()};
-}
-
-std::optional<double> optional_double(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<double>();
 }
 
 }  // namespace

@@ -1,17 +1,12 @@
 // A prefix row read back from the JSON to_json(PrefixRow) writes: how MPI ranks hand their rows to rank 0
 // (apps/lite/mpi_prefix.cpp). Every field to_json writes is read, so a row crosses ranks unchanged; the derived
 // figures (ratios, imbalance) are recomputed from the counts.
+#include "lite/cache/json_fields_internal.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 
 namespace lite::cache::prefix {
 
 namespace {
-
-template <class T>
-std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? std::nullopt : std::optional<T>(it->get<T>());
-}
 
 TierHits tier_from_json(const nlohmann::json& j) {
   TierHits t;
@@ -19,8 +14,8 @@ TierHits tier_from_json(const nlohmann::json& j) {
   t.capacity_blocks = j.at("capacity_blocks").get<uint64_t>();
   t.hit_tokens = j.at("hit_tokens").get<uint64_t>();
   t.hit_blocks = j.at("hit_blocks").get<uint64_t>();
-  t.capacity_bytes = optional_at<double>(j, "capacity_bytes");
-  t.bytes_per_second = optional_at<double>(j, "bytes_per_second");
+  t.capacity_bytes = optional_double(j, "capacity_bytes");
+  t.bytes_per_second = optional_double(j, "bytes_per_second");
   return t;
 }
 
@@ -44,7 +39,7 @@ PrefixRow row_from_json(const nlohmann::json& j) {
   r.kv_dtype = j.value("kv_dtype", std::string());
   r.capacity_blocks = j.at("capacity_blocks").get<uint64_t>();
   r.capacity_tokens = j.at("capacity_tokens").get<uint64_t>();
-  r.capacity_bytes = optional_at<double>(j, "capacity_bytes");
+  r.capacity_bytes = optional_double(j, "capacity_bytes");
   r.requests = j.at("requests").get<uint64_t>();
   r.prompt_tokens = j.at("prompt_tokens").get<uint64_t>();
   r.hit_tokens = j.at("hit_tokens").get<uint64_t>();
@@ -53,9 +48,9 @@ PrefixRow row_from_json(const nlohmann::json& j) {
   r.orphan_blocks = j.at("orphan_blocks").get<uint64_t>();
   r.cached_blocks = j.at("cached_blocks").get<uint64_t>();
   r.seconds = j.at("seconds").get<double>();
-  r.ttft_mean_ms = optional_at<double>(j, "ttft_mean_ms");
-  r.ttft_p50_ms = optional_at<double>(j, "ttft_p50_ms");
-  r.ttft_p99_ms = optional_at<double>(j, "ttft_p99_ms");
+  r.ttft_mean_ms = optional_double(j, "ttft_mean_ms");
+  r.ttft_p50_ms = optional_double(j, "ttft_p50_ms");
+  r.ttft_p99_ms = optional_double(j, "ttft_p99_ms");
   if (const auto it = j.find("tiers"); it != j.end()) {
     for (const auto& t : *it) r.tiers.push_back(tier_from_json(t));
     r.recomputed_tokens = j.at("recomputed_tokens").get<uint64_t>();
