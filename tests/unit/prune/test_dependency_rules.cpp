@@ -267,11 +267,20 @@ TEST_CASE("linear and layer norm rules: a chain of linears, a layer norm followi
   CHECK(g.weights.size() == 3);
 }
 
+namespace {
+
+// A linear embedding of width 8, two-head self-attention over it with a residual, and a linear head.
+Module self_attention_block() {
+  return model({{"embed", linear(6, 8)}, {"attn", attention(8, 2)}, {"head", linear(8, 3)}},
+               "  h = self.embed.forward(x)\n"
+               "  y, _ = self.attn.forward(h, h, h)\n"
+               "  return self.head.forward(y + h)\n");
+}
+
+}  // namespace
+
 TEST_CASE("attention rule: self-attention's projections and head counts join the width it reads") {
-  auto m = model({{"embed", linear(6, 8)}, {"attn", attention(8, 2)}, {"head", linear(8, 3)}},
-                 "  h = self.embed.forward(x)\n"
-                 "  y, _ = self.attn.forward(h, h, h)\n"
-                 "  return self.head.forward(y + h)\n");
+  auto m = self_attention_block();
   auto g = analyse(m, {2, 5, 6});
   const ChannelGroup* width = group_named(g, "embed");
   REQUIRE(width != nullptr);
@@ -583,10 +592,7 @@ TEST_CASE("dict values and loops: features read as list(d.values()) in a loop ov
 }
 
 TEST_CASE("attention rule: the width is cut as per-head blocks, every head losing the same local channels") {
-  auto m = model({{"embed", linear(6, 8)}, {"attn", attention(8, 2)}, {"head", linear(8, 3)}},
-                 "  h = self.embed.forward(x)\n"
-                 "  y, _ = self.attn.forward(h, h, h)\n"
-                 "  return self.head.forward(y + h)\n");
+  auto m = self_attention_block();
   auto g = analyse(m, {2, 5, 6});
   const ChannelGroup* width = group_named(g, "embed");
   REQUIRE(width != nullptr);
