@@ -5,7 +5,8 @@
 #             not required: it is the one executable that links it
 #   lite-dev  the libraries, headers and CMake package config, for find_package(lite)
 # Run-time dependencies come from dpkg-shlibdeps (libtorch, which holds Gloo, zstd, ...), plus what no binary links:
-# OpenBLAS, without which libtorch's fp32 matmul runs on the reference BLAS (~40x slower).
+# OpenBLAS, without which libtorch's fp32 matmul runs on the reference BLAS (~40x slower); its OpenMP build first,
+# which `lite` points lite-torch at (apps/lite/blas_environment.hpp: the pthread build's threads fight libgomp's).
 set(CPACK_GENERATOR DEB)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(lite_packages lite dev)
@@ -27,7 +28,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
 
 set(CPACK_DEBIAN_LITE_PACKAGE_NAME lite)
-set(CPACK_DEBIAN_LITE_PACKAGE_DEPENDS "libopenblas0-pthread | libopenblas0")
+set(CPACK_DEBIAN_LITE_PACKAGE_DEPENDS "libopenblas0-openmp | libopenblas0-pthread | libopenblas0")
 set(CPACK_DEBIAN_LITE_PACKAGE_RECOMMENDS "lite-mpi, zstd")
 # A component's description is the package's long description (CPack indents it; the synopsis is the summary).
 set(CPACK_COMPONENT_LITE_DESCRIPTION

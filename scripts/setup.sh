@@ -5,7 +5,8 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
-  libtorch-dev libopenblas0-pthread          # LibTorch (CPU) and a fast BLAS for it
+  libtorch-dev libopenblas0-pthread          # LibTorch (CPU) and a fast BLAS for it (the system default)
+  libopenblas0-openmp                        # the BLAS lite-torch loads: shares libgomp's threads
   libgloo-dev                                # Gloo, for lite distill's data parallelism (c10d)
   libopenmpi-dev openmpi-bin                 # lite-mpi: cache-sim sweeps over MPI ranks (optional at build time)
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "blas_environment.hpp"
 #include "command_line.hpp"
 #include "docgen.hpp"
 #include "error_line.hpp"
@@ -89,7 +90,10 @@ int main(int argc, char** argv) {
     }
   }
   // --version reports libtorch's run-time facts too (quantized engines, oneDNN's ISA): lite-torch knows them.
-  if (argc == 2 && std::string(argv[1]) == "--version") ::execv(side_path("lite-torch").c_str(), argv);
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    lite::cli::prefer_openmp_openblas();
+    ::execv(side_path("lite-torch").c_str(), argv);
+  }
   if (argc > 1) {
     const lite::VerbDescriptor* command = lite::find_verb(argv[1]);
     if (command == &lite::cache::verb()) {  // the one verb lite-mpi runs
@@ -105,6 +109,7 @@ int main(int argc, char** argv) {
         lite::cli::print_error_line(std::string("lite ") + argv[1], "error", e.what());
         return lite::exit_code_for(e.kind());
       }
+      lite::cli::prefer_openmp_openblas();
       const std::string path = side_path("lite-torch");
       ::execv(path.c_str(), argv);
       lite::cli::print_error_line(std::string("lite ") + argv[1], "internal error",

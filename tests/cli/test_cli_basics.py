@@ -126,6 +126,37 @@ class CliBasics(LiteTestCase):
             self.assertIsNotNone(error_line_problems(bad), bad)
 
 
+
+OPENBLAS_OPENMP = pathlib.Path("/usr/lib/x86_64-linux-gnu/openblas-openmp")
+OPENBLAS_PTHREAD = pathlib.Path("/usr/lib/x86_64-linux-gnu/openblas-pthread")
+
+
+class OpenBlasBuild(LiteTestCase):
+    """lite points lite-torch at OpenBLAS's OpenMP build (apps/lite/blas_environment.hpp); a user's own
+    LD_LIBRARY_PATH naming an OpenBLAS folder wins, and profile then says what the pthread build costs."""
+
+    def test_version_names_the_openmp_build(self):
+        self.assertTrue((OPENBLAS_OPENMP / "libblas.so.3").exists(), "scripts/setup.sh installs libopenblas0-openmp")
+        r = run_lite("--version")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"BLAS: {OPENBLAS_OPENMP}/", r.stdout)
+
+    def test_the_users_library_path_wins_and_profile_warns_of_the_pthread_build(self):
+        self.assertTrue((OPENBLAS_PTHREAD / "libblas.so.3").exists(), "scripts/setup.sh installs libopenblas0-pthread")
+        env = {"LD_LIBRARY_PATH": str(OPENBLAS_PTHREAD)}
+        r = run_lite("--version", env=env)
+        self.assertIn(f"BLAS: {OPENBLAS_PTHREAD}/", r.stdout)
+        model = DATA / "fmnist_cnn.pt"
+        args = ["profile", model, "--warmup", "2", "--iterations", "5", "--json"]
+        doc = json.loads(run_lite(*args, "--threads", "2", env=env).stdout)
+        pthread_findings = [f for f in doc["findings"] if "pthread build" in f["what"]]
+        self.assertEqual(len(pthread_findings), 1, doc["findings"])
+        self.assertIn("libopenblas0-openmp", pthread_findings[0]["advice"])
+        one_thread = json.loads(run_lite(*args, "--threads", "1", env=env).stdout)
+        self.assertFalse([f for f in one_thread["findings"] if "pthread build" in f["what"]])
+        default_build = json.loads(run_lite(*args, "--threads", "2").stdout)
+        self.assertFalse([f for f in default_build["findings"] if "pthread build" in f["what"]])
+
 def verb_names():
     """The verbs `lite --help` lists, in order (CLI11 heads the table "Subcommands:")."""
     listed = run_lite("--help", env={"COLUMNS": "100"}).stdout.split("ubcommands:", 1)[-1].splitlines()

@@ -97,6 +97,15 @@ std::vector<report::Finding> diagnose_host(const HostLoad& h) {
     out.push_back({"warning", "libtorch uses the reference BLAS (" + h.blas_library + "); fp32 matmul runs ~40x slower",
                    "libblas is not OpenBLAS, MKL or BLIS",
                    "apt-get install libopenblas0-pthread (scripts/setup.sh does)"});
+  // OpenBLAS's pthread build runs worker threads of its own beside libgomp's, which spin between parallel regions:
+  // above one thread the two pools oversubscribe the cores (docs/profile.md has the figures measured here).
+  if (h.intra_op_threads > 1 && h.blas_library.find("openblas-pthread") != std::string::npos)
+    out.push_back({"warning",
+                   fmt::format("libtorch's OpenBLAS is the pthread build ({}): at {} threads its workers and "
+                               "libgomp's compete for the cores, so fp32 matmul can run several times slower",
+                               h.blas_library, h.intra_op_threads),
+                   "OpenBLAS pthread build with more than one intra-op thread",
+                   "apt-get install libopenblas0-openmp (lite's executables then load it), or {threads} 1"});
   return out;
 }
 

@@ -67,7 +67,7 @@ TEST_CASE("page faults on every call are flagged with the allocator fix, a few a
 }
 
 TEST_CASE("host diagnosis: oversubscription and the reference BLAS") {
-  profile::HostLoad h{2, 2, 1, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", "/proc/stat"};
+  profile::HostLoad h{2, 2, 1, "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3", "/proc/stat"};
   auto f = profile::diagnose_host(h);
   REQUIRE(f.size() == 1);
   CHECK(f[0].what.find("oversubscribed machine: 2 intra-op threads + 1 runnable thread") != std::string::npos);
@@ -76,4 +76,15 @@ TEST_CASE("host diagnosis: oversubscription and the reference BLAS") {
   auto blas = profile::diagnose_host({2, 1, 0, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3", ""});
   REQUIRE(blas.size() == 1);
   CHECK(blas[0].what.find("reference BLAS") != std::string::npos);
+}
+
+TEST_CASE("host diagnosis: OpenBLAS's pthread build above one thread") {
+  const std::string pthread_build = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3";
+  auto f = profile::diagnose_host({2, 2, 0, pthread_build, ""});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].what.find("pthread build") != std::string::npos);
+  CHECK(f[0].what.find("at 2 threads") != std::string::npos);
+  CHECK(f[0].advice.find("libopenblas0-openmp") != std::string::npos);
+  CHECK(profile::diagnose_host({2, 1, 0, pthread_build, ""}).empty());
+  CHECK(profile::diagnose_host({2, 2, 0, "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3", ""}).empty());
 }
