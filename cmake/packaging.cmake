@@ -35,7 +35,9 @@ set(CPACK_COMPONENT_LITE_DESCRIPTION
     "lite prunes, quantizes and distills TorchScript models and measures what each
 transform bought (size, latency, accuracy before and after), and replays
 request traces through cache policies and sizes to size the cache in front of
-a model. Every artifact is a TorchScript file stock PyTorch loads and runs.")
+a model. Every artifact is a TorchScript file stock PyTorch loads and runs.
+Its seven verbs: profile, quantize, prune, distill, optimize (the cheapest
+variant that meets a latency target), cache-sim and run (a recipe of steps).")
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME lite-mpi)
 set(CPACK_DEBIAN_MPI_PACKAGE_DEPENDS "lite (= ${PROJECT_VERSION}), openmpi-bin")
 set(CPACK_COMPONENT_MPI_DESCRIPTION
@@ -50,7 +52,8 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "The static libraries, public headers and CMake package configuration of
 lite, the model compression and cache sizing toolkit, for programs that
-call its verbs (profile, quantize, prune, distill, cache-sim) as a library.")
+call its seven verbs (profile, quantize, prune, distill, optimize, cache-sim,
+run) as a library.")
 
 # What Debian wants in every package's doc folder: the copyright and a changelog, compressed (gzip -9n: no name or
 # time stamp, so the bytes depend on the text alone).

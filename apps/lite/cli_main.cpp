@@ -202,7 +202,7 @@ int run_cli(int argc, char** argv) {
     }
     runner = setup(*sub);
     set_deadline_wording([where = "lite " + std::string(v->name)](const std::string& problem) {
-      return where + ": error: " + escape_control(trim(render_option_refs(problem, flag_for_key)));
+      return error_line(where, "error", render_option_refs(problem, flag_for_key));
     });
     decimal_numbers_only(*sub);  // "0x10", "010", "1e3" for a count: refused, not read as CLI11 would
   }

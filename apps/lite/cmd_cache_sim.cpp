@@ -45,7 +45,7 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->group("Cluster")
                    ->delimiter(',')
                    ->allow_extra_args(false),
-               NumberText::unsigned_whole, "a whole number of nodes, e.g. 4 or 1,2,4,8");
+               "a whole number of nodes, e.g. 4 or 1,2,4,8");
   // one flag, two modes: an object trace's --nodes or a prefix trace's --instances (prefix_mode.cpp refuses the
   // other mode's names)
   std::vector<std::string> routes = cache::route_names();
@@ -58,11 +58,11 @@ void add_cluster_flags(CLI::App& app, cache::CacheSimOptions& o) {
   decimal_only(app.add_option("--virtual-nodes", o.virtual_nodes,
                               "ketama points per node on the hash ring")
                    ->group("Cluster"),
-               NumberText::unsigned_whole, "a whole number of points per node, e.g. 160");
+               "a whole number of points per node, e.g. 160");
   decimal_only(app.add_option("--max-node-load", o.max_node_load,
                               "With --nodes: hottest node's load at most X x the mean")
                    ->group("Cluster"),
-               NumberText::real, "a decimal ratio above 1, e.g. 1.5");
+               "a decimal ratio above 1, e.g. 1.5");
 }
 
 // The prefix mode's flags (LLM request traces: mooncake, tokens): blocks, KV bytes and formats with the other
@@ -72,11 +72,11 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                               "Tokens per KV block (default: mooncake 512, tokens 16)")
                    ->default_str("")
                    ->group("Simulation"),
-               NumberText::unsigned_whole, "a whole number of tokens, e.g. 16");
+               "a whole number of tokens, e.g. 16");
   decimal_only(app.add_option("--kv-bytes-per-token", o.kv_bytes_per_token,
                               "KV bytes a token takes (K and V, all layers)")
                    ->group("Simulation"),
-               NumberText::real, "a decimal number of bytes, e.g. 327680");
+               "a decimal number of bytes, e.g. 327680");
   app.add_option("--kv-layout", o.kv_layout,
                  "KV layout: layers=80,kv-heads=8,head-dim=128,dtype=fp16")
       ->group("Simulation");
@@ -92,7 +92,7 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                               "TTFT model: X ms per uncached prompt token")
                    ->option_text("X")  // FLOAT would push the description onto a line of its own
                    ->group("Cost model"),
-               NumberText::real, "a decimal number of ms, e.g. 0.05");
+               "a decimal number of ms, e.g. 0.05");
   app.add_option("--prefill-cost", o.prefill_cost,
                  "TTFT model a=..,b=..,c=..: a + b*new + c*new*(cached+new/2) ms")
       ->group("Cost model");
@@ -103,13 +103,13 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                               "Prefill instances (FCFS by timestamp); with --route, K local pools")
                    ->default_str("")
                    ->group("Cost model"),
-               NumberText::unsigned_whole, "a whole number of instances, e.g. 4");
+               "a whole number of instances, e.g. 4");
   app.add_option("--engine", o.engine, "Replay as ideal, vllm or sglang[:decode-ms=20]")
       ->group("Simulation");
   decimal_only(app.add_option("--target-ttft-p99", o.target_ttft_p99_ms,
                               "Recommend the smallest capacity with TTFT p99 <= MS")
                    ->group("Sizing"),
-               NumberText::real, "a decimal latency in ms above 0, e.g. 500");
+               "a decimal latency in ms above 0, e.g. 500");
 }
 
 // How the trace is read.
@@ -133,19 +133,19 @@ void add_sampling_and_cost_flags(CLI::App& app, cache::CacheSimOptions& o) {
   decimal_only(app.add_option("--sample-rate", o.sample_rate,
                               "SHARDS fixed-rate sampling at rate R in (0, 1]")
                    ->group("Sampling"),
-               NumberText::real, "a decimal rate in (0, 1], e.g. 0.01");
+               "a decimal rate in (0, 1], e.g. 0.01");
   decimal_only(app.add_option("--sample-objects", o.sample_objects,
                               "SHARDS fixed-size sampling: keep the N keys with the smallest hashes")
                    ->group("Sampling"),
-               NumberText::unsigned_whole, "a whole number of keys from 1 to 18446744073709551615");
+               "a whole number of keys from 1 to 18446744073709551615");
   app.add_flag("--sample-check", o.sample_check, "Also simulate the full trace and report the sampling error")
       ->group("Sampling");
   decimal_only(app.add_option("--hit-latency", o.hit_latency_ms, "Latency of a cache hit in ms")
                    ->group("Cost model"),
-               NumberText::real, "a decimal latency in ms, 0 or more, e.g. 0.2");
+               "a decimal latency in ms, 0 or more, e.g. 0.2");
   decimal_only(app.add_option("--miss-latency", o.miss_latency_ms, "Latency of a miss in ms (the model's inference time)")
                    ->group("Cost model"),
-               NumberText::real, "a decimal latency in ms, 0 or more, e.g. 12.5");
+               "a decimal latency in ms, 0 or more, e.g. 12.5");
   app.add_option("--miss-latency-from", o.miss_latency_from,
                  "Miss latency from 'lite profile --json' reports, one per model variant")
       ->option_text("FILES")  // "TEXT ..." is wider than the flag column: a line of its own
@@ -154,10 +154,10 @@ void add_sampling_and_cost_flags(CLI::App& app, cache::CacheSimOptions& o) {
       ->delimiter(',');
   decimal_only(app.add_option("--target-hit-ratio", o.target_hit_ratio, "Recommend the smallest size with hit ratio >= X")
                    ->group("Sizing"),
-               NumberText::real, "a decimal hit ratio in (0, 1], e.g. 0.8");
+               "a decimal hit ratio in (0, 1], e.g. 0.8");
   decimal_only(app.add_option("--target-p99", o.target_p99_ms, "Recommend the smallest size with p99 request latency <= MS")
                    ->group("Sizing"),
-               NumberText::real, "a decimal latency in ms above 0, e.g. 30");
+               "a decimal latency in ms above 0, e.g. 30");
 }
 
 Runner setup_cache_sim(CLI::App& app) {
@@ -203,9 +203,9 @@ Runner setup_cache_sim(CLI::App& app) {
   decimal_only(app.add_option("--mrc-partitions", o.mrc_partitions,
                               "--mrc from N key partitions: mean and spread (a rank each over MPI)")
                    ->group("Simulation"),
-               NumberText::unsigned_whole, "a whole number of partitions from 1 to 256");
+               "a whole number of partitions from 1 to 256");
   decimal_only(app.add_option("--threads", o.threads, "Simulation threads, or 0 for all cores")->group("Simulation"),
-               NumberText::signed_whole, "a whole number of threads (0 = all cores)");
+               "a whole number of threads (0 = all cores)");
   add_sampling_and_cost_flags(app, o);
   add_cluster_flags(app, o);
   add_prefix_flags(app, o);

@@ -196,7 +196,7 @@ Runner setup_distill(CLI::App& app) {
   app.add_option("--temperature", o.temperature, "Softmax temperature T of the teacher term");
   app.add_option("--alpha", o.alpha,
                  "Weight of the teacher term in [0,1], 1 - alpha that of the labels' cross-entropy; 1 without labels");
-  decimal_only(app.add_option("--seed", o.seed, "Seed of shuffling and dropout"), NumberText::unsigned_whole,
+  decimal_only(app.add_option("--seed", o.seed, "Seed of shuffling and dropout"),
                "a whole number from 0 to 18446744073709551615");
   app.add_option("--threads", o.threads, "Intra-op threads, or 0 for libtorch's default");
   app.add_option("--teacher-cache-mb", o.teacher_cache_mb,

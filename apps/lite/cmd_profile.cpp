@@ -55,7 +55,7 @@ Runner setup_profile(CLI::App& app) {
       ->group("Inputs");
   app.add_option("--batch", o.batch, "Batch size latency is measured at: replaces the first dimension of every input")->group("Inputs");
   decimal_only(app.add_option("--seed", o.seed, "Seed for random inputs and load-test arrivals")->group("Inputs"),
-               NumberText::unsigned_whole, "a whole number from 0 to 18446744073709551615");
+               "a whole number from 0 to 18446744073709551615");
   add_timing_flags(app, o.timing, "Timing");
   app.add_option("--budget", o.budget_s,
                  fmt::format("Seconds the timed measurement may take; a slow model gets fewer calls and a note "

@@ -27,7 +27,6 @@ struct PruneState {
   OutputOptions output;
   std::vector<std::string> ratios;  // "R" or "GLOB=R": parsed into ratio / layer_ratios
   EvalDataFlags data;
-  bool structured = false;
   ConfigFlags config;
 };
 
@@ -66,7 +65,7 @@ Runner setup_prune(CLI::App& app) {
   app.add_option("--data-samples", o.data_samples, "Use the first N samples of --data");
   app.add_option("--exclude", o.exclude, "Keep the channels of layers matching this glob (repeatable)");
   app.add_option("--round-to", o.round_to, "Keep channel counts at multiples of N where possible");
-  app.add_flag("--structured", s->structured, "Remove whole channels (the default)");
+  app.add_flag("--structured", o.structured, "Remove whole channels (the default)");
   app.add_flag("--unstructured", o.unstructured, "Zero single weights instead (needs --sparsity)");
   app.add_option("--sparsity", o.sparsity, "Unstructured: fraction of each conv/linear weight set to zero");
   add_eval_data_flags(app, o, s->data);
@@ -94,8 +93,6 @@ Runner setup_prune(CLI::App& app) {
       else
         o.layer_ratios.push_back(r);
     }
-    if (s->structured && (o.unstructured || o.sparsity))
-      throw OptionError("structured", "contradicts {unstructured} and {sparsity}", "give one of the two");
     return run_verb(
         app, s->config, s->output, o, [](const prune::PruneOptions& o) { prune::validate(o); },
         [](const prune::PruneOptions& o, Progress& progress) {

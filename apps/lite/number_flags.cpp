@@ -3,12 +3,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "lite/core/text.hpp"
 
 namespace lite::cli {
 namespace {
+
+enum class NumberText { unsigned_whole, signed_whole, real };
 
 bool all_digits(const std::string& s, size_t from) {
   return s.size() > from && s.find_first_not_of("0123456789", from) == std::string::npos;
@@ -47,15 +51,24 @@ std::string beyond_64_bits(const std::string& value, NumberText kind) {
                   : "'" + value + "' is out of range (the largest is " + largest + ")";
 }
 
+// The spelling the option's CLI11 type name calls for (INT, UINT, FLOAT; a container's or std::optional's is its
+// element's); none for text and switches.
+std::optional<NumberText> number_text_of(const CLI::Option& option) {
+  if (option.get_type_size() == 0) return std::nullopt;  // a switch
+  const std::string type = option.get_type_name().substr(0, option.get_type_name().find(':'));
+  if (type == "INT") return NumberText::signed_whole;
+  if (type == "UINT") return NumberText::unsigned_whole;
+  if (type == "FLOAT") return NumberText::real;
+  return std::nullopt;
+}
+
 // Options that already have their spelling check (with their own wording of what is accepted).
 std::unordered_set<const CLI::Option*>& checked_options() {
   static std::unordered_set<const CLI::Option*> options;
   return options;
 }
 
-}  // namespace
-
-CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::string& accepted) {
+CLI::Option* add_decimal_check(CLI::Option* option, NumberText kind, const std::string& accepted) {
   CLI::Validator strict(
       [kind, accepted](std::string& value) -> std::string {
         if (spelled_right(value, kind)) return beyond_64_bits(value, kind);
@@ -66,13 +79,21 @@ CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::strin
   return option->transform(strict);
 }
 
+}  // namespace
+
+CLI::Option* decimal_only(CLI::Option* option, const std::string& accepted) {
+  const std::optional<NumberText> kind = number_text_of(*option);
+  if (!kind) throw std::logic_error("decimal_only: " + option->get_name() + " takes no number");
+  return add_decimal_check(option, *kind, accepted);
+}
+
 void decimal_numbers_only(CLI::App& command) {
   for (CLI::Option* option : command.get_options()) {
-    if (checked_options().count(option) || option->get_type_size() == 0) continue;  // checked, or a switch
-    const std::string type = option->get_type_name().substr(0, option->get_type_name().find(':'));
-    if (type == "INT") decimal_only(option, NumberText::signed_whole, "a decimal whole number");
-    if (type == "UINT") decimal_only(option, NumberText::unsigned_whole, "a decimal whole number >= 0");
-    if (type == "FLOAT") decimal_only(option, NumberText::real, "a decimal number (such as 0.5 or 1e-3)");
+    if (checked_options().count(option)) continue;  // checked with the flag's own words
+    const std::optional<NumberText> kind = number_text_of(*option);
+    if (kind == NumberText::signed_whole) add_decimal_check(option, *kind, "a decimal whole number");
+    if (kind == NumberText::unsigned_whole) add_decimal_check(option, *kind, "a decimal whole number >= 0");
+    if (kind == NumberText::real) add_decimal_check(option, *kind, "a decimal number (such as 0.5 or 1e-3)");
   }
 }
 

@@ -12,19 +12,17 @@ class Option;
 
 namespace lite::cli {
 
-enum class NumberText {
-  unsigned_whole,  // digits
-  signed_whole,    // an optional '-' and digits
-  real,            // decimal with an optional fraction and exponent (0.5, 12, 1e-3); inf and nan are left
-                   // to the library's finite() check, which says so
-};
+// Adds the check to `option`, its kind read from the option's CLI11 type (INT: an optional '-' and digits;
+// UINT: digits; FLOAT: decimal with an optional fraction and exponent, such as 0.5, 12 or 1e-3, with inf and nan
+// left to the library's finite() check, which says so; a container's or std::optional's type is its element's).
+// Leading zeros are dropped, so CLI11 never reads "010" as octal; a bad value fails parsing with
+// "FLAG: 'VALUE' is not ACCEPTED", ACCEPTED being the flag's own words for what it takes ("a whole number of keys
+// from 1 to ..."): the flag chooses the words, never the rule. std::logic_error for an option that takes no number.
+// Returns `option`.
+CLI::Option* decimal_only(CLI::Option* option, const std::string& accepted);
 
-// Adds the check to `option` (leading zeros are dropped, so CLI11 never reads "010" as octal); a bad value
-// fails parsing with "FLAG: 'VALUE' is not ACCEPTED". Returns `option`.
-CLI::Option* decimal_only(CLI::Option* option, NumberText kind, const std::string& accepted);
-
-// decimal_only for every numeric option of `command` that has no such check yet, its kind read from CLI11's type
-// name (INT, UINT, FLOAT): called once per subcommand after its setup, so a new flag cannot miss it.
+// The same rule for every numeric option of `command` that has no such check yet, in the rule's own words ("a decimal
+// whole number >= 0"): called once per subcommand after its setup, so a new flag cannot miss it.
 void decimal_numbers_only(CLI::App& command);
 
 // For an option whose 0 means "unset" in the options struct (a config file may say so): given as a flag, 0 is a

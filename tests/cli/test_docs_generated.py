@@ -87,6 +87,25 @@ class GeneratedDocs(LiteTestCase):
             named = set(re.findall(r"\\fB(--[a-z0-9-]+)\\fR", man))
             self.assertEqual(named - self.flags[verb] - {"--help"}, set(), f"lite-{verb}.1 names flags its --help lacks")
 
+    def test_the_shared_flag_table_names_each_flags_verbs(self):
+        """docs/inputs.md's one-flag-one-meaning table is read off the code: a row's verbs are exactly the verbs whose
+        --help lists its flags, and every flag two or more verbs list has a row."""
+        text = (REPO / "docs/inputs.md").read_text()
+        section = text.split("## Flags every verb shares, one meaning each", 1)[1].split("\n## ", 1)[0]
+        rows = {}
+        for line in section.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 3 or not cells[0].startswith("`"):
+                continue
+            verbs = set(VERBS) if cells[1] == "every verb" else {v.strip() for v in cells[1].split(",")}
+            for flag in FLAG.findall(cells[0]):
+                rows[flag] = verbs
+        for flag, verbs in sorted(rows.items()):
+            with self.subTest(flag=flag):
+                self.assertEqual({v for v in VERBS if flag in self.flags[v]}, verbs, f"docs/inputs.md's row of {flag}")
+        shared = {f for v in VERBS for f in self.flags[v] if sum(f in self.flags[w] for w in VERBS) >= 2}
+        self.assertEqual(sorted(shared - set(rows)), [], "flags two verbs share with no row in docs/inputs.md")
+
     @staticmethod
     def is_renamed_alias(flag):
         source = (REPO / "apps/lite/renamed_flags.hpp").read_text()

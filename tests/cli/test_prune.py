@@ -348,6 +348,15 @@ class PruneBadInput(LiteTestCase):
         self.assert_rejected("prune", self.model, "--sensitivity", "--sensitivity-ratios", "0,0.5",
                              needles=["--sensitivity-ratios"])
 
+    def test_structured_with_unstructured_is_refused_from_flags_and_from_a_config_file(self):
+        # prune::validate holds the rule, so a config file's method meets --structured there too
+        self.assert_rejected("prune", self.model, "--structured", "--sparsity", "0.5",
+                             needles=["--structured", "--unstructured", "--sparsity"])
+        config = self.tmp / "sparse.json"
+        config.write_text(json.dumps({"unstructured": True, "sparsity": 0.5}))
+        self.assert_rejected("prune", self.model, "--structured", "--config", config,
+                             needles=["--structured", "--unstructured", "--sparsity"])
+
     def test_exclude_glob_matching_nothing_is_a_warning(self):
         code, doc, err = lite_json(self.model, "--ratio", "0.5", "--exclude", "layer9.*", "--dry-run")
         self.assertEqual(code, 0, err)

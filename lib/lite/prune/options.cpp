@@ -38,6 +38,7 @@ void prune_fields(Fields& f, O& o) {
       .field("data_samples", o.data_samples)
       .field("exclude", o.exclude)
       .field("round_to", o.round_to)
+      .field("structured", o.structured)
       .field("unstructured", o.unstructured)
       .field("sparsity", o.sparsity)
       .field("tolerance", o.tolerance)
@@ -116,6 +117,8 @@ void check_files(const PruneOptions& o) {
 }  // namespace
 
 void validate(const PruneOptions& o) {
+  if (o.structured && (o.unstructured || o.sparsity))
+    throw OptionError("structured", "contradicts {unstructured} and {sparsity}", "give one of the two");
   if (o.model.empty()) throw OptionError("model", "is required", "pass the TorchScript model file");
   if (o.ratio) check_fraction("ratio", *o.ratio);
   for (const auto& r : o.layer_ratios) {

@@ -39,6 +39,7 @@ struct PruneOptions : model::EvalData {
   int64_t data_samples = 256;
   std::vector<std::string> exclude;    // globs over layer names whose channels are kept
   int64_t round_to = 1;                // kept channel counts are multiples of this (where possible)
+  bool structured = false;             // asked for by name (--structured, the default method): refused with unstructured
   bool unstructured = false;           // zero single weights instead of removing channels
   std::optional<double> sparsity;      // unstructured: fraction of each layer's weights set to zero
   std::optional<double> tolerance;     // points of accuracy (or agreement) the result may lose

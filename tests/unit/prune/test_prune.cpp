@@ -78,6 +78,16 @@ TEST_CASE("prune options: JSON round trip and value rules keyed by option") {
   CHECK(key_of(bad) == "ratio");
   bad.unstructured = true;
   CHECK(key_of(bad) == "sparsity");
+  bad = o;
+  bad.structured = true;
+  CHECK(key_of(bad) == "none");
+  bad.ratio.reset();
+  bad.layer_ratios.clear();
+  bad.sparsity = 0.5;
+  CHECK(key_of(bad) == "structured");
+  bad.sparsity.reset();
+  bad.unstructured = true;
+  CHECK(key_of(bad) == "structured");
 
   CHECK_THROWS_AS(nlohmann::json({{"ratoi", 0.5}}).get<PruneOptions>(), OptionError);
   CHECK(parse_ratio("0.25").glob.empty());
