@@ -107,6 +107,7 @@ Runner setup_quantize(CLI::App& app) {
                              "measurement keeps within about {:g} s)",
                              quantize::kMeasurementBudget));
   add_decoder_knob_flags(app, o.decoder, "Options");
+  add_kv_what_if_flags(app, o.kv_what_if, o.kv_what_if_seconds, "Options");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {
