@@ -2,12 +2,10 @@
 // The decoder knobs' flags (llm::DecoderKnobs: --prompt-tokens, --generate), one wording for every verb that runs a
 // decoder (profile, quantize), and quantize's KV-cache what-if flags. Header-only and torch-free.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 #include <string>
 
 #include "flag_wording.hpp"
 #include "lite/llm/decoder_knobs.hpp"
-#include "lite/llm/kv_whatif_bound.hpp"
 
 namespace lite::cli {
 
@@ -24,10 +22,7 @@ inline void add_kv_what_if_flags(CLI::App& app, bool& run, double& seconds, cons
   name_flag("kv_what_if", "--no-kv-what-if");
   app.add_flag("--no-kv-what-if{false}", run, "Decoder: skip the KV-cache what-if (int8/fp8 caches simulated)")
       ->group(group);
-  app.add_option("--kv-what-if-seconds", seconds,
-                 fmt::format("Decoder: seconds the KV-cache what-if may take (default {:g}; --budget: at most half "
-                             "of what is left)",
-                             llm::kKvWhatIfSeconds))
+  app.add_option("--kv-what-if-seconds", seconds, "Decoder: KV what-if seconds, at most half --budget's rest")
       ->group(group);
 }
 
