@@ -44,7 +44,7 @@ std::string mode_help() {
 }
 
 std::string calib_method_help() {
-  std::string text = "How activation ranges are chosen from the calibration data:";
+  std::string text = "How activation ranges are chosen:";
   for (const auto& m : quantize::calib_methods()) text += std::string("\n  ") + m.name + ": " + m.description;
   return text;
 }
@@ -62,9 +62,8 @@ Runner setup_quantize(CLI::App& app) {
   auto s = std::make_shared<QuantizeState>();
   auto& o = s->options;
   app.description(
-      "Quantize a TorchScript model and prove the gain: the artifact is measured against the frozen float model on "
-      "this machine. Exit 1 when it is slower (unless --allow-slower) or misses --tolerance; the artifact is still "
-      "written. Details: docs/quantize.md.");
+      "Quantize a TorchScript model and prove the gain against frozen float on this machine: exit 1 when slower "
+      "(unless --allow-slower) or past --tolerance, the artifact still written. docs/quantize.md");
   name_flag("model", "MODEL");
   name_flag("batches", "--batch");
   name_flag("write_calib_json", "--no-calib-json");
@@ -73,7 +72,7 @@ Runner setup_quantize(CLI::App& app) {
   app.add_option("model", o.model, "TorchScript model file (.pt)");
   app.add_option("-o,--output", o.output, "Artifact path (default: MODEL.<mode tag>.pt, e.g. MODEL.int8.pt)");
   with_values(app.add_option("--mode", o.mode, word_options(mode_help())), quantize::mode_names());
-  app.add_option("--calib", o.calib, "Calibration data for static mode (tensor or dict file, .npy, .npz, idx)");
+  app.add_option("--calib", o.calib, "Calibration data for static mode (tensor file, .npy, .npz, idx)");
   app.add_option("--calib-samples", o.calib_samples, "Calibrate on the first N samples of --calib");
   with_values(app.add_option("--calib-method", o.calib_method, word_options(calib_method_help())),
               names_of(quantize::calib_methods(), [](const auto& m) { return m.name; }));
@@ -96,9 +95,7 @@ Runner setup_quantize(CLI::App& app) {
   add_timing_flags(app, o.timing);
   app.add_flag("--dry-run", o.dry_run, "Print the plan (layers, schemes, expected size) and write nothing");
   app.add_flag("--allow-slower", o.allow_slower, "Exit 0 even when the result is slower than the frozen float model");
-  app.add_flag("--allow-noisy", o.allow_noisy,
-               "Accept a speed comparison timed on an oversubscribed machine or showing an implausible speedup "
-               "(without it the speed gate fails: exit 1)");
+  app.add_flag("--allow-noisy", o.allow_noisy, "Accept a speedup timed on a busy machine or too large to trust");
   app.add_option("--agreement-floor", o.agreement_floor,
                  "With an explicit --mode and no --tolerance: exit 1 when top-1 agreement with float falls by more "
                  "than this many points");
@@ -107,6 +104,7 @@ Runner setup_quantize(CLI::App& app) {
                              "measurement keeps within about {:g} s)",
                              quantize::kMeasurementBudget));
   add_decoder_knob_flags(app, o.decoder, "Options");
+  add_kv_what_if_flags(app, o.kv_what_if, o.kv_what_if_seconds, "Options");
   add_shared_flags(app, s->output, s->config, /*verbose=*/true);
 
   return [s, &app] {

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+
+#include "flag_wording.hpp"
 
 namespace lite::cli {
 
@@ -24,9 +27,10 @@ void TerminalProgress::end() {
   clear();
 }
 
-void TerminalProgress::announce(std::string_view line) {
+void TerminalProgress::announce(std::string_view text) {
+  const std::string line = word_options(std::string(text));  // the library names options by key: {budget_s}
   clear();
-  std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  std::fprintf(stderr, "%s\n", line.c_str());
   if (!phase_.empty()) draw(true);
 }
 

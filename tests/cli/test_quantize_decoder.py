@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 
 from decoder_helpers import build_decoder, provenance, python_greedy
-from litetest import LiteTestCase, run_lite, lite_json_result
+from litetest import LiteTestCase, run_lite, lite_json_result, run_lite_on_terminal
 
 PYTHON = "/usr/bin/python3"
 MODES = ["dynamic", "weight-int8", "weight-int4", "fp16", "bf16"]
@@ -114,6 +114,64 @@ class QuantizeDecoder(LiteTestCase):
         self.assertEqual(code, 0, err)
         self.assertIsNone(doc["result"]["decoder"]["kv_cache_what_if"])
         self.assertTrue(any("stateless" in n for n in doc["result"]["notes"]), doc["result"]["notes"])
+
+    def test_no_kv_what_if_skips_it_and_still_reports_the_cache_bytes(self):
+        """--no-kv-what-if: no format decoded, the cache's bytes per token from one prefill, said in the table."""
+        config = json.loads(self.model.with_suffix(".json").read_text())
+        code, doc, err = self.quantize("--mode", "weight-int8", "--dry-run", "--no-kv-what-if")
+        self.assertEqual(code, 0, err)
+        d = doc["result"]["decoder"]
+        kv = d["kv_cache_what_if"]
+        self.assertTrue(kv["skipped"])
+        self.assertEqual(kv["formats"], [])
+        self.assertEqual(kv["bytes_per_token"], config["kv_bytes_per_token"])
+        self.assertIsNone(d["kv_cache_what_if_bound"])
+        self.assertNotIn("KV-cache what-if", {t["stage"] for t in doc["result"]["time"]})
+        r = run_lite("quantize", str(self.model), "--eval", str(self.tokens), "--iterations", "2", "--warmup", "1",
+                     "--generate", "4", "--allow-slower", "--mode", "weight-int8", "--dry-run", "--no-kv-what-if")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("KV-cache what-if on weight-int8: skipped (--no-kv-what-if)", r.stdout)
+        self.assertIn("float32 (as returned)", r.stdout)
+        self.assertNotIn("fp8", r.stdout)
+
+    def test_kv_what_if_is_bounded_and_judges_every_format_on_the_same_rows(self):
+        """A limit of 0 s runs one block (4 of the 6 rows) for the first few decode steps, every format on them; under
+        --budget the limit is at most half of what is left; the time table books the what-if."""
+        code, doc, err = self.quantize("--mode", "weight-int8", "--dry-run", "--kv-what-if-seconds", "0")
+        self.assertEqual(code, 0, err)
+        kv = doc["result"]["decoder"]["kv_cache_what_if"]
+        bound = doc["result"]["decoder"]["kv_cache_what_if_bound"]
+        self.assertEqual((bound["limit_s"], bound["limit_from"]), (0, "kv_what_if_seconds"))
+        self.assertTrue(bound["cut"] and bound["cut_by_time"])
+        self.assertFalse(bound["cut_by_steps"])
+        self.assertEqual((bound["sequences_offered"], bound["decode_steps_offered"]), (6, 11))
+        self.assertEqual((kv["sequences"], bound["sequences"], bound["decode_steps"]), (4, 4, 4))
+        self.assertEqual(kv["scored_tokens"], 4 * (1 + 4))
+        self.assertEqual(len(kv["formats"]), 2)
+        for f in kv["formats"]:
+            self.assertEqual((f["sequences"], f["scored_tokens"]), (kv["sequences"], kv["scored_tokens"]))
+        stages = {(t["stage"], t["mode"]) for t in doc["result"]["time"]}
+        self.assertIn(("KV-cache what-if", "weight-int8"), stages)
+        self.assertIn(("evaluation", "weight-int8"), stages)
+
+        code, doc, err = self.quantize("--mode", "weight-int8", "--dry-run", "--budget", "10")
+        self.assertEqual(code, 0, err)
+        kv = doc["result"]["decoder"]["kv_cache_what_if"]
+        bound = doc["result"]["decoder"]["kv_cache_what_if_bound"]
+        self.assertEqual(bound["limit_from"], "budget_s")
+        self.assertLessEqual(bound["limit_s"], 5)
+        self.assertGreaterEqual(kv["sequences"], 1)
+        self.assertEqual({f["sequences"] for f in kv["formats"]}, {kv["sequences"]})
+        self.assertEqual(bound["cut"], kv["sequences"] < 6 or bound["decode_steps"] < 11)
+
+        r = run_lite_on_terminal("quantize", self.model, "--eval", self.tokens, "--iterations", "2", "--warmup", "1",
+                                 "--generate", "4", "--allow-slower", "--mode", "weight-int8", "--dry-run",
+                                 "--kv-what-if-seconds", "0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("KV-cache what-if on weight-int8: 6 sequences", r.stderr)  # announced, on the terminal
+        self.assertIn("up to about 0 s", r.stderr)
+        self.assertIn("KV-cache what-if: 4 of 6 sequences, 4 of the 11 decode steps", r.stdout)
+        self.assertIn("cut by its 0 s limit (--kv-what-if-seconds raises it)", r.stdout)
 
     def test_what_a_decoder_run_cannot_do_exits_2_with_one_line(self):
         traced = build_decoder(self.folder, "llama", "kv-list", "trace", seed=4)

@@ -33,6 +33,20 @@ struct KvFormatQuality {
   double bytes_per_token = 0;
   double agreement = 1;              // share of decoded positions whose greedy token is the unquantized cache's
   double perplexity = 0;             // of the decoded positions' next tokens (meaningful on real token data)
+  int64_t sequences = 0, scored_tokens = 0;  // judged on: the same rows and positions as the cache as returned
+};
+
+// What bounded the what-if (kv_whatif_bound.hpp): its limit, what the data offered and what was judged of it.
+struct KvWhatIfBound {
+  double limit_s = 0;                // seconds it was allowed
+  std::string limit_from;            // the option that set it: "kv_what_if_seconds" or "budget_s"
+  double seconds = 0;                // what it took
+  int64_t sequences_offered = 0;     // rows of the token data it would judge
+  int64_t decode_steps_offered = 0;  // decode steps per row the rows' length gives
+  int64_t decode_steps_cap = 0;      // decode steps per row at most
+  int64_t decode_steps = 0;          // decode steps of the shortest judged row
+  bool cut_by_time = false;          // rows not judged, or decoded short of the cap, for the limit
+  bool cut_by_steps = false;         // rows longer than the cap
 };
 
 struct KvWhatIf {
@@ -42,6 +56,8 @@ struct KvWhatIf {
   bool real_tokens = false;          // perplexity means something
   int64_t sequences = 0, prefill_tokens = 0, scored_tokens = 0;
   std::vector<KvFormatQuality> formats;
+  bool skipped = false;              // not run ({kv_what_if} off): only the layout, from one prefill
+  KvWhatIfBound bound = {};
 };
 
 }  // namespace lite::llm

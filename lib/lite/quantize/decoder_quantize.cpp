@@ -11,6 +11,7 @@
 #include "lite/core/interrupt.hpp"
 #include "lite/llm/generate.hpp"
 #include "lite/llm/generation_timing.hpp"
+#include "lite/llm/kv_formats.hpp"
 #include "lite/llm/kv_whatif.hpp"
 #include "lite/llm/token_data.hpp"
 #include "lite/llm/token_quality.hpp"
@@ -46,13 +47,17 @@ DecoderCandidate try_mode(Context& c, const ModeEntry& mode, const DecoderRun& r
   try {
     const Plan plan = make_plan(run.result.layers, mode, run.result.engine, c.o.skip, c.o.only, {}, c.source.file_bytes);
     Built built = build(c, mode, plan);
+    c.spend("build", mode.name, built.build_s);
     cand.file_bytes = built.bytes;
     llm::Decoder decoder(built.module, c.source.path.string() + " (" + mode.name + ")", run.max_positions);
-    const llm::TokenQuality q = llm::score_candidate(decoder, run.data.tokens, kScoreBatch, run.reference_tokens, c.progress);
+    const llm::TokenQuality q = timed(c, "evaluation", mode.name, [&] {
+      return llm::score_candidate(decoder, run.data.tokens, kScoreBatch, run.reference_tokens, c.progress);
+    });
     cand.agreement = q.agreement;
     if (run.data.real) cand.perplexity = q.perplexity;
     cand.quality_loss_pct = run.data.real ? 100 * (q.perplexity / run.reference_tokens.perplexity - 1) : 100 * (1 - q.agreement);
-    fill_speed(cand, llm::time_generation(decoder, run.plan, c.progress), run.decoder_result.reference);
+    fill_speed(cand, timed(c, "timing", mode.name, [&] { return llm::time_generation(decoder, run.plan, c.progress); }),
+               run.decoder_result.reference);
     *kept = std::move(built);
   } catch (const Interrupted&) {
     throw;
@@ -99,20 +104,42 @@ void write_decoder_artifact(Context& c, const DecoderCandidate& chosen, const Bu
                                {"data", run.decoder_result.quality_data}}}};
   const auto out = output_path(c.o, find_mode(chosen.mode).tag);
   throw_if_interrupted();  // the last moment a Ctrl-C leaves every file untouched
-  model::save_artifact(model::deserialize(built.file), out, c.source, info);
+  timed(c, "write", "", [&] { model::save_artifact(model::deserialize(built.file), out, c.source, info); });
   run.result.output = out.string();
   run.result.output_bytes = std::filesystem::file_size(out);
 }
 
+// The what-if's plan: its limit ({kv_what_if_seconds}, under {budget_s} at most half of what is left) and what set it.
+llm::KvWhatIfPlan kv_plan(const Context& c) {
+  llm::KvWhatIfPlan plan;
+  plan.limit_s = llm::kv_what_if_limit_s(c.o.kv_what_if_seconds, c.remaining_s());
+  plan.limit_from = plan.limit_s < c.o.kv_what_if_seconds ? "budget_s" : "kv_what_if_seconds";
+  return plan;
+}
+
 // The chosen mode's cache quantized between steps (docs/llm.md "KV-cache what-if"): the bytes a token of context
-// would take and what that costs in tokens, on the same data the modes were judged on.
+// would take and what that costs in tokens, on the same data the modes were judged on, within its time limit; with
+// {kv_what_if} off, the cache's bytes per token alone, from one prefill.
 void kv_what_if(Context& c, const DecoderCandidate& chosen, Built& built, DecoderRun& run) {
   llm::Decoder served(built.module, c.source.path.string() + " (" + chosen.mode + ")", run.max_positions);
   if (served.form() == llm::CacheForm::stateless) {
     run.result.notes.push_back("KV-cache what-if: none, the decoder is stateless (no cache to quantize)");
     return;
   }
-  run.decoder_result.kv_cache = llm::kv_cache_what_if(served, run.data.tokens, run.data.real, chosen.mode, c.progress);
+  if (!c.o.kv_what_if) {
+    run.decoder_result.kv_cache = llm::kv_cache_layout_only(served, run.data.tokens, chosen.mode);
+    return;
+  }
+  const llm::KvWhatIfPlan plan = kv_plan(c);
+  const int64_t rows = std::min(plan.max_sequences, run.data.tokens.size(0));
+  c.progress.announce(fmt::format(
+      "lite quantize: KV-cache what-if on {}: {} sequence{} decoded with the cache as returned and in {} simulated "
+      "formats, up to about {:.0f} s ({}; {{kv_what_if}} skips it)",
+      chosen.mode, rows, rows == 1 ? "" : "s", llm::kv_formats().size(), plan.limit_s,
+      plan.limit_from == "budget_s" ? "half of what {budget_s} leaves" : "{kv_what_if_seconds}"));
+  run.decoder_result.kv_cache = timed(c, "KV-cache what-if", chosen.mode, [&] {
+    return llm::kv_cache_what_if(served, run.data.tokens, run.data.real, chosen.mode, c.progress, plan);
+  });
 }
 
 }  // namespace
@@ -129,7 +156,8 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
                      "export the decoder scripted, with forward taking an empty cache (docs/llm.md)");
   DecoderRun run{r, {}, {}, {}, {}, {}};
   run.decoder_result.reference.mode = "float32";
-  const measure::FrozenFloat frozen = measure::frozen_float(c.source.module, {});
+  const measure::FrozenFloat frozen =
+      timed(c, "freeze", "float", [&] { return measure::frozen_float(c.source.module, {}); });
   torch::jit::Module float_module = frozen.module;
   const std::optional<int64_t> positions = llm::Decoder(c.source.module, c.source.path.string()).max_positions();
   llm::Decoder reference(float_module, c.source.path.string(), positions);
@@ -139,8 +167,11 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
   // the data first (a bad {eval} fails before any timing); one token's logits tell the vocabulary
   const int64_t vocab = reference.prefill(torch::zeros({1, 1}, torch::kInt64)).last_logits.size(-1);
   run.data = llm::load_token_data(c.o.eval, c.o.eval_samples, vocab, reference.max_positions());
-  const llm::GenerationStats float_run = llm::time_generation(reference, run.plan, c.progress);
-  run.reference_tokens = llm::score_reference(reference, run.data.tokens, kScoreBatch, c.progress);
+  const llm::GenerationStats float_run =
+      timed(c, "timing", "float", [&] { return llm::time_generation(reference, run.plan, c.progress); });
+  run.reference_tokens = timed(c, "evaluation", "float", [&] {
+    return llm::score_reference(reference, run.data.tokens, kScoreBatch, c.progress);
+  });
   auto& ref = run.decoder_result.reference;
   ref.file_bytes = c.source.file_bytes;
   if (run.data.real) ref.perplexity = run.reference_tokens.perplexity;

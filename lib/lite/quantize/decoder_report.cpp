@@ -2,6 +2,10 @@
 // side in the decoder's terms.
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "lite/core/text.hpp"
 #include "lite/quantize/decoder_report.hpp"
 
@@ -25,7 +29,27 @@ void to_json(nlohmann::json& j, const DecoderCandidate& c) {
 
 namespace {
 
+nlohmann::json layout_json(const llm::KvWhatIf& w) {
+  return {{"judged_on", w.judged_on},
+          {"skipped", w.skipped},
+          {"cache_dtype", w.layout.dtype},
+          {"layers", w.layout.layers},
+          {"kv_heads", w.layout.kv_heads},
+          {"head_dim", w.layout.head_dim},
+          {"bytes_per_token", w.layout.bytes_per_token}};
+}
+
 nlohmann::json kv_json(const llm::KvWhatIf& w) {
+  nlohmann::json j = layout_json(w);
+  if (w.skipped) {
+    j.update({{"perplexity", nullptr},
+              {"real_tokens", w.real_tokens},
+              {"sequences", 0},
+              {"prefill_tokens", w.prefill_tokens},
+              {"scored_tokens", 0},
+              {"formats", nlohmann::json::array()}});
+    return j;
+  }
   const double base = w.layout.bytes_per_token;
   nlohmann::json formats = nlohmann::json::array();
   for (const auto& f : w.formats)
@@ -35,19 +59,32 @@ nlohmann::json kv_json(const llm::KvWhatIf& w) {
                        {"bytes_ratio", base > 0 ? f.bytes_per_token / base : 0},
                        {"next_token_agreement", f.agreement},
                        {"perplexity", f.perplexity},
-                       {"perplexity_change_pct", 100 * (f.perplexity / w.perplexity - 1)}});
-  return {{"judged_on", w.judged_on},
-          {"cache_dtype", w.layout.dtype},
-          {"layers", w.layout.layers},
-          {"kv_heads", w.layout.kv_heads},
-          {"head_dim", w.layout.head_dim},
-          {"bytes_per_token", base},
-          {"perplexity", w.perplexity},
-          {"real_tokens", w.real_tokens},
+                       {"perplexity_change_pct", 100 * (f.perplexity / w.perplexity - 1)},
+                       {"sequences", f.sequences},
+                       {"scored_tokens", f.scored_tokens}});
+  j.update({{"perplexity", w.perplexity},
+            {"real_tokens", w.real_tokens},
+            {"sequences", w.sequences},
+            {"prefill_tokens", w.prefill_tokens},
+            {"scored_tokens", w.scored_tokens},
+            {"formats", formats}});
+  return j;
+}
+
+nlohmann::json bound_json(const llm::KvWhatIf& w) {
+  const llm::KvWhatIfBound& b = w.bound;
+  return {{"limit_s", b.limit_s},
+          {"limit_from", b.limit_from},
+          {"seconds", b.seconds},
+          {"cut", b.cut_by_time || b.cut_by_steps},
+          {"cut_by_time", b.cut_by_time},
+          {"cut_by_steps", b.cut_by_steps},
+          {"sequences_offered", b.sequences_offered},
           {"sequences", w.sequences},
-          {"prefill_tokens", w.prefill_tokens},
-          {"scored_tokens", w.scored_tokens},
-          {"formats", formats}};
+          {"decode_steps_offered", b.decode_steps_offered},
+          {"decode_steps_cap", b.decode_steps_cap},
+          {"decode_steps", b.decode_steps},
+          {"scored_tokens", w.scored_tokens}};
 }
 
 }  // namespace
@@ -60,7 +97,9 @@ void to_json(nlohmann::json& j, const DecoderQuantizeResult& r) {
                      {"generated_tokens", r.generated_tokens},
                      {"frozen_float", r.reference},
                      {"candidates", r.candidates},
-                     {"kv_cache_what_if", r.kv_cache ? kv_json(*r.kv_cache) : nlohmann::json(nullptr)}};
+                     {"kv_cache_what_if", r.kv_cache ? kv_json(*r.kv_cache) : nlohmann::json(nullptr)},
+                     {"kv_cache_what_if_bound",
+                      r.kv_cache && !r.kv_cache->skipped ? bound_json(*r.kv_cache) : nlohmann::json(nullptr)}};
 }
 
 namespace {
@@ -82,9 +121,17 @@ std::vector<std::string> row_of(const DecoderCandidate& c, const DecoderCandidat
 }
 
 report::Table kv_table(const llm::KvWhatIf& w) {
-  report::Table t{fmt::format("KV-cache what-if on {}: the cache quantized between decode steps; {} sequences, {} tokens "
-                              "decoded after a {}-token prefill", w.judged_on, w.sequences, w.scored_tokens, w.prefill_tokens),
-                  {"KV format", "bytes/token", "vs as returned", "next-token agreement", "perplexity", "change"},
+  const std::vector<std::string> columns{"KV format", "bytes/token", "vs as returned", "next-token agreement",
+                                         "perplexity", "change"};
+  if (w.skipped)
+    return {fmt::format("KV-cache what-if on {}: skipped ({{kv_what_if}}); the cache as returned, measured from one "
+                        "{}-token prefill", w.judged_on, w.prefill_tokens),
+            columns,
+            {{w.layout.dtype + " (as returned)", format_bytes(w.layout.bytes_per_token), "1.00x", "-", "-", "-"}}};
+  report::Table t{fmt::format("KV-cache what-if on {}: the cache quantized between decode steps; {} sequences, {} "
+                              "tokens decoded after a {}-token prefill",
+                              w.judged_on, w.sequences, w.scored_tokens, w.prefill_tokens),
+                  columns,
                   {}};
   auto ppl = [&](double v) { return w.real_tokens ? fmt::format("{:.3f}", v) : std::string("-"); };
   t.rows.push_back({w.layout.dtype + " (as returned)", format_bytes(w.layout.bytes_per_token), "1.00x", "100.00%",
@@ -95,6 +142,21 @@ report::Table kv_table(const llm::KvWhatIf& w) {
                       fmt::format("{:.2f}%", 100 * f.agreement), ppl(f.perplexity),
                       w.real_tokens ? fmt::format("{:+.2f}%", 100 * (f.perplexity / w.perplexity - 1)) : "-"});
   return t;
+}
+
+// One line when the what-if's bound cut it: what was judged of what the data offered, what cut it, what changes it.
+std::optional<std::string> bound_note(const llm::KvWhatIf& w) {
+  const llm::KvWhatIfBound& b = w.bound;
+  if (w.skipped || (!b.cut_by_time && !b.cut_by_steps)) return std::nullopt;
+  std::vector<std::string> why;
+  if (b.cut_by_time)
+    why.push_back(fmt::format("its {:.3g} s limit ({})", b.limit_s,
+                              b.limit_from == "budget_s" ? "half of what {budget_s} left; a larger {budget_s} raises it"
+                                                         : "{kv_what_if_seconds} raises it"));
+  if (b.cut_by_steps) why.push_back(fmt::format("a fixed cap of {} decode steps a row", b.decode_steps_cap));
+  return fmt::format("KV-cache what-if: {} of {} sequences, {} of the {} decode steps a row their length gives, "
+                     "judged in {:.1f} s: cut by {}", w.sequences, b.sequences_offered, b.decode_steps,
+                     b.decode_steps_offered, b.seconds, join(why, " and by "));
 }
 
 }  // namespace
@@ -112,6 +174,8 @@ void add_decoder_views(const QuantizeResult& r, report::Report& rep) {
   rep.tables.push_back(t);
   if (d.kv_cache) rep.tables.push_back(kv_table(*d.kv_cache));
   rep.notes = r.notes;
+  if (d.kv_cache)
+    if (const auto note = bound_note(*d.kv_cache)) rep.notes.push_back(*note);
   if (d.kv_cache && !d.kv_cache->formats.empty())
     rep.notes.push_back(fmt::format("a KV format's bytes/token is what cache-sim's prefix mode turns into capacity: "
                                     "lite cache-sim TRACE --kv-bytes-per-token {:.0f} (docs/cache-sim.md)",

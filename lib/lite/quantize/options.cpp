@@ -62,7 +62,9 @@ void quantize_fields(Fields& f, O& o) {
       .field("write_calib_json", o.write_calib_json)
       .field("agreement_floor", o.agreement_floor)
       .field("budget_s", o.budget_s);
-  llm::decoder_knob_fields(f, o.decoder);
+  llm::decoder_knob_fields(f, o.decoder)
+      .field("kv_what_if", o.kv_what_if)
+      .field("kv_what_if_seconds", o.kv_what_if_seconds);
 }
 
 void to_json(nlohmann::json& j, const QuantizeOptions& o) {
@@ -90,6 +92,7 @@ void validate(const QuantizeOptions& o) {
   measure::validate(o.timing);
   in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with float");
   if (o.budget_s) in_range("budget_s", *o.budget_s, 1, 1e6, "seconds the whole command may take");
+  in_range("kv_what_if_seconds", o.kv_what_if_seconds, 0, 1e6, "seconds a decoder's KV-cache what-if may take");
   if (!o.output.empty()) {
     check_outputs(o, o.output);
   } else {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lite/llm/decoder_knobs.hpp"
+#include "lite/llm/kv_whatif_bound.hpp"
 #include "lite/measure/timing_options.hpp"
 #include "lite/model/eval_data.hpp"
 #include "lite/model/input_spec.hpp"
@@ -47,6 +48,10 @@ struct QuantizeOptions : model::EvalData {
   // still keeps within kMeasurementBudget.
   std::optional<double> budget_s;
   llm::DecoderKnobs decoder;  // prompt_tokens, generate: a decoder's timing run (docs/llm.md)
+  // A decoder's KV-cache what-if on the written mode (docs/llm.md): whether it runs (off: the cache's bytes per token
+  // alone, from one prefill), and the seconds it may take (under {budget_s}, at most half of what is left).
+  bool kv_what_if = true;
+  double kv_what_if_seconds = llm::kKvWhatIfSeconds;
 };
 
 // Seconds one latency measurement (warm-up + timed calls of a candidate and the frozen float model) may

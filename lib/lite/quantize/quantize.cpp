@@ -65,8 +65,10 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContex
   find_model_layers(source, o, r);
   if (is_decoder_run(o, source.module)) {
     Context dc{o, progress, context, source, start};
+    dc.spend("load", "", seconds_since(start));
     run_decoder(dc, requested, r);
     r.notes.insert(r.notes.end(), dc.notes.begin(), dc.notes.end());
+    r.time = dc.time;
     r.wall_s = seconds_since(start);
     return r;
   }

@@ -394,6 +394,7 @@ report::Report to_report(const QuantizeResult& r) {
   report::Report rep = torch_verb_report("quantize", r);
   if (r.decoder) {
     add_decoder_views(r, rep);
+    if (!r.time.empty()) rep.tables.push_back(time_table(r));
     return rep;
   }
 
