@@ -4,12 +4,10 @@
 // one intra-op thread the two pools oversubscribe the cores: on a 2-core VM vit_b_16 at batch 1 took 716 ms at
 // 2 threads against 215 ms with OpenBLAS's OpenMP build, which shares libgomp's threads (docs/profile.md). The
 // library path is read as lite-torch loads, so `lite` sets it before the exec.
-#include <string>
-
 namespace lite::cli {
 
 // Prepends OpenBLAS's OpenMP build's folder to LD_LIBRARY_PATH when that build is installed and the user's
-// LD_LIBRARY_PATH names no OpenBLAS folder of its own (theirs wins). Returns the folder added, or "".
-std::string prefer_openmp_openblas();
+// LD_LIBRARY_PATH names no OpenBLAS folder of its own (theirs wins).
+void prefer_openmp_openblas();
 
 }  // namespace lite::cli

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "command.hpp"
 #include "blas_environment.hpp"
+#include "command.hpp"
 #include "command_line.hpp"
 #include "docgen.hpp"
 #include "error_line.hpp"
@@ -49,6 +49,14 @@ int exec_mpi_side(char** argv, const lite::cli::MpiEnvironment& mpi) {
                                     std::strerror(errno) + "); build lite with Open MPI (libopenmpi-dev) for "
                                     "lite-mpi, or run cache-sim without the launcher");
   return lite::exit_bad_input;
+}
+
+// Execs lite-torch with this argv, on OpenBLAS's OpenMP build where installed (blas_environment.hpp); returns only
+// when the exec failed, with its errno.
+int exec_lite_torch(char** argv) {
+  lite::cli::prefer_openmp_openblas();
+  ::execv(side_path("lite-torch").c_str(), argv);
+  return errno;
 }
 
 // `lite --generate-docs DIR` (the build runs it): the man pages and completions of every verb, from this executable's
@@ -90,10 +98,7 @@ int main(int argc, char** argv) {
     }
   }
   // --version reports libtorch's run-time facts too (quantized engines, oneDNN's ISA): lite-torch knows them.
-  if (argc == 2 && std::string(argv[1]) == "--version") {
-    lite::cli::prefer_openmp_openblas();
-    ::execv(side_path("lite-torch").c_str(), argv);
-  }
+  if (argc == 2 && std::string(argv[1]) == "--version") exec_lite_torch(argv);
   if (argc > 1) {
     const lite::VerbDescriptor* command = lite::find_verb(argv[1]);
     if (command == &lite::cache::verb()) {  // the one verb lite-mpi runs
@@ -109,11 +114,9 @@ int main(int argc, char** argv) {
         lite::cli::print_error_line(std::string("lite ") + argv[1], "error", e.what());
         return lite::exit_code_for(e.kind());
       }
-      lite::cli::prefer_openmp_openblas();
-      const std::string path = side_path("lite-torch");
-      ::execv(path.c_str(), argv);
+      const int exec_error = exec_lite_torch(argv);
       lite::cli::print_error_line(std::string("lite ") + argv[1], "internal error",
-                                  "cannot run " + path + ": " + std::strerror(errno) +
+                                  "cannot run " + side_path("lite-torch") + ": " + std::strerror(exec_error) +
                                       "; reinstall lite (the subcommands that load models live in that executable)");
       return lite::exit_internal;
     }
