@@ -173,6 +173,16 @@ class QuantizeDecoder(LiteTestCase):
         self.assertIn("KV-cache what-if: 4 of 6 sequences, 4 of the 11 decode steps", r.stdout)
         self.assertIn("cut by its 0 s limit (--kv-what-if-seconds raises it)", r.stdout)
 
+    def test_a_bad_kv_what_if_limit_exits_2_and_writes_nothing(self):
+        out_dir = self.folder / "bad_limit"
+        out_dir.mkdir()
+        for value in ("-1", "abc", "1e9"):
+            with self.subTest(value=value):
+                r = run_lite("quantize", self.model, "--eval", self.tokens, "--kv-what-if-seconds", value,
+                             "-o", out_dir / "q.pt")
+                self.assert_bad_input(r, "--kv-what-if-seconds")
+                self.assert_no_new_files(out_dir, [])
+
     def test_what_a_decoder_run_cannot_do_exits_2_with_one_line(self):
         traced = build_decoder(self.folder, "llama", "kv-list", "trace", seed=4)
         floats = self.folder / "floats.npy"
