@@ -125,8 +125,15 @@ Decoder::Decoder(torch::jit::Module& module, std::string path, std::optional<int
   form_ = *form;
 }
 
+void Decoder::warm_decode_shape(int64_t batch) {
+  if (warmed_) return;
+  warmed_ = true;
+  if (form_ != CacheForm::stateless) prefill(torch::zeros({batch, 1}, torch::kInt64));
+}
+
 Step Decoder::prefill(const torch::Tensor& ids) {
   torch::NoGradGuard no_grad;
+  warm_decode_shape();
   const char* call = "forward";
   try {
     c10::IValue out;
@@ -157,6 +164,7 @@ Step Decoder::prefill(const torch::Tensor& ids) {
 
 Step Decoder::extend(const torch::Tensor& ids, const c10::IValue& cache) {
   torch::NoGradGuard no_grad;
+  warm_decode_shape();
   try {
     if (form_ == CacheForm::stateless) {
       const torch::Tensor all = torch::cat({cache.toTensor(), ids}, 1);
