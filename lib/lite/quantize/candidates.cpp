@@ -56,10 +56,10 @@ Speed measure_speed(Context& c, torch::jit::Module& m, const std::string& mode, 
 
 // Builds a plan (scheme build, then serialized and loaded back, as a consumer gets it). Regions that a
 // build keeps float are remembered, so later builds need not rediscover them.
-Built build(Context& c, const ModeEntry& mode, const Plan& plan) {
+Built build(Context& c, const ModeEntry& mode, const Plan& plan, bool decoder) {
   auto t = Clock::now();
   AllCoresForWork all_cores(c.o.timing.threads > 0);  // calibration runs the float model over the data
-  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}, {}};
+  BuildContext b{c.source, plan, c.calibrator.get(), {}, nlohmann::json::object(), c.float_regions, {}, {}, decoder};
   mode.scheme->build(b);
   Built out;
   out.file = serialize(b.result);

@@ -46,7 +46,7 @@ DecoderCandidate try_mode(Context& c, const ModeEntry& mode, const DecoderRun& r
   cand.mode = mode.name;
   try {
     const Plan plan = make_plan(run.result.layers, mode, run.result.engine, c.o.skip, c.o.only, {}, c.source.file_bytes);
-    Built built = build(c, mode, plan);
+    Built built = build(c, mode, plan, /*decoder=*/true);
     c.spend("build", mode.name, built.build_s);
     cand.file_bytes = built.bytes;
     llm::Decoder decoder(built.module, c.source.path.string() + " (" + mode.name + ")", run.max_positions);

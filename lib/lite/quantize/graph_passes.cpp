@@ -130,18 +130,6 @@ bool has_dropout(const std::shared_ptr<torch::jit::Graph>& graph) {
   return false;
 }
 
-torch::jit::Stack call_op(const char* name, torch::jit::Stack stack) {
-  auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
-  op.callBoxed(&stack);
-  return stack;
-}
-
-// The packed-parameter attribute a quantized op reads (prim::GetAttr on self), or "".
-std::string packed_attribute(torch::jit::Value* v, torch::jit::Value* self) {
-  auto* n = v->node();
-  if (n->kind() != c10::prim::GetAttr || n->input(0) != self) return {};
-  return n->s(c10::attr::name);
-}
 
 // flatten of a channels-last activation, as onednn's quantized convolutions return them, copies it
 // into NCHW order (5 us at batch 1, 30 us at batch 64 on the CNN). Flattening it in its own NHWC order
@@ -294,6 +282,18 @@ bool fold_relu6_into_int8_layers(std::shared_ptr<torch::jit::Graph>& graph) {
 }
 
 }  // namespace
+
+torch::jit::Stack call_op(const char* name, torch::jit::Stack stack) {
+  auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+  op.callBoxed(&stack);
+  return stack;
+}
+
+std::string packed_attribute(torch::jit::Value* v, torch::jit::Value* self) {
+  auto* n = v->node();
+  if (n->kind() != c10::prim::GetAttr || n->input(0) != self) return {};
+  return n->s(c10::attr::name);
+}
 
 std::vector<std::string> optimize_int8_graph(torch::jit::Module& module) {
   std::vector<std::string> applied;

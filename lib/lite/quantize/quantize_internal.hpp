@@ -105,6 +105,8 @@ struct BuildContext {
   std::vector<std::pair<std::string, double>> steps;
   // Out: what the report should say about this build (conv/linear ops the plan did not cover, ...).
   std::vector<std::string> notes;
+  // In: the model is an autoregressive decoder (its decode steps run each linear layer on a few rows).
+  bool decoder = false;
 };
 
 // ---- eval specialization (specialize.cpp) --------------------------------------------------------
@@ -162,6 +164,16 @@ int64_t count_quantized_ops(const torch::jit::Module& module);
 // flatten channels-last activations without a copy, fold ReLU6 into the int8 layer before it. Returns the
 // names of the passes that changed it.
 std::vector<std::string> optimize_int8_graph(torch::jit::Module& module);
+
+// The op `name` (default overload) called on `stack`; returns its outputs.
+torch::jit::Stack call_op(const char* name, torch::jit::Stack stack);
+// The packed-parameter attribute a quantized op reads (prim::GetAttr on self), or "".
+std::string packed_attribute(torch::jit::Value* v, torch::jit::Value* self);
+
+// A decoder's per-channel dynamic int8 linears with their scales and bias applied after the kernel, on int8 values
+// of scale 1 (dynamic_channel_scales.cpp): the kernel's faster per-tensor path at a decode step's few rows, the
+// per-channel quantization's accuracy. Returns how many linears it changed.
+int move_channel_scales_out(torch::jit::Module& module);
 
 // InsertQuantDeQuant dequantizes a returned tuple as a whole (aten::dequantize.any): the graph runs, but
 // its code reloads as "annotated as having type GoogLeNetOutputs but is actually of type Any". Rewrites

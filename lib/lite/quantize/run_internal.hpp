@@ -177,7 +177,7 @@ void announce_plan(const Context& c, const QuantizeResult& r, size_t modes, int6
 
 // Builds a plan (scheme build, then serialized and loaded back, as a consumer gets it). Regions that a
 // build keeps float are remembered, so later builds need not rediscover them.
-Built build(Context& c, const ModeEntry& mode, const Plan& plan);
+Built build(Context& c, const ModeEntry& mode, const Plan& plan, bool decoder = false);
 // Runs `work` on a candidate; a failure of the mode's model is recorded as the candidate's problem (auto) or ends the
 // run (an explicit mode) with the reason.
 void guarded(Context& c, const ModeEntry& requested, Candidate& cand, const std::function<void()>& work);

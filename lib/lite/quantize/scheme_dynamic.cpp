@@ -33,6 +33,8 @@ class DynamicScheme final : public Scheme {
     torch::jit::EliminateDeadCode(graph);
     if (int recurrent = quantize_recurrent_dynamic(q)) ctx.details["recurrent_layers_int8"] = recurrent;
     if (int tables = quantize_embedding_tables(q)) ctx.details["embedding_tables_int8"] = tables;
+    if (ctx.decoder)
+      if (int moved = move_channel_scales_out(q)) ctx.details["linears_scales_after_kernel"] = moved;
     ctx.details["activations"] = "quantized per call (range of each input)";
     ctx.details["quantized_ops"] = count_quantized_ops(q);
     ctx.result = q;
