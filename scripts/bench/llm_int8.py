@@ -5,8 +5,9 @@ a. Decode speed at batch 1 on the GPT-2-small shape (random weights): lite's int
    the same file) and against PyTorch's torch.ao.quantization.quantize_dynamic (engine onednn) applied to the eager
    model with the file's weights, then scripted and saved. All three are TorchScript files timed by one loop,
    scripts/fixtures/decoder_reference.py (PyTorch's greedy loop in Python), same threads, same prompt, the tools
-   alternating ROUNDS times, each keeping its best median (a shared machine's noise only ever adds time).
-   Goals: lite int8 >= 1.5x frozen float's decode tokens/s, and >= PyTorch's int8.
+   alternating ROUNDS times, each keeping its best median (a shared machine's noise only ever adds time), on the
+   OpenBLAS build lite loads (machine.same_blas_env). Goals: lite int8 >= 1.5x frozen float's decode tokens/s, and
+   >= PyTorch's int8.
 b. Perplexity on held-out text of a small decoder trained on Debian's fortunes text (make_decoder.py --train-text,
    cached under build/bench/llm/): float, lite int8 (same mode) and PyTorch's quantize_dynamic, all computed by
    decoder_reference.py --perplexity through the saved files. Goal: lite int8 within 1% of float.
@@ -17,14 +18,17 @@ import pathlib
 import subprocess
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import machine  # noqa: E402  (scripts/bench/machine.py: the BLAS lite loads)
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "scripts" / "fixtures"
 PY = "/usr/bin/python3"
 TRAIN_TEXT = pathlib.Path("/usr/share/games/fortunes")
 
 
-def run(cmd):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+def run(cmd, env=None):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"failed: {' '.join(map(str, cmd))}\n{r.stderr[-2000:]}")
     return r.stdout
@@ -69,9 +73,14 @@ def frozen_float(model, out):
     return out
 
 
-def lite_int8(lite, model, out, args, eval_tokens=None):
+def lite_int8(lite, model, out, args, eval_tokens=None, positions=None):
+    """`positions`: the model's max_positions, which the timing run's prompt and generation must fit."""
+    prompt, generate = args.prompt_tokens, args.generate
+    if positions is not None:
+        prompt = min(prompt, positions // 2)
+        generate = min(generate, positions - prompt + 1)
     cmd = [lite, "quantize", model, "--mode", args.int8_mode, "-o", out, "--qengine", "onednn", "--threads",
-           args.threads, "--prompt-tokens", args.prompt_tokens, "--generate", args.generate, "--iterations", 3,
+           args.threads, "--prompt-tokens", prompt, "--generate", generate, "--iterations", 3,
            "--warmup", 2, "--allow-slower", "--allow-noisy", "--json"]
     if eval_tokens:
         cmd += ["--eval", eval_tokens]
@@ -106,7 +115,7 @@ def linear_ops(path):
 
 def reference(model, args, *extra):
     return json.loads(run([PY, FIXTURES / "decoder_reference.py", model, "--threads", args.threads, "--qengine",
-                           "onednn", *extra]))
+                           "onednn", *extra], env=machine.same_blas_env()))
 
 
 def time_tools(files, prompt, args):
@@ -186,7 +195,7 @@ def perplexity_part(lite, folder, args):
     heldout = model.with_suffix(".heldout.pt")
     files = {"float": model, f"lite int8 ({args.int8_mode})": folder / "trained_lite_int8.pt",
              "PyTorch quantize_dynamic": folder / "trained_pytorch_int8.pt"}
-    lite_int8(lite, model, files[f"lite int8 ({args.int8_mode})"], args, heldout)
+    lite_int8(lite, model, files[f"lite int8 ({args.int8_mode})"], args, heldout, meta["max_positions"])
     pytorch_int8(model, files["PyTorch quantize_dynamic"])
     print(f"\n3b. Perplexity: a {meta['layers']}-layer, width-{meta['width']} byte-level decoder "
           f"({meta['parameters']:,} parameters) trained {training['steps']} steps on {TRAIN_TEXT} "

@@ -14,6 +14,20 @@ import platform
 # The variables that make ATen, oneDNN and OpenBLAS pick their AVX2 kernels on a bigger CPU.
 AVX2_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
 
+
+
+def same_blas_env():
+    """os.environ with LD_LIBRARY_PATH leading to OpenBLAS's OpenMP build when it is installed, as lite sets it
+    before it runs torch (apps/lite/blas_environment.cpp, docs/profile.md "Threads and BLAS"): PyTorch in Python
+    then runs its float matmuls on the same BLAS as lite instead of Debian's default pthread build, whose threads
+    fight libgomp's above one thread (a GPT-2-small decode step: 134-175 against 65 ms at 2 threads)."""
+    env = dict(os.environ)
+    folder = f"/usr/lib/{platform.machine()}-linux-gnu/openblas-openmp"
+    if os.path.isdir(folder) and "openblas" not in env.get("LD_LIBRARY_PATH", ""):
+        env["LD_LIBRARY_PATH"] = ":".join(p for p in (folder, env.get("LD_LIBRARY_PATH", "")) if p)
+    return env
+
+
 # /proc/cpuinfo flag -> the name a reader knows, grouped by family; the first group found is the top ISA.
 _FAMILIES = [
     ("AMX", [("amx_tile", "tile"), ("amx_int8", "int8"), ("amx_bf16", "bf16")]),

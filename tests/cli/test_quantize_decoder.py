@@ -54,6 +54,31 @@ class QuantizeDecoder(LiteTestCase):
                 self.assertEqual(len(python_greedy(out, self.tokens)["tokens"]), 6)
                 if mode in ("weight-int8", "weight-int4"):
                     self.assertLess(out.stat().st_size, 0.6 * self.model.stat().st_size)
+                if mode == "dynamic":
+                    self.assert_scales_after_kernel(out, provenance(out)["details"]["scheme"])
+
+    def assert_scales_after_kernel(self, artifact, scheme):
+        """Every int8 linear of a decoder's dynamic artifact runs int8 values of scale 1 and applies its per-channel
+        scales after the kernel (docs/quantize.md "Decoders"), as stock PyTorch reads the file."""
+        code = ("import json, sys, torch\n"
+                "torch.backends.quantized.engine = 'onednn'\n"
+                "m = torch.jit.load(sys.argv[1])\n"
+                "g = m.forward.graph\n"
+                "linears = [n for n in g.findAllNodes('quantized::linear_dynamic')]\n"
+                "scales = []\n"
+                "for n in linears:\n"
+                "    name = n.inputsAt(1).node().s('name')\n"
+                "    w = torch.ops.quantized.linear_unpack(getattr(m, name))[0]\n"
+                "    scales.append([str(w.qscheme()), w.q_scale()])\n"
+                "print(json.dumps({'linears': len(linears), 'scales': scales, "
+                "'muls': len(g.findAllNodes('aten::mul_'))}))\n")
+        r = subprocess.run([PYTHON, "-c", code, str(artifact)], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        found = json.loads(r.stdout)
+        self.assertGreater(found["linears"], 0)
+        self.assertEqual(scheme["linears_scales_after_kernel"], found["linears"])
+        self.assertEqual(found["scales"], [["torch.per_tensor_affine", 1.0]] * found["linears"])
+        self.assertEqual(found["muls"], found["linears"])
 
     def test_auto_keeps_the_fastest_mode_within_the_tolerance(self):
         out = self.folder / "auto.pt"
