@@ -13,7 +13,10 @@ namespace lite::llm {
 
 PrefillGridPlan prefill_grid_defaults(int64_t max_context) {
   PrefillGridPlan p;
-  for (int64_t n : {16, 32, 64, 128, 256, 512})
+  // Mostly lengths that are not multiples of 16, as most prompts are: on GPT-2-small (2 threads) 24, 40 and 56 new
+  // tokens took 82.9, 94.6 and 111.1 ms against 80.3, 84.4 and 108.8 for 32, 48 and 64, so a grid of powers of two
+  // fitted a model 10-17% under the TTFT of lengths between them.
+  for (int64_t n : {16, 28, 44, 76, 124, 188, 284, 412, 512})
     if (n <= max_context) p.new_tokens.push_back(n);
   for (int64_t k : {0, 64, 256, 1024})
     if (k + 16 <= max_context) p.cached_tokens.push_back(k);
