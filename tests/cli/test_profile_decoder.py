@@ -78,6 +78,25 @@ class DecoderProfile(LiteTestCase):
         # the defaults (128 prompt + 32 generated) shrink to fit the fixture's 128 positions
         self.assertLessEqual(doc["prompt_tokens"] + doc["generated_tokens"] - 1, doc["max_positions"])
 
+    def test_a_dynamic_int8_decoder_is_told_to_warm_the_decode_shape_first(self):
+        """oneDNN's dynamic int8 linear keeps its kernel for the first call's shape (docs/llm.md "Warm-up"): profile
+        says so, with the fix, for a decoder quantized dynamic, and not for its float original."""
+        model = self.models[("kv-list", "script")]
+        int8 = self.folder / "dynamic.pt"
+        r = run_lite("quantize", str(model), "--mode", "dynamic", "-o", str(int8), "--generate", "4", "--iterations",
+                     "2", "--warmup", "1", "--allow-slower", "--no-kv-what-if")
+        self.assertIn(r.returncode, (0, 1), r.stderr)  # 1: the quality gate on random weights; the file is written
+        self.assertTrue(int8.exists(), r.stderr)
+
+        def first_shape_findings(path):
+            doc = run_lite_json("profile", str(path), "--prompts", str(self.prompts), "--generate", "4",
+                                "--iterations", "2", "--warmup", "1", "--qengine", "onednn")
+            return [f for f in doc["findings"] if "first input shape" in f["what"]]
+        (finding,) = first_shape_findings(int8)
+        self.assertEqual(finding["severity"], "info")
+        self.assertIn("one token per row", finding["advice"])
+        self.assertEqual(first_shape_findings(model), [])
+
     def test_the_prefill_cost_table_is_what_cache_sim_reads(self):
         table = self.folder / "prefill.csv"
         doc = self.profile(self.models[("kv-list", "script")], "--prefill-cost-out", str(table))

@@ -3,6 +3,7 @@
 #include "lite/profile/decoder_run.hpp"
 
 #include <fmt/format.h>
+#include <torch/csrc/jit/passes/inliner.h>
 
 #include <algorithm>
 
@@ -78,6 +79,30 @@ void diagnose_warmup(const llm::GenerationStats& s, ProfileResult& r) {
                           "K and V differ in shape or dtype: cache-sim should use the measured figure"});
 }
 
+bool calls_op(torch::jit::Block* block, const std::string& kind) {
+  for (torch::jit::Node* n : block->nodes()) {
+    if (n->kind().toQualString() == kind) return true;
+    for (torch::jit::Block* b : n->blocks())
+      if (calls_op(b, kind)) return true;
+  }
+  return false;
+}
+
+// oneDNN's dynamic int8 linear keeps its kernel for the first call's shape (docs/llm.md "Warm-up"): lite's loop
+// warmed the decode shape first, and a server that starts with a prompt does not get the time per token measured.
+void diagnose_first_shape(torch::jit::Module& module, const llm::Decoder& d, ProfileResult& r) {
+  if (d.form() == llm::CacheForm::stateless || at::globalContext().qEngine() != at::QEngine::ONEDNN) return;
+  auto graph = module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  if (!calls_op(graph->block(), "quantized::linear_dynamic")) return;
+  r.findings.push_back({"info",
+                        "the model's dynamic int8 linears keep their oneDNN kernel for the first input shape they see; "
+                        "lite's first call was one token per row, so the time per token above assumes the same",
+                        "quantized::linear_dynamic on onednn",
+                        "call the model once on one token per row before any prompt when serving (a prompt-first "
+                        "start cost 1.5x per token on GPT-2-small; docs/llm.md#warm-up)"});
+}
+
 void write_prefill_cost(const ProfileOptions& o, llm::Decoder& d, const llm::GenerationStats& s, const std::string& sha,
                         ProfileResult& r, Progress& progress) {
   const int64_t context = d.max_positions().value_or(kGridContextWithoutLimit);
@@ -113,6 +138,7 @@ void run_decoder(const ProfileOptions& o, model::LoadedModel& model, ModelProfil
   model::count_model_tensors(model.module, profile.facts);
   profile.facts.file_bytes = model.file_bytes;
   diagnose_warmup(*r.decoder, r);
+  diagnose_first_shape(model.module, decoder, r);
   if (!o.prefill_cost_out.empty()) write_prefill_cost(o, decoder, *r.decoder, model.sha256, r, progress);
 }
 
