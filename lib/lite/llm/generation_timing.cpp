@@ -28,8 +28,8 @@ torch::Tensor prompt_of(const GenerationPlan& plan, int64_t vocab) {
   return random_prompt(plan.batch, plan.prompt_tokens, vocab, plan.seed);
 }
 
-// The first prompt-shaped call: a prompt of zeros, shaped like the real one, whose logits reveal the vocabulary. It is the first
-// warm-up generation's prefill, timed as such.
+// The first prompt-shaped call (after the decode-shaped one): a prompt of zeros, shaped like the real one, whose
+// logits reveal the vocabulary. It is the first warm-up generation's prefill, timed as such.
 int64_t first_call(Decoder& d, const GenerationPlan& plan, GenerationStats& s) {
   const torch::Tensor zeros = torch::zeros({plan.batch, plan.prompt_tokens}, torch::kInt64);
   auto start = Clock::now();

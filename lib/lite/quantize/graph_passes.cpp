@@ -130,7 +130,6 @@ bool has_dropout(const std::shared_ptr<torch::jit::Graph>& graph) {
   return false;
 }
 
-
 // flatten of a channels-last activation, as onednn's quantized convolutions return them, copies it
 // into NCHW order (5 us at batch 1, 30 us at batch 64 on the CNN). Flattening it in its own NHWC order
 // is a view; the following linear layer's weight columns are permuted to match, so the result is the
