@@ -6,8 +6,8 @@ a. Decode speed at batch 1 on the GPT-2-small shape (random weights): lite's int
    model with the file's weights, then scripted and saved. All three are TorchScript files timed by one loop,
    scripts/fixtures/decoder_reference.py (PyTorch's greedy loop in Python), same threads, same prompt, the tools
    alternating ROUNDS times, each keeping its best median (a shared machine's noise only ever adds time), on the
-   OpenBLAS build lite loads (machine.same_blas_env). Goals: lite int8 >= 1.5x frozen float's decode tokens/s, and
-   >= PyTorch's int8.
+   OpenBLAS build lite loads (scripts/bench/llm runs under machine.same_blas_env). Goals: lite int8 >= 1.5x frozen
+   float's decode tokens/s, and >= PyTorch's int8.
 b. Perplexity on held-out text of a small decoder trained on Debian's fortunes text (make_decoder.py --train-text,
    cached under build/bench/llm/): float, lite int8 (same mode) and PyTorch's quantize_dynamic, all computed by
    decoder_reference.py --perplexity through the saved files. Goal: lite int8 within 1% of float.
@@ -18,17 +18,14 @@ import pathlib
 import subprocess
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import machine  # noqa: E402  (scripts/bench/machine.py: the BLAS lite loads)
-
 REPO = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "scripts" / "fixtures"
 PY = "/usr/bin/python3"
 TRAIN_TEXT = pathlib.Path("/usr/share/games/fortunes")
 
 
-def run(cmd, env=None):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
+def run(cmd):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"failed: {' '.join(map(str, cmd))}\n{r.stderr[-2000:]}")
     return r.stdout
@@ -115,7 +112,7 @@ def linear_ops(path):
 
 def reference(model, args, *extra):
     return json.loads(run([PY, FIXTURES / "decoder_reference.py", model, "--threads", args.threads, "--qengine",
-                           "onednn", *extra], env=machine.same_blas_env()))
+                           "onednn", *extra]))
 
 
 def time_tools(files, prompt, args):
