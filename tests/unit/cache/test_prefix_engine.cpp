@@ -138,9 +138,29 @@ TEST_CASE("sglang evicts unlocked leaves by last use and a locked path survives"
   admit(*cache, 3);  // the leaf used longest ago: 4
   CHECK_FALSE(cached(2, 0));
   CHECK(cached(0, 1));
-  admit(*cache, 4);  // leaves only: 2 goes before its parent 1, though 1 was used no later
+  admit(*cache, 4);  // the leaf node 1-2 (inserted together) goes whole: one block more than needed
   CHECK_FALSE(cached(0, 1));
-  CHECK(cached(0, 0));
+  CHECK_FALSE(cached(0, 0));
+  CHECK(cache->occupied() == 2);
+  CHECK(cache->evicted() == 4);
+}
+
+TEST_CASE("sglang splits the node a match ends inside, and its lower part takes the match's time") {
+  // RadixCache._match_prefix_helper stamps a node before _split_node cuts it, so the part below the match is
+  // refreshed too (scripts/bench/prefix_cache section 5 drives SGLang's own file to the same counts)
+  const BlockTrace t = requests("0:12:1:1,2,3 1:4:1:4 2:4:1:1 3:4:1:5");
+  auto cache = make("sglang", t, 4);
+  admit(*cache, 0);
+  cache->finish(0);  // node 1-2-3
+  admit(*cache, 1);
+  cache->finish(1);  // node 4, used after 1-2-3
+  CHECK(admit(*cache, 2) == 3);  // block 1 (capped at input_length - 1): 1 | 2-3, and 2-3 stamped now
+  cache->finish(2);
+  admit(*cache, 3);  // 4 is the leaf used longest ago, not 2-3
+  CHECK_FALSE(cache->cached(t.blocks_of(1)[0]));
+  CHECK(cache->cached(t.blocks_of(0)[2]));
+  CHECK(cache->cached(t.blocks_of(0)[1]));
+  CHECK(cache->evicted() == 1);
 }
 
 TEST_CASE("blocks filled by generated tokens are cached, a partial one is not") {

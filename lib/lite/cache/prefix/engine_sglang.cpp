@@ -8,7 +8,10 @@
 // - when it finishes, its prompt and output are inserted (cache_finished_req) and the path unlocked
 //   (dec_lock_ref), every node on it stamped with the time (last_access_time);
 // - eviction pops leaves by last_access_time from a heap and pushes a parent once its last child is gone
-//   (RadixCache.evict), so only unlocked leaves go.
+//   (RadixCache.evict), so only unlocked leaves go; a leaf is a radix node, a run of blocks inserted together,
+//   and goes whole, so an eviction may free more than it needs (`num_evicted < num_tokens` is its only stop);
+// - a match that ends inside a node splits it (_match_prefix_helper, _split_node), and the lower part it did
+//   not reach is stamped with the match's time all the same (the node is stamped before it is split).
 // Memory is counted in blocks: a running request holds its prompt's nodes (locked) and room for its output from
 // admission on (SGLang reserves decode room as it goes; here the request waits at admission instead of being
 // retracted later).
@@ -31,6 +34,8 @@ class SglangRadixCache final : public EngineCache {
         cached_(generated_first_.back(), 0),
         children_(generated_first_.back(), 0),
         lock_(generated_first_.back(), 0),
+        next_(generated_first_.back(), kNoBlock),
+        head_(generated_first_.back(), 0),
         leaves_(generated_first_.back()) {
     parent_.resize(generated_first_.back(), kNoBlock);
   }
@@ -41,6 +46,7 @@ class SglangRadixCache final : public EngineCache {
     const uint32_t* prompt = trace_.blocks_of(r);
     const uint32_t n = trace_.block_count(r);
     const uint32_t k = cached_prefix(trace_, r, [this](uint32_t b) { return cached_[b] != 0; });
+    if (k > 0) split_below(prompt[k - 1]);  // match_prefix splits the node it ends inside, even if r then waits
     uint64_t newly_locked = 0;
     for (uint32_t i = 0; i < k; ++i) newly_locked += lock_[prompt[i]] == 0;
     const uint64_t new_blocks = (n - k) + generated_blocks(r);
@@ -51,7 +57,7 @@ class SglangRadixCache final : public EngineCache {
     for (uint32_t i = 0; i < k; ++i) lock(prompt[i]);  // before evicting: the hit path is never the victim
     while (cached_count_ + held_ + new_blocks > capacity_) evict_leaf();
     for (uint32_t i = k; i < n; ++i) {
-      insert(prompt[i], i ? prompt[i - 1] : kNoBlock);
+      insert(prompt[i], i ? prompt[i - 1] : kNoBlock, i == k);
       lock(prompt[i]);
     }
     held_ += generated_blocks(r);  // room for the output, outside the tree until it is inserted
@@ -67,7 +73,7 @@ class SglangRadixCache final : public EngineCache {
     for (uint32_t j = 0; j < generated_blocks(r); ++j) {
       const uint32_t b = generated_block(r, j);
       parent_[b] = parent;
-      insert(b, parent);
+      insert(b, parent, j == 0);
       parent = b;
     }
     for (uint32_t i = n; i-- > 0;) unlock(prompt[i]);
@@ -85,9 +91,14 @@ class SglangRadixCache final : public EngineCache {
     return uint32_t(total - trace_.block_count(r));
   }
   HeapKey now() const { return {double(clock_), 0}; }
-  void insert(uint32_t b, uint32_t parent) {
+  // A block joins the tree: `head` when it starts a new node (the first of an inserted run), else it extends
+  // its parent's node.
+  void insert(uint32_t b, uint32_t parent, bool head) {
     cached_[b] = 1;
     ++cached_count_;
+    head_[b] = head;
+    next_[b] = kNoBlock;
+    if (!head) next_[parent] = b;
     leaves_.set_key(b, now());
     if (parent != kNoBlock && children_[parent]++ == 0 && leaves_.contains(parent)) leaves_.remove(parent);
     if (lock_[b] == 0) leaves_.push(b);
@@ -104,15 +115,37 @@ class SglangRadixCache final : public EngineCache {
     --locked_;
     if (children_[b] == 0) leaves_.push(b);
   }
-  // The unlocked leaf used longest ago goes; its parent becomes a leaf once its last child has gone.
+  // The match ended at b inside a node: the node is split below b (RadixCache._split_node), and the lower part,
+  // which the match did not reach, keeps the stamp _match_prefix_helper gave the whole node before splitting it.
+  // The match runs before the admission's operation (clock_ + 0.5): a request that then waits leaves it too.
+  void split_below(uint32_t b) {
+    uint32_t c = next_[b];
+    if (c == kNoBlock) return;
+    next_[b] = kNoBlock;
+    head_[c] = 1;
+    while (next_[c] != kNoBlock) c = next_[c];  // the lower node's last block: the one a leaf's order reads
+    leaves_.set_key(c, {double(clock_) + 0.5, 0});
+  }
+  // The unlocked leaf node used longest ago goes whole, last block first (RadixCache.evict frees a leaf node's
+  // whole value, so it may free more than asked); its parent becomes a leaf once its last child has gone.
   void evict_leaf() {
-    const uint32_t victim = leaves_.top();
+    uint32_t victim = leaves_.top();
     leaves_.remove(victim);
-    cached_[victim] = 0;
-    --cached_count_;
-    ++evicted_;
-    const uint32_t parent = parent_[victim];
-    if (parent != kNoBlock && --children_[parent] == 0 && lock_[parent] == 0) leaves_.push(parent);
+    for (;;) {
+      cached_[victim] = 0;
+      --cached_count_;
+      ++evicted_;
+      const uint32_t parent = parent_[victim];
+      if (parent == kNoBlock) return;
+      if (!head_[victim]) {  // the block above is the same node's: it goes next
+        next_[parent] = kNoBlock;
+        --children_[parent];
+        victim = parent;
+        continue;
+      }
+      if (--children_[parent] == 0 && lock_[parent] == 0) leaves_.push(parent);
+      return;
+    }
   }
 
   const BlockTrace& trace_;
@@ -121,6 +154,8 @@ class SglangRadixCache final : public EngineCache {
   std::vector<uint32_t> parent_;  // the trace's parents, then each generated block's
   std::vector<uint8_t> cached_;
   std::vector<uint32_t> children_, lock_;  // cached children; running requests whose path holds the block
+  std::vector<uint32_t> next_;             // the block below in the same radix node, or kNoBlock at its end
+  std::vector<uint8_t> head_;              // the block starts a radix node
   IndexedHeap leaves_;                     // unlocked cached leaves by last access
   uint64_t clock_ = 0, cached_count_ = 0, locked_ = 0, held_ = 0, evicted_ = 0;
 };
