@@ -98,8 +98,21 @@ void from_json(const nlohmann::json& j, InputSpec& s) {
   }
   // {"shape": [...], "dtype": ...}, as a model's lite.json declares it: a model file is untrusted input, so its
   // dimensions and dtype pass the rule --input's do (positive, at most 2^31, a known dtype, fits in memory).
+  // A fractional or string dimension is refused, not truncated or skipped, as --input would refuse it.
+  const std::string form = "each input is \"1x3x224x224[:dtype]\" or {\"shape\": [1, 3, 224, 224], \"dtype\": ...}";
+  if (!j.is_object() || !j.contains("shape") || !j["shape"].is_array())
+    throw UsageError("an input is " + std::string(j.type_name()) + (j.is_object() ? " without a \"shape\" list" : "") +
+                     "; " + form);
   InputSpec declared;
-  declared.shape = j.at("shape").get<std::vector<int64_t>>();
+  for (const auto& dim : j["shape"]) {
+    if (!dim.is_number_integer())
+      throw UsageError("a dimension is " + shorten(dim.dump(), 40) + ", not a whole number; " + form);
+    if (dim.is_number_unsigned() && dim.get<uint64_t>() > uint64_t(INT64_MAX))
+      throw UsageError("a dimension is " + dim.dump() + ", beyond 64 bits; " + form);
+    declared.shape.push_back(dim.get<int64_t>());
+  }
+  if (j.contains("dtype") && !j["dtype"].is_string())
+    throw UsageError("\"dtype\" is " + shorten(j["dtype"].dump(), 40) + ", not a name; " + form);
   declared.dtype = j.value("dtype", std::string("float32"));
   from_json(nlohmann::json(to_string(declared)), s);
 }

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "lite/core/error.hpp"
 #include "lite/core/json_input.hpp"
 #include "lite/core/options.hpp"
@@ -130,6 +132,27 @@ std::vector<ZipDirectoryEntry> checked_archive_directory(const fs::path& path) {
   return directory;
 }
 
+// The shapes a model's lite.json declares for its inputs: untrusted like a flag's value. What lite cannot use is
+// kept as a problem, reported only where no --input replaces the declaration (a model whose record is odd but whose
+// inputs the user gives still runs).
+void read_declared_inputs(const nlohmann::json& inputs, LoadedModel& m) {
+  const size_t takes = m.module.get_method("forward").function().getSchema().arguments().size() - 1;
+  try {
+    if (!inputs.is_array())
+      throw UsageError(fmt::format("\"inputs\" is {}, not a list of input shapes", inputs.type_name()));
+    if (inputs.size() > takes)  // checked before any is read: 200,000 declared inputs grew to 11 GB
+      throw UsageError(fmt::format("\"inputs\" lists {} inputs, but the model's forward takes {}", inputs.size(), takes));
+    m.declared_inputs = inputs.get<std::vector<InputSpec>>();
+  } catch (const Error& e) {  // e.g. a negative or fractional dimension, a shape too large to allocate
+    m.declared_inputs.clear();
+    const std::string message = e.what();
+    m.declared_inputs_problem = message.substr(0, message.find("; "));  // the problem, without its fix
+  } catch (const nlohmann::json::exception& e) {
+    m.declared_inputs.clear();
+    m.declared_inputs_problem = "\"inputs\" cannot be read: " + std::string(e.what());
+  }
+}
+
 }  // namespace
 
 void check_torchscript_archive(const fs::path& path) { checked_archive_directory(path); }
@@ -167,17 +190,8 @@ LoadedModel load_model(const fs::path& path) {
     } catch (const InputError&) {
       m.provenance = nullptr;  // an unreadable record of what was done is treated as none
     }
-    if (m.provenance.is_object() && m.provenance.contains("inputs")) {
-      try {
-        m.declared_inputs = m.provenance["inputs"].get<std::vector<InputSpec>>();
-      } catch (const nlohmann::json::exception&) {
-        m.declared_inputs.clear();  // an unreadable declaration is treated as none
-      } catch (const Error& e) {
-        m.declared_inputs.clear();  // e.g. a shape too large to allocate: reported if no --input replaces it
-        const std::string message = e.what();
-        m.declared_inputs_problem = message.substr(0, message.find("; "));  // the problem, without its fix
-      }
-    }
+    if (m.provenance.is_object() && m.provenance.contains("inputs"))
+      read_declared_inputs(m.provenance["inputs"], m);
   }
   return m;
 }
