@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "lite/core/error.hpp"
 #include "lite/core/text.hpp"
 #include "lite/model/data_file.hpp"
@@ -212,10 +214,18 @@ Dataset from_pickle(const fs::path& path, const std::vector<char>& bytes, const 
 Dataset from_npz(const fs::path& path, const std::vector<char>& bytes, const ForwardArguments& forward) {
   NamedEntries entries;
   bool positional = true;
-  // An .npy member's header says how many bytes its shape needs: a member declared at fewer is refused before it
-  // is inflated (a zip bomb costs its header, not its inflation). A member that is no .npy at all is judged whole.
+  // An .npy member's header says how many bytes its shape needs: a member declared at fewer or more is refused
+  // before it is inflated (a zip bomb costs its header, not its inflation: one of 16 images declared at 1 GiB was
+  // read whole). A member that is no .npy at all is judged whole.
   const MemberCheck npy_header_fits = [&](const std::string& name, std::string_view head, uint64_t size) {
-    if (ends_with(name, ".npy") && head.substr(0, 6) == "\x93NUMPY") parse_npy_header(head, size, (path / name).string());
+    if (!ends_with(name, ".npy") || head.substr(0, 6) != "\x93NUMPY") return;
+    const TensorFileHeader h = parse_npy_header(head, size, (path / name).string());
+    if (size > h.data_offset + h.data_bytes)
+      throw InputError((path / name).string(),
+                       fmt::format("is {} bytes, but its header's shape needs {} after a header of {}: {} bytes "
+                                   "more than the array holds",
+                                   size, h.data_bytes, h.data_offset, size - h.data_offset - h.data_bytes),
+                       "save the file again (numpy.savez or numpy.savez_compressed)");
   };
   for (auto& m : read_zip_members(std::string_view(bytes.data(), bytes.size()), path.string(), npy_header_fits)) {
     std::string name = ends_with(m.name, ".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
