@@ -110,9 +110,9 @@ void Search::prepare() {
     r_.model = o_.model.string();
     r_.model_sha256 = original_->sha256;
     r_.model_bytes = original_->file_bytes;
-    folder_.emplace(work_dir(o_), original_->sha256);
-    r_.work_dir = folder_->folder().string();
     reference_ = detail::make_reference(*original_, o_, r_.notes, no_progress());
+    folder_.emplace(work_dir(o_), original_->sha256);  // after the inputs and data are checked: a refusal writes nothing
+    r_.work_dir = folder_->folder().string();
     std::vector<std::string> shapes;
     for (const auto& spec : model::describe_inputs(reference_.timing_inputs)) shapes.push_back(model::to_string(spec));
     r_.input = join(shapes, ", ");

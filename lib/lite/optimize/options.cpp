@@ -199,8 +199,9 @@ void validate(const OptimizeOptions& o) {
   if (o.recover_samples < 0) throw OptionError("recover_samples", "must be 0 (all) or more", "e.g. 8192");
   check_cache(o, target);
   if (o.screen_samples < 1) throw OptionError("screen_samples", "must be at least 1", "e.g. 256");
-  at_least("screen_duration_s", o.screen_duration_s, 0.01);
-  at_least("duration_s", o.duration_s, 0.01);
+  // Bounded here, as profile's --duration is, so a refusal comes before the work folder exists and names its flag.
+  in_range("screen_duration_s", o.screen_duration_s, 0.01, 3600, "seconds of timing a screened variant");
+  in_range("duration_s", o.duration_s, 0.01, 3600, "seconds of timing a variant");
   if (o.warmup < 1) throw OptionError("warmup", "must be at least 1", "e.g. 5");
   thread_count("threads", o.threads);
   check_positive("budget_s", o.budget_s, "600");
