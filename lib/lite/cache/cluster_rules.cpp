@@ -37,8 +37,8 @@ void check_cluster_options(const SimulationConfig& o) {
   const ClusterSpec& c = o.cluster;
   find_route(c.route);  // an unknown route is refused with or without --nodes
   option_rules::finite("max_node_load", c.max_node_load);
-  if (!(c.max_node_load > 1))
-    throw OptionError("max_node_load", fmt::format("{} is not above 1", c.max_node_load),
+  if (!(c.max_node_load > 1 && c.max_node_load <= double(kMaxClusterNodes)))  // the hottest of K nodes carries <= K x the mean
+    throw OptionError("max_node_load", fmt::format("{} is not above 1 and at most {}", c.max_node_load, kMaxClusterNodes),
                       "give the hottest node's most requests over the mean, e.g. 1.5");
   if (c.virtual_nodes == 0 || c.virtual_nodes > 100000)
     throw OptionError("virtual_nodes", fmt::format("{} is outside 1..100000", c.virtual_nodes),

@@ -19,6 +19,8 @@ namespace lite::cache {
 
 using namespace option_rules;
 
+constexpr double kMaxLatencyMs = 86400e3;  // a day
+
 // The one field list of CacheSimOptions: to_json writes it, from_json reads it (unknown keys rejected).
 template <class Fields, class O>
 void cache_sim_fields(Fields& f, O& o) {
@@ -160,15 +162,16 @@ void check_resolved(const SimulationConfig& o) {
   if (o.sample_check && o.sample_rate >= 1 && !o.sample_objects)
     throw OptionError("sample_check", "compares a sampled run with the full trace",
                       "add {sample_rate} R or {sample_objects} N");
-  at_least("hit_latency_ms", o.hit_latency_ms, 0, "a latency in milliseconds");
-  if (o.miss_latency_ms) at_least("miss_latency_ms", *o.miss_latency_ms, 0, "a latency in milliseconds");
+  // A latency past a day (2^64 ms was taken) is a mistyped unit, not a cache study.
+  in_range("hit_latency_ms", o.hit_latency_ms, 0, kMaxLatencyMs, "a latency in milliseconds");
+  if (o.miss_latency_ms) in_range("miss_latency_ms", *o.miss_latency_ms, 0, kMaxLatencyMs, "a latency in milliseconds");
   if (o.miss_latency_ms && !o.variants.empty())
     throw OptionError("miss_latency_ms", "cannot be combined with {miss_latency_from}", "give one miss-latency source");
   if (o.target_hit_ratio && !(*o.target_hit_ratio > 0 && *o.target_hit_ratio <= 1))
     throw OptionError("target_hit_ratio", fmt::format("{} is outside (0, 1]", *o.target_hit_ratio),
                       "give a hit ratio, e.g. 0.8");
-  if (o.target_p99_ms && !(*o.target_p99_ms > 0 && std::isfinite(*o.target_p99_ms)))
-    throw OptionError("target_p99_ms", fmt::format("must be above 0 ms, got {}", *o.target_p99_ms),
+  if (o.target_p99_ms && !(*o.target_p99_ms > 0 && *o.target_p99_ms <= kMaxLatencyMs))
+    throw OptionError("target_p99_ms", fmt::format("must be above 0 ms and at most a day, got {}", *o.target_p99_ms),
                       "give the p99 latency to reach in ms");
   if (o.target_hit_ratio && o.target_p99_ms)
     throw OptionError("target_hit_ratio", "cannot be combined with {target_p99_ms}", "give one target");

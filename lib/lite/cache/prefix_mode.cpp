@@ -79,7 +79,10 @@ void set_prefill_model(const CacheSimOptions& o, prefix::PrefixConfig& c) {
   if (given > 1)
     throw OptionError(o.prefill_ms_per_token ? "prefill_ms_per_token" : "prefill_cost",
                       "is a second prefill model", "give one of {prefill_ms_per_token}, {prefill_cost}, {prefill_cost_from}");
-  if (o.prefill_ms_per_token) c.prefill = prefix::PrefillModel{0, *o.prefill_ms_per_token, 0};
+  if (o.prefill_ms_per_token) {
+    option_rules::in_range("prefill_ms_per_token", *o.prefill_ms_per_token, 0, 1e6, "milliseconds of prefill a token");
+    c.prefill = prefix::PrefillModel{0, *o.prefill_ms_per_token, 0};
+  }
   if (!o.prefill_cost.empty()) c.prefill = parse_prefill_cost(o.prefill_cost);
   if (o.prefill_cost_from.empty()) return;
   const prefix::PrefillFit fit = prefix::fit_prefill_model(prefix::read_prefill_table(o.prefill_cost_from));

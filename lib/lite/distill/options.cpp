@@ -97,8 +97,10 @@ void validate_data_parallel(const DistillOptions& o) {
     throw OptionError("rank", fmt::format("is {} but world_size is {}", o.rank, o.world_size),
                       fmt::format("give each process a rank from 0 to {}", o.world_size - 1));
   positive("timeout_s", o.timeout_s, "300 waits five minutes for a slow or lost rank");
+  option_rules::at_most("timeout_s", o.timeout_s, 7 * 86400, "300 waits five minutes for a slow or lost rank");
   option_rules::in_range("launch_local", o.launch_local, 0, 64, "one worker per core group, e.g. 2");
   positive("bucket_mb", o.bucket_mb, "1 MB buckets suit most students");
+  option_rules::at_most("bucket_mb", o.bucket_mb, 4096, "1 MB buckets suit most students");
   const int planned = o.launch_local > 0 ? o.launch_local : o.world_size;
   if (planned > 1 && o.train_batch < 2 * planned)
     throw OptionError("train_batch", fmt::format("gives {} ranks fewer than 2 samples each", planned),
@@ -127,7 +129,7 @@ void validate(const DistillOptions& o) {
   positive("lr", o.lr, "try 1e-3 for adam, 0.05 for sgd");
   // Past float32's range (3.4e38) the step itself is inf (an lr of 1e300 ended in an internal error); a merely
   // too-large lr diverges to a NaN loss, which the finite_loss gate reports (the unit test uses 1e30).
-  option_rules::at_most("lr", o.lr, 1e30, "try 1e-3 for adam, 0.05 for sgd");
+  option_rules::at_most("lr", o.lr, 100, "try 1e-3 for adam, 0.05 for sgd");
   find_optimizer(o.optimizer);
   option_rules::in_range("momentum", o.momentum, 0, 0.999, "0.9 is the usual value");
   option_rules::in_range("weight_decay", o.weight_decay, 0, 1, "1e-4 to 1e-2 are usual");

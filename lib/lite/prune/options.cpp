@@ -140,7 +140,7 @@ void validate(const PruneOptions& o) {
   if (!unstructured && !o.ratio && !o.heads && o.layer_ratios.empty() && !o.sensitivity && !o.tolerance)
     throw OptionError("ratio", "is required: how much to prune", "pass {ratio} 0.5 (channels), {heads} 0.25 (a decoder's KV heads), {sparsity} 0.5 (weights), or {tolerance} POINTS to let the sensitivity "
                       "analysis choose per-group ratios");
-  if (o.global) option_rules::in_range("global_floor", o.global_floor, 0.0, 1.0);
+  option_rules::in_range("global_floor", o.global_floor, 0.0, 1.0);  // checked with or without --global: never ignored
   if (o.round_to < 1) throw OptionError("round_to", "must be at least 1", "e.g. 8 keeps channel counts at multiples of 8");
   static const std::vector<std::string> criteria = {"l1", "l2", "bnscale", "taylor"};
   if (!unstructured) {
@@ -154,8 +154,7 @@ void validate(const PruneOptions& o) {
     for (const auto& spec : o.inputs) model::check_input_size(spec, b);
   if (o.data_samples < 1) throw OptionError("data_samples", "must be at least 1", "give 1 or more");
   model::validate(o);
-  if (o.tolerance && !(std::isfinite(*o.tolerance) && *o.tolerance >= 0))
-    throw OptionError("tolerance", "must be >= 0 points", "give 0 or more points");
+  if (o.tolerance) option_rules::in_range("tolerance", *o.tolerance, 0, 100, "points of top-1 the result may lose");
   option_rules::in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with the original");
   if (o.sensitivity && unstructured)
     throw OptionError("sensitivity", "analyses channel groups (structured pruning)", "drop {sparsity}/{unstructured}");

@@ -88,7 +88,7 @@ void validate(const QuantizeOptions& o) {
   measure::check_batch_sizes("batches", o.batches);
   for (auto b : o.batches)
     for (const auto& spec : o.inputs) model::check_input_size(spec, b);
-  if (o.tolerance) at_least("tolerance", *o.tolerance, 0, "points of accuracy the result may lose");
+  if (o.tolerance) in_range("tolerance", *o.tolerance, 0, 100, "points of accuracy the result may lose");
   measure::validate(o.timing);
   in_range("agreement_floor", o.agreement_floor, 0, 100, "points of top-1 agreement with float");
   if (o.budget_s) in_range("budget_s", *o.budget_s, 1, 1e6, "seconds the whole command may take");

@@ -122,8 +122,8 @@ std::vector<KvFormat> resolve_kv_formats(const PrefixConfig& c) {
   if (c.kv_bytes_per_token && !c.kv_layout.empty())
     throw OptionError("kv_bytes_per_token", "cannot be combined with {kv_layout}", "give one of the two");
   if (c.kv_bytes_per_token) {
-    if (!(*c.kv_bytes_per_token > 0) || !std::isfinite(*c.kv_bytes_per_token))
-      throw OptionError("kv_bytes_per_token", fmt::format("must be above 0, got {}", *c.kv_bytes_per_token),
+    if (!(*c.kv_bytes_per_token > 0 && *c.kv_bytes_per_token <= double(1 << 30)))  // Llama-3-70B: 320 KiB
+      throw OptionError("kv_bytes_per_token", fmt::format("must be above 0 and at most 1 GiB, got {}", *c.kv_bytes_per_token),
                         "e.g. 327680 for Llama-3-70B in fp16");
     formats.push_back({"fp16", *c.kv_bytes_per_token});
   } else if (!c.kv_layout.empty()) {
