@@ -14,6 +14,7 @@ import pathlib
 import signal
 import stat
 import subprocess
+import sys
 import time
 import unittest
 
@@ -35,10 +36,10 @@ def sha256(path):
 
 
 class HostileCase(LiteTestCase):
-    def rejected_keeping(self, sub, *args, inputs=(), needles=()):
+    def rejected_keeping(self, sub, *args, inputs=(), needles=(), **kwargs):
         """assert_rejected, and every file in `inputs` byte-identical afterwards."""
         before = {str(p): sha256(p) for p in inputs}
-        r = self.assert_rejected(sub, *args, needles=needles)
+        r = self.assert_rejected(sub, *args, needles=needles, **kwargs)
         self.assertEqual({str(p): sha256(p) for p in inputs}, before, "an input changed")
         return r
 
@@ -150,6 +151,16 @@ class NothingCreatedBeforeTheChecks(HostileCase):
         recipe.write_text(json.dumps({"lite_recipe": 1, "model": str(fake), "steps": [{"quantize": {"mode": "dynamic"}}]}))
         self.rejected_keeping("run", recipe, inputs=[fake, recipe], needles=["passwd"])
 
+    def test_optimize_refusing_a_models_declared_input_creates_no_work_folder(self):
+        """The work folder was made before the model's inputs were checked (tests/hostile/sweep.py, item 1)."""
+        model = self.tmp / "negative.pt"
+        python("import torch, json\n"
+               "m = torch.jit.load(%r)\n"
+               "torch.jit.save(m, 'negative.pt', _extra_files={'lite.json': json.dumps({'inputs': ['1x0x28x28']})})\n"
+               % str(MODEL), self.tmp)
+        self.rejected_keeping("optimize", model, "--target-p99", "1000", "--modes", "float", "-o", self.tmp / "o.pt",
+                              "--work-dir", self.tmp / "work", inputs=[model], needles=["negative.pt", "lite.json"])
+
 
 class AbsurdValues(HostileCase):
     """Causes 4 and 5: values that crashed lite or reached exit 3 are bad input, with the value and the bound."""
@@ -190,6 +201,29 @@ class AbsurdValues(HostileCase):
         self.assert_rejected("distill", "--teacher", MODEL, "--student", student, "--data", EVAL,
                              "--seed", "18446744073709551616", needles=["--seed", "out of range"])
 
+    def test_finite_values_beyond_any_meaning_are_refused(self):
+        """Found by tests/hostile/sweep.py (item 4): 2^64 as a float was taken by these flags (a learning rate of
+        1.8e19, a cache hit costing 584 million years), and --global-floor was not checked without --global."""
+        big = "18446744073709551616"
+        student = self.copy(MODEL, "student.pt")
+        distill = ["--teacher", MODEL, "--student", student, "--data", EVAL, "-o", self.tmp / "d.pt"]
+        prefix = self.tmp / "chat.jsonl"
+        prefix.write_text(json.dumps({"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}) + "\n")
+        cases = [("prune", [MODEL, "--ratio", "0.3", "--global-floor", "5"], "--global-floor"),
+                 ("prune", [MODEL, "--ratio", "0.3", "--tolerance", big], "--tolerance"),
+                 ("quantize", [MODEL, "--mode", "dynamic", "--tolerance", big], "--tolerance"),
+                 *[("distill", [*distill, flag, big], flag) for flag in ("--lr", "--timeout", "--bucket-mb")],
+                 *[("cache-sim", [TRACE, "--sizes", "10", flag, big], flag)
+                   for flag in ("--hit-latency", "--miss-latency", "--target-p99", "--max-node-load")],
+                 *[("cache-sim", [prefix, "--sizes", "10", flag, big], flag)
+                   for flag in ("--kv-bytes-per-token", "--prefill-ms-per-token")],
+                 # named --duration, after optimize's work folder was made
+                 *[("optimize", [MODEL, "--target-p99", "1000", "--work-dir", self.tmp / "work", flag, big], flag)
+                   for flag in ("--screen-duration", "--duration")]]
+        for sub, args, flag in cases:
+            with self.subTest(sub=sub, flag=flag):
+                self.assert_rejected(sub, *args, needles=[flag])
+
     def test_proc_file_as_model(self):
         self.assert_rejected("profile", "/proc/self/environ", needles=["/proc/self/environ"])
         self.assert_rejected("quantize", "/proc/self/environ", "--mode", "dynamic", needles=["/proc/self/environ"])
@@ -221,6 +255,30 @@ class AbsurdValues(HostileCase):
                                           needles=[name, "lite.json"])
                     self.assertFalse(out.exists())
 
+    def test_declarations_lite_cannot_read_are_refused_not_ignored(self):
+        """Issue 38 item 1, found by tests/hostile/sweep.py: a fractional dimension was truncated (1.5 -> 1), a
+        string dimension, a non-list and an input without a shape were ignored (so prune and quantize ran on an
+        inferred shape), and 200,000 declared inputs grew prune to 11.7 GB. Each is refused naming the model and its
+        lite.json; an --input replaces the declaration and the model runs."""
+        for name, inputs, needle in (("fractional.pt", "[{'shape': [1.5, 1, 28, 28]}]", "1.5, not a whole number"),
+                                     ("string.pt", "[{'shape': ['a', 1, 28, 28]}]", "not a whole number"),
+                                     ("number.pt", "5", "not a list of input shapes"),
+                                     ("shapeless.pt", "[{'dtype': 'float32'}]", "without a \"shape\" list"),
+                                     ("many.pt", "['1x1x28x28'] * 200000", "lists 200000 inputs")):
+            python("import torch, json\n"
+                   "m = torch.jit.load(%r)\n"
+                   "torch.jit.save(m, %r, _extra_files={'lite.json': json.dumps({'inputs': %s})})\n"
+                   % (str(MODEL), name, inputs), self.tmp)
+            model = self.tmp / name
+            for sub, extra in (("profile", ["--iterations", "2"]), ("prune", ["--ratio", "0.3", "-o", self.tmp / "o.pt"]),
+                               ("quantize", ["--mode", "dynamic", "-o", self.tmp / "o.pt"])):
+                with self.subTest(model=name, sub=sub):
+                    self.rejected_keeping(sub, model, *extra, inputs=[model], max_rss_mib=600,
+                                          needles=[name, "lite.json", needle])
+            r = run_lite("profile", model, "--input", "1x1x28x28", "--iterations", "2", "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            model.unlink()
+
     def test_output_layer_with_no_features(self):
         python(
             "import torch\n"
@@ -249,6 +307,24 @@ class BoundedMemory(HostileCase):
         r, peak_mib = run_lite_measured("profile", self.tmp / "m.pt", "--input", "1x1x28x28", "--iterations", "3")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertLess(peak_mib, 600, "the 1 GiB lite.json was inflated")
+
+
+class ContainersPastTheirShape(HostileCase):
+    """Issue 38 item 2, found by tests/hostile/sweep.py: an .npz member whose .npy header declares 16 images but
+    whose data inflates to 1 GiB (the zip's sizes honest) was inflated whole (2.2 GB) and taken, exit 0."""
+
+    def test_an_npz_member_larger_than_its_header_shape_is_refused_unread(self):
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "hostile"))
+        import fixtures
+        head = fixtures.npy_header((16, 1, 28, 28))
+        stream, crc = fixtures.deflated_zeros(1 << 30, head)
+        bomb = self.tmp / "bomb.npz"
+        fixtures.write_zip(bomb, [("x.npy", stream, crc, len(head) + (1 << 30)), fixtures.labels_member(16)])
+        for sub, extra in (("profile", ["--eval", bomb]), ("quantize", ["--mode", "static", "--calib", bomb, "-o",
+                                                                         self.tmp / "q.pt"])):
+            with self.subTest(sub=sub):
+                self.rejected_keeping(sub, MODEL, *extra, inputs=[bomb], max_rss_mib=600,
+                                      needles=["bomb.npz/x.npy", "more than the array holds"])
 
 
 # Writes crafted torch.save and TorchScript files whose pickles or zip directories claim more bytes than they
