@@ -4,9 +4,10 @@ Under `mpirun --allow-run-as-root --oversubscribe -n 2` (skipped, with the reaso
 absent): the records, curve and recommendation equal a single-process run of the same sweep (--json minus timing);
 so does the curve from key partitions (--mrc-partitions, rank r computes partition r), and cluster sizing (--nodes: the
 clusters spread over the ranks, in object and byte mode, the text report too), and a prefix (LLM request) study (its
-jobs spread over the ranks); a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
-what was written (object sweeps and prefix studies alike); bad options exit 2 with one error line from lite. Without MPI: --results-dir reuses every record
-of a re-run and refuses a file; `lite` itself never links libmpi."""
+jobs spread over the ranks); a rank killed after its first record fails the job with the rank named, and the re-run
+with --results-dir reuses what was written (object sweeps and prefix studies alike); bad options exit 2 with one
+error line from lite. Without MPI: --results-dir reuses every record of a re-run and refuses a file; `lite` itself
+never links libmpi."""
 import json
 import os
 import pathlib
@@ -288,7 +289,8 @@ class CacheSimMpi(CacheSimMpiBase):
         trace = self.chat_trace()
         results = self.tmp / "results"
         args = [trace, "--policy", "lru,radix-lru,radix-lfu,radix-reference", "--sizes", "50,200,800,3000", "--mrc",
-                "--prefill-ms-per-token", "0.01", "--target-hit-ratio", "0.5", "--threads", "1", "--results-dir", results]
+                "--prefill-ms-per-token", "0.01", "--target-hit-ratio", "0.5", "--threads", "1",
+                "--results-dir", results]
         r = run_mpi("cache-sim", *args, "--json", "-q", env={"LITE_MPI_TEST_KILL_RANK": "1"})
         self.assertNotIn(r.returncode, (0, 1), r.stderr)
         self.assertRegex(r.stderr, r"rank 1\b.*(signal 9|Killed)", r.stderr)

@@ -5,9 +5,10 @@
 // A record is reused only when all of its key matches: the trace's content hash, every option that changes
 // a record's numbers (the object mode's: format, csv columns, header, bad-line skipping, byte mode, sampling, the
 // cost model; the prefix mode's: prefix/prefix_store.hpp), and what names the record within its study (the object
-// mode's policy with its parameters and size; a prefix study's job). The file name is a hash of that key; the key is also stored
-// inside the file and compared on reading, so a hash collision or a hand-edited file is recomputed, never
-// trusted. A file that does not parse is recomputed and overwritten (a crash cannot leave one: atomic writes).
+// mode's policy with its parameters and size; a prefix study's job). The file name is a hash of that key; the key
+// is also stored inside the file and compared on reading, so a hash collision or a hand-edited file is
+// recomputed, never trusted. A file that does not parse is recomputed and overwritten (a crash cannot leave
+// one: atomic writes).
 //
 // Why the content hash, not (size, mtime, head and tail): each machine of an MPI job may read its own copy of
 // the trace, whose mtime differs, and a trace rewritten in place can keep its size and both ends. Hashing
