@@ -236,7 +236,8 @@ std::vector<size_t> jobs_to_replay(const std::vector<Job>& jobs, const StudyShar
   return todo;
 }
 
-// Replays the jobs `todo` names into rows[i] over `threads`, writing each row to the store as it finishes.
+// Replays the jobs `todo` names into rows[i] over `threads`, writing each row to the store as it finishes (the
+// lookups of jobs_to_replay, one thread, hashed the trace first: the store's one lazily computed field).
 void run_jobs(const std::vector<Job>& jobs, const std::vector<size_t>& todo, std::vector<PrefixRow>& rows,
               int threads, const RowStore* store, const StudyShare& share, Progress& progress) {
   std::atomic<size_t> next{0};
