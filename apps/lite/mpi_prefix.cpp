@@ -2,12 +2,15 @@
 // size-th job of the study (a policy x capacity x KV format, prefix_run.hpp StudyShare), whole, so its rows are
 // those one process would have found:
 //
-//   replay this rank's jobs -> every rank's ok/failed flag (a failure: the lowest failed rank prints its error
-//   line, every rank exits with its code) -> the rows as JSON to rank 0 (MPI_Gatherv) -> rank 0 finishes the
+//   replay this rank's jobs (taking those --results-dir holds, writing each replayed row there as it finishes)
+//   -> every rank's ok/failed flag (a failure: the lowest failed rank prints its error line, every rank exits
+//   with its code) -> the rows, and which were reused, as JSON to rank 0 (MPI_Gatherv) -> rank 0 finishes the
 //   study (the one-pass curve, the recommendation, the plot) -> the exit code to every rank.
 #include "mpi_prefix.hpp"
 
 #include <mpi.h>
+
+#include <csignal>
 
 #include <fmt/format.h>
 
@@ -29,17 +32,21 @@ using cache::prefix::PrefixRow;
 // Thrown out of the study on a rank that found another rank failed before the rows met: nothing to print here.
 struct OtherRankFailed {};
 
-// The rows this rank replayed, by job index.
-std::string rows_of_rank(const std::vector<PrefixRow>& rows, int rank, int size) {
+// The rows of this rank's jobs, by job index, each replayed or found in --results-dir (reused).
+std::string rows_of_rank(const std::vector<PrefixRow>& rows, const std::vector<uint8_t>& reused, int rank, int size) {
   nlohmann::json out = nlohmann::json::array();
-  for (size_t i = size_t(rank); i < rows.size(); i += size_t(size)) out.push_back({{"job", i}, {"row", rows[i]}});
+  for (size_t i = size_t(rank); i < rows.size(); i += size_t(size))
+    out.push_back({{"job", i}, {"row", rows[i]}, {"reused", reused[i] != 0}});
   return out.dump();
 }
 
-void adopt_rows(const std::vector<std::string>& texts, std::vector<PrefixRow>& rows) {
+void adopt_rows(const std::vector<std::string>& texts, std::vector<PrefixRow>& rows, std::vector<uint8_t>& reused) {
   for (size_t r = 1; r < texts.size(); ++r)
-    for (const auto& entry : nlohmann::json::parse(texts[r]))
-      rows.at(entry.at("job").get<size_t>()) = cache::prefix::row_from_json(entry.at("row"));
+    for (const auto& entry : nlohmann::json::parse(texts[r])) {
+      const size_t job = entry.at("job").get<size_t>();
+      rows.at(job) = cache::prefix::row_from_json(entry.at("row"));
+      reused.at(job) = entry.at("reused").get<bool>() ? 1 : 0;
+    }
 }
 
 // Rank 0's outcome: the exit code of the finished study, or of what failed while finishing it.
@@ -54,14 +61,15 @@ SweepOutcome mpi_prefix_study(const cache::CacheSimOptions& o, Progress& progres
   const int rank = world_rank(), size = world_size();
   bool joined = false;
   int first_failed = size;
-  cache::prefix::StudyShare share{rank, size, [&](std::vector<PrefixRow>& rows) {
+  cache::prefix::StudyShare share{rank, size, [&](std::vector<PrefixRow>& rows, std::vector<uint8_t>& reused) {
     joined = true;
     first_failed = first_failed_rank(false, size);
     if (first_failed < size) throw OtherRankFailed{};
-    const auto texts = gather_text(rank == 0 ? std::string() : rows_of_rank(rows, rank, size), rank, size);
-    if (rank == 0) adopt_rows(texts, rows);
+    const auto texts = gather_text(rank == 0 ? std::string() : rows_of_rank(rows, reused, rank, size), rank, size);
+    if (rank == 0) adopt_rows(texts, rows, reused);
     return rank == 0;
-  }};
+  }, nullptr};
+  if (killed_by_test_hook(rank)) share.on_stored = [](const PrefixRow&) { std::raise(SIGKILL); };
   std::exception_ptr error;
   cache::CacheSimResult result;
   try {

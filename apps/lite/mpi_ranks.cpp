@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "error_line.hpp"
 #include "command.hpp"
@@ -57,6 +58,11 @@ int first_failed_rank(bool failed, int size) {
   std::vector<int> flags(static_cast<size_t>(size), 0);
   MPI_Allgather(&mine, 1, MPI_INT, flags.data(), 1, MPI_INT, MPI_COMM_WORLD);
   return int(std::find(flags.begin(), flags.end(), 1) - flags.begin());
+}
+
+bool killed_by_test_hook(int rank) {
+  const char* target = std::getenv("LITE_MPI_TEST_KILL_RANK");
+  return target && *target && std::atoi(target) == rank;
 }
 
 int fail_together(const std::exception_ptr& error, int first_failed, int rank, const char* verb) {

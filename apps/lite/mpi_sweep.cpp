@@ -56,12 +56,9 @@ cache::SimulationConfig per_rank_threads(cache::SimulationConfig config) {
   return config;
 }
 
-// The test hook of README "lite cache-sim" (MPI): LITE_MPI_TEST_KILL_RANK=R makes rank R kill itself with
-// SIGKILL right after it wrote its first record to --results-dir, as a crashed node would.
+// The test hook (mpi_ranks.hpp): rank R dies right after it wrote its first record.
 void install_kill_hook(cache::SweepControl& control, int rank) {
-  const char* target = std::getenv("LITE_MPI_TEST_KILL_RANK");
-  if (!target || std::atoi(target) != rank || !*target) return;
-  control.on_stored = [](const cache::SimRecord&) { std::raise(SIGKILL); };
+  if (killed_by_test_hook(rank)) control.on_stored = [](const cache::SimRecord&) { std::raise(SIGKILL); };
 }
 
 cache::SweepControl rank_control(const cache::SimulationConfig& config, int rank, int size, cache::RecordStore* store) {

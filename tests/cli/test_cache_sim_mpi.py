@@ -4,9 +4,10 @@ Under `mpirun --allow-run-as-root --oversubscribe -n 2` (skipped, with the reaso
 absent): the records, curve and recommendation equal a single-process run of the same sweep (--json minus timing);
 so does the curve from key partitions (--mrc-partitions, rank r computes partition r), and cluster sizing (--nodes: the
 clusters spread over the ranks, in object and byte mode, the text report too), and a prefix (LLM request) study (its
-jobs spread over the ranks); a rank killed after its first record fails the job with the rank named, and the re-run with --results-dir reuses
-what was written; bad options exit 2 with one error line from lite. Without MPI: --results-dir reuses every record
-of a re-run and refuses a file; `lite` itself never links libmpi."""
+jobs spread over the ranks); a rank killed after its first record fails the job with the rank named, and the re-run
+with --results-dir reuses what was written (object sweeps and prefix studies alike); bad options exit 2 with one
+error line from lite. Without MPI: --results-dir reuses every record of a re-run and refuses a file; `lite` itself
+never links libmpi."""
 import json
 import os
 import pathlib
@@ -283,6 +284,36 @@ class CacheSimMpi(CacheSimMpiBase):
         self.assertEqual(len(three["result"]["records"]), 1)
         self.assertEqual(three["result"]["records"][0]["hit_tokens"],
                          self.single(trace, "--policy", "lru", "--sizes", "400")[1]["result"]["records"][0]["hit_tokens"])
+
+    def test_a_killed_rank_of_a_prefix_study_and_the_rerun_that_reuses_its_rows(self):
+        trace = self.chat_trace()
+        results = self.tmp / "results"
+        args = [trace, "--policy", "lru,radix-lru,radix-lfu,radix-reference", "--sizes", "50,200,800,3000", "--mrc",
+                "--prefill-ms-per-token", "0.01", "--target-hit-ratio", "0.5", "--threads", "1",
+                "--results-dir", results]
+        r = run_mpi("cache-sim", *args, "--json", "-q", env={"LITE_MPI_TEST_KILL_RANK": "1"})
+        self.assertNotIn(r.returncode, (0, 1), r.stderr)
+        self.assertRegex(r.stderr, r"rank 1\b.*(signal 9|Killed)", r.stderr)
+        self.assertEqual(r.stdout.strip(), "")
+        written = sorted(results.glob("record-*.json"))
+        self.assertGreaterEqual(len(written), 1, "rank 1 wrote its first row before it died")
+        self.assertLess(len(written), 16, "rank 1 died before its last row")
+        self.assertEqual(list(results.glob("*.tmp*")) + list(results.glob(".*")), [], "no temporary files left")
+        code, again = self.mpi_json(*args)
+        self.assertEqual(again["result"]["reused_records"], len(written))
+        self.assertEqual(len(list(results.glob("record-*.json"))), 16)
+        self.assertIn(f"--results-dir {results}: {len(written)} records reused, {16 - len(written)} replayed and "
+                      "written there", again["result"]["notes"])
+        code1, one = self.single(*args[:-2])
+        self.assertEqual(code, code1)
+        without_dir = lambda doc: [n for n in comparable_prefix(doc)["notes"] if not n.startswith("--results-dir")]
+        self.assertEqual(without_dir(again), without_dir(one))
+        strip = lambda doc: {k: v for k, v in comparable_prefix(doc).items() if k not in ("notes", "reused_records")}
+        self.assertEqual(strip(again), strip(one))
+        # every row found: each rank reuses its share
+        code, third = self.mpi_json(*args)
+        self.assertEqual(third["result"]["reused_records"], 16)
+        self.assertEqual(strip(third), strip(one))
 
     def test_a_bad_prefix_trace_exits_2_with_one_line_from_lite(self):
         trace = self.chat_trace()

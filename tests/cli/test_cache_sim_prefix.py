@@ -169,8 +169,7 @@ class BadInput(PrefixTestCase):
 
     def test_options_of_the_other_mode_are_refused(self):
         trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
-        for flag, value in (("--bytes", None), ("--nodes", "2"), ("--hit-latency", "1"), ("--results-dir", "r"),
-                            ("--sample-rate", "0.5")):
+        for flag, value in (("--bytes", None), ("--nodes", "2"), ("--hit-latency", "1"), ("--sample-rate", "0.5")):
             with self.subTest(flag=flag):
                 self.assert_rejected("cache-sim", trace, flag, *([value] if value else []),
                                      needles=[flag, "object traces"])
@@ -205,6 +204,134 @@ class BadInput(PrefixTestCase):
         self.assert_rejected("cache-sim", other, needles=["other.jsonl", "JSON lines"])
         trace = self.write("ok.jsonl", [mooncake_line(0, 1024, [1, 2])])
         self.assert_rejected("cache-sim", "-", stdin=trace.read_text(), needles=["--format mooncake"])
+
+
+def comparable(doc):
+    """A prefix study's --json result without what a re-run changes: timing, threads, the --results-dir count and
+    note, the rows' seconds."""
+    r = json.loads(json.dumps(doc["result"]))
+    for key in ("read_seconds", "simulate_seconds", "threads", "reused_records", "options"):
+        r.pop(key, None)
+    recommended = r.get("recommendation") or {}
+    for row in r["records"] + ([recommended["record"]] if recommended.get("record") else []):
+        row.pop("seconds")
+    r["notes"] = [n for n in r["notes"] if not n.startswith("--results-dir")]
+    return r
+
+
+class ResultsDir(PrefixTestCase):
+    """--results-dir: each job's row kept as one file, reused by a re-run with the same trace and options."""
+
+    def small_chat(self, name="small.jsonl"):
+        """8 conversations of 4 turns behind a shared system block, 4 tokens a block (prompts of 4k tokens, so
+        5-token blocks read the same hash_ids)."""
+        lines, t = [], 0
+        for turn in range(1, 5):
+            for conv in range(8):
+                lines.append(mooncake_line(t, 4 * turn, [900] + [100 * conv + i for i in range(1, turn)], n_out=3))
+                t += 7
+        return self.write(name, lines)
+
+    def study(self, trace, results, *args):
+        return run_lite_json("cache-sim", trace, "--block-tokens", "4", "--results-dir", results, *args)
+
+    def test_rerun_reuses_every_row_and_says_so(self):
+        trace, results = self.small_chat(), self.tmp / "results"
+        args = ("--policy", "lru,radix-lru,radix-reference", "--sizes", "2,4,8", "--prefill-ms-per-token", "0.01",
+                "--mrc", "--target-hit-ratio", "0.3")
+        first = self.study(trace, results, *args)
+        self.assertEqual(first["result"]["reused_records"], 0)
+        self.assertEqual(len(list(results.glob("record-*.json"))), 9)
+        again = self.study(trace, results, *args)
+        self.assertEqual(again["result"]["reused_records"], 9)
+        self.assertEqual(comparable(again), comparable(first))
+        self.assertIn(f"--results-dir {results}: 9 records reused, 0 replayed and written there",
+                      again["result"]["notes"])
+        # more sizes: the rows already there are reused, the new ones replayed
+        more = self.study(trace, results, *args[:3], "2,4,8,16", *args[4:])
+        self.assertEqual(more["result"]["reused_records"], 9)
+        self.assertEqual(len(more["result"]["records"]), 12)
+        text = run_lite("cache-sim", trace, "--block-tokens", "4", "--results-dir", results, *args, "-q")
+        self.assertIn(text.returncode, (0, 1), text.stderr)
+        self.assertIn("9 records reused", text.stdout)
+
+    def test_a_changed_option_reuses_nothing(self):
+        trace, results = self.small_chat(), self.tmp / "results"
+        table = self.tmp / "prefill.csv"
+        table.write_text("new_tokens,cached_tokens,ms\n4,0,1\n8,0,2\n16,4,4.5\n")
+        base = {"--block-tokens": "4", "--policy": "lru,radix-lru", "--sizes": "2,8", "--prefill-ms-per-token": "0.01"}
+
+        def run(trace, changes):
+            """The base study with options changed (flag_name=value; None drops it, "" gives it alone)."""
+            options = dict(base, **{"--" + k.replace("_", "-"): v for k, v in changes.items()})
+            args = [a for flag, v in options.items() if v is not None for a in ([flag] if v == "" else [flag, v])]
+            return run_lite_json("cache-sim", trace, "--results-dir", results, *args)["result"]
+
+        def study(trace=trace, **changes):
+            return run(trace, changes)["reused_records"]
+
+        self.assertEqual(study(), 0)
+        fp16 = "layers=1,kv-heads=1,head-dim=64,dtype=fp16"  # 256 bytes a token
+        variations = {
+            "--block-tokens": dict(block_tokens="5"),
+            "--skip-bad-lines": dict(skip_bad_lines=""),
+            "--prefill-ms-per-token": dict(prefill_ms_per_token="0.02"),
+            "--prefill-cost": dict(prefill_ms_per_token=None, prefill_cost="a=1,b=0.01"),
+            "--prefill-cost-from": dict(prefill_ms_per_token=None, prefill_cost_from=table),
+            "--instances": dict(instances="2"),
+            "--kv-bytes-per-token": dict(kv_bytes_per_token="256"),
+            "--kv-layout": dict(kv_layout="layers=1,kv-heads=1,head-dim=128,dtype=int8"),  # 256 bytes in int8
+            "--kv-dtype": dict(kv_layout=fp16, kv_dtype="int8", sizes="1KiB,4KiB"),  # 2 and 8 blocks of 512 bytes
+            "--tiers": dict(sizes=None, tiers="hbm=2,dram=8"),
+            "--route": dict(instances="2", route="round-robin"),
+            "--engine": dict(policy=None, engine="vllm"),
+        }
+        for name, changes in variations.items():
+            with self.subTest(option=name):
+                self.assertEqual(study(**changes), 0)
+                again = run(trace, changes)
+                self.assertEqual(again["reused_records"], len(again["records"]))
+        self.assertEqual(study(policy=None, engine="vllm:decode-ms=5"), 0)
+        # a changed table fits other coefficients: its rows are the new fit's
+        table.write_text("new_tokens,cached_tokens,ms\n4,0,1\n8,0,2.5\n16,4,6\n")
+        self.assertEqual(study(prefill_ms_per_token=None, prefill_cost_from=table), 0)
+        other = self.small_chat("other.jsonl")
+        other.write_text(other.read_text().replace("[900]", "[901]", 1))
+        self.assertEqual(study(trace=other), 0)
+        self.assertEqual(study(), 4)
+
+    def test_a_damaged_row_is_replayed_and_rewritten(self):
+        trace, results = self.small_chat(), self.tmp / "results"
+        args = ("--policy", "lru,radix-lru", "--sizes", "2,8")
+        first = self.study(trace, results, *args)
+        files = sorted(results.glob("record-*.json"))
+        self.assertEqual(len(files), 4)
+        files[0].write_text(files[0].read_text()[:40])  # cut short
+        stored = json.loads(files[1].read_text())
+        stored["record"]["hit_tokens"] += 1
+        stored["key"]["capacity_blocks"] += 1  # another job's key: not trusted for this one
+        files[1].write_text(json.dumps(stored))
+        again = self.study(trace, results, *args)
+        self.assertEqual(again["result"]["reused_records"], 2)
+        self.assertEqual(comparable(again), comparable(first))
+        self.assertEqual(self.study(trace, results, *args)["result"]["reused_records"], 4)
+
+    def test_a_results_dir_that_is_an_input_a_file_or_a_stream_is_refused(self):
+        trace = self.small_chat()
+        a_file = self.write("a_file", ["x"])
+        plot = self.tmp / "p.svg"
+        for results, needles in [(trace, ["--results-dir", "input TRACE"]),
+                                 (a_file, ["--results-dir", "a file"]),
+                                 (trace / "under", ["--results-dir", "not a folder"]),
+                                 (plot, ["--results-dir", "--plot"])]:
+            with self.subTest(results=results.name):
+                self.assert_rejected("cache-sim", trace, "--block-tokens", "4", "--plot", plot, "--results-dir",
+                                     results, needles=needles)
+        self.assert_rejected("cache-sim", "-", "--format", "mooncake", "--block-tokens", "4", "--results-dir",
+                             self.tmp / "r", stdin=trace.read_text(), needles=["--results-dir", "stream"])
+        bad = self.write("bad.jsonl", [mooncake_line(0, 1024, [1, 2]), "{\"oops\": 1}"])
+        self.assert_rejected("cache-sim", bad, "--results-dir", self.tmp / "r", needles=["bad.jsonl:2"])
+        self.assertFalse((self.tmp / "r").exists())
 
 
 class Tiers(PrefixTestCase):

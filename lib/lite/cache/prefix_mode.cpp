@@ -38,7 +38,6 @@ std::vector<std::pair<const char*, bool>> object_only(const CacheSimOptions& o) 
           {"miss_latency_ms", o.miss_latency_ms.has_value()},
           {"miss_latency_from", !o.miss_latency_from.empty()},
           {"target_p99_ms", o.target_p99_ms.has_value()},
-          {"results_dir", !o.results_dir.empty()},
           {"nodes", !o.nodes.empty()}};
 }
 
@@ -146,6 +145,7 @@ prefix::PrefixConfig prefix_config(const CacheSimOptions& o) {
   c.target_ttft_p99_ms = o.target_ttft_p99_ms;
   c.threads = o.threads;
   c.engine = o.engine;
+  c.results_dir = o.results_dir;
   return c;
 }
 

@@ -171,33 +171,36 @@ const std::string& RecordStore::trace_hash() const {
   return trace_hash_;
 }
 
-nlohmann::json RecordStore::key(const std::string& policy, uint64_t size) const {
-  return {{"trace", trace_hash()}, {"options", options_key_}, {"policy", policy}, {"size", size}};
+// The object mode's key was {trace, options, policy, size} before other modes shared the store: a job of
+// {policy, size} gives the same key (a JSON object's keys are sorted), so folders written then are still read.
+nlohmann::json RecordStore::key(const nlohmann::json& job) const {
+  nlohmann::json k = job;
+  k["trace"] = trace_hash();
+  k["options"] = options_key_;
+  return k;
 }
 
 std::filesystem::path RecordStore::file_for(const nlohmann::json& key) const {
   return dir_ / ("record-" + sha256_hex(key.dump()).substr(0, 32) + ".json");
 }
 
-std::optional<SimRecord> RecordStore::find(const std::string& policy, uint64_t size) const {
-  const nlohmann::json k = key(policy, size);
+std::optional<nlohmann::json> RecordStore::find_json(const nlohmann::json& job) const {
+  const nlohmann::json k = key(job);
   std::ifstream in(file_for(k), std::ios::binary);
   if (!in) return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
   try {
-    const nlohmann::json stored = nlohmann::json::parse(text.str());
+    nlohmann::json stored = nlohmann::json::parse(text.str());
     if (stored.at("key") != k) return std::nullopt;
-    SimRecord r = record_from_json(stored.at("record"));
-    if (r.policy != policy || r.size != size) return std::nullopt;
-    return r;
+    return std::move(stored.at("record"));
   } catch (const std::exception&) {
     return std::nullopt;  // unreadable: recomputed and overwritten
   }
 }
 
-void RecordStore::put(const SimRecord& record) const {
-  const nlohmann::json k = key(record.policy, record.size);
+void RecordStore::put_json(const nlohmann::json& job, const nlohmann::json& record) const {
+  const nlohmann::json k = key(job);
   const nlohmann::json stored = {{"key", k}, {"record", record}};
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
@@ -205,6 +208,22 @@ void RecordStore::put(const SimRecord& record) const {
     throw InputError(dir_.string(), "cannot create the results folder: " + ec.message(),
                      "give a writable folder for {results_dir}");
   write_file_atomically(file_for(k), stored.dump(1) + "\n");
+}
+
+std::optional<SimRecord> RecordStore::find(const std::string& policy, uint64_t size) const {
+  const auto stored = find_json({{"policy", policy}, {"size", size}});
+  if (!stored) return std::nullopt;
+  try {
+    SimRecord r = record_from_json(*stored);
+    if (r.policy != policy || r.size != size) return std::nullopt;
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void RecordStore::put(const SimRecord& record) const {
+  put_json({{"policy", record.policy}, {"size", record.size}}, record);
 }
 
 }  // namespace lite::cache

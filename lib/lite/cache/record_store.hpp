@@ -3,10 +3,12 @@
 // completes, so a re-run after a killed job, a lost node or a wall-time limit skips what is done.
 //
 // A record is reused only when all of its key matches: the trace's content hash, every option that changes
-// a record's numbers (format, csv columns, header, bad-line skipping, byte mode, sampling, the cost model),
-// the policy with its parameters, and the size. The file name is a hash of that key; the key is also stored
-// inside the file and compared on reading, so a hash collision or a hand-edited file is recomputed, never
-// trusted. A file that does not parse is recomputed and overwritten (a crash cannot leave one: atomic writes).
+// a record's numbers (the object mode's: format, csv columns, header, bad-line skipping, byte mode, sampling, the
+// cost model; the prefix mode's: prefix/prefix_store.hpp), and what names the record within its study (the object
+// mode's policy with its parameters and size; a prefix study's job). The file name is a hash of that key; the key
+// is also stored inside the file and compared on reading, so a hash collision or a hand-edited file is
+// recomputed, never trusted. A file that does not parse is recomputed and overwritten (a crash cannot leave
+// one: atomic writes).
 //
 // Why the content hash, not (size, mtime, head and tail): each machine of an MPI job may read its own copy of
 // the trace, whose mtime differs, and a trace rewritten in place can keep its size and both ends. Hashing
@@ -42,10 +44,14 @@ class RecordStore {
   std::optional<SimRecord> find(const std::string& policy, uint64_t size) const;
   // Writes the record atomically (replacing an older one with the same key).
   void put(const SimRecord& record) const;
+  // The same for any mode's record, as JSON: `job` (an object) names the record within the study, its fields
+  // joining the trace hash and the options in the key. find_json returns the stored record as written.
+  std::optional<nlohmann::json> find_json(const nlohmann::json& job) const;
+  void put_json(const nlohmann::json& job, const nlohmann::json& record) const;
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
-  nlohmann::json key(const std::string& policy, uint64_t size) const;
+  nlohmann::json key(const nlohmann::json& job) const;
   std::filesystem::path file_for(const nlohmann::json& key) const;
 
   const std::string& trace_hash() const;

@@ -45,6 +45,12 @@ CacheSimResult run_prefix_study(const CacheSimOptions& o, Progress& progress, co
     result.plot = o.plot;
     result.prefix->notes.push_back("plot written to " + o.plot);
   }
+  if (!o.results_dir.empty()) {
+    const prefix::PrefixResult& p = *result.prefix;
+    result.prefix->notes.push_back(fmt::format("{{results_dir}} {}: {} record{} reused, {} replayed and written there",
+                                               o.results_dir, p.reused_records, p.reused_records == 1 ? "" : "s",
+                                               p.rows.size() - std::min(p.rows.size(), p.reused_records)));
+  }
   return result;
 }
 

@@ -59,6 +59,7 @@ struct PrefixConfig {
   std::optional<double> target_hit_ratio;  // token hit ratio
   std::optional<double> target_ttft_p99_ms;
   int threads = 0;
+  std::string results_dir;                 // rows kept here and reused by a re-run (prefix_store.hpp); "" = none
 };
 
 // With --tiers: one tier's capacity and the prompt tokens loaded from it.
@@ -137,6 +138,7 @@ struct PrefixResult {
   std::optional<PrefixCurve> curve;
   std::optional<PrefixRecommendation> recommendation;
   std::vector<std::string> notes;
+  size_t reused_records = 0;             // results_dir: rows found there instead of replayed
   int threads = 1;
   double read_seconds = 0, simulate_seconds = 0;
 };

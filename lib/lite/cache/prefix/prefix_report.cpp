@@ -107,6 +107,7 @@ void to_json(nlohmann::json& j, const PrefixResult& r) {
     j["recommendation"] = {{"target", r.recommendation->target}, {"met", r.recommendation->met}};
     if (r.recommendation->row) j["recommendation"]["record"] = *r.recommendation->row;
   }
+  j["reused_records"] = r.reused_records;
   j["threads"] = r.threads;
   j["read_seconds"] = r.read_seconds;
   j["simulate_seconds"] = r.simulate_seconds;
@@ -262,8 +263,9 @@ void add_notes(const PrefixResult& r, report::Report& rep) {
   if (r.trace.bad_lines_skipped)
     rep.notes.push_back(fmt::format("{} bad lines skipped", format_count(r.trace.bad_lines_skipped)));
   for (const auto& n : r.notes) rep.notes.push_back(n);
-  rep.notes.push_back(fmt::format("read in {:.2f} s; {} replays in {:.2f} s on {} thread{}", r.read_seconds,
-                                  r.rows.size(), r.simulate_seconds, r.threads, r.threads == 1 ? "" : "s"));
+  const size_t replayed = r.rows.size() - std::min(r.rows.size(), r.reused_records);  // the rest: --results-dir's
+  rep.notes.push_back(fmt::format("read in {:.2f} s; {} replays in {:.2f} s on {} thread{}", r.read_seconds, replayed,
+                                  r.simulate_seconds, r.threads, r.threads == 1 ? "" : "s"));
 }
 
 void add_recommendation(const PrefixResult& r, report::Report& rep) {

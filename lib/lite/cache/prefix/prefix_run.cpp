@@ -14,6 +14,7 @@
 #include "lite/cache/prefix/cluster_route.hpp"
 #include "lite/cache/prefix/engine.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
+#include "lite/cache/prefix/prefix_store.hpp"
 #include "lite/cache/prefix/replay.hpp"
 #include "lite/cache/prefix/tiers.hpp"
 #include "lite/core/clock.hpp"
@@ -209,31 +210,55 @@ std::vector<Job> plan_jobs(const PrefixConfig& c, const BlockTrace& t, const Pre
   return jobs;
 }
 
-// Replays this process's share of the jobs (every job when it is alone) into rows[i].
-void run_jobs(std::vector<Job>& jobs, std::vector<PrefixRow>& rows, int threads, const StudyShare& share,
-              Progress& progress) {
-  rows.resize(jobs.size());
-  std::vector<size_t> mine;
-  for (size_t i = 0; i < jobs.size(); ++i)
-    if (i % size_t(share.size) == size_t(share.rank)) mine.push_back(i);
+// What a row takes from its job rather than its replay: the KV format's name and the capacity in bytes.
+void stamp(PrefixRow& row, const Job& job) {
+  if (job.kv) row.kv_dtype = job.kv->dtype;
+  row.capacity_bytes = job.bytes;
+}
+
+// This process's share of the jobs (every job when it is alone) less those results_dir holds, whose rows it
+// takes into rows[i] (reused[i] = 1) as a replay would leave them; the jobs left to replay.
+std::vector<size_t> jobs_to_replay(const std::vector<Job>& jobs, const StudyShare& share, const RowStore* store,
+                                   std::vector<PrefixRow>& rows, std::vector<uint8_t>& reused) {
+  rows.assign(jobs.size(), PrefixRow{});
+  reused.assign(jobs.size(), 0);
+  std::vector<size_t> todo;
+  for (size_t i = size_t(share.rank); i < jobs.size(); i += size_t(share.size)) {
+    std::optional<PrefixRow> found = store ? store->find(jobs[i].setup, jobs[i].kv) : std::nullopt;
+    if (!found) {
+      todo.push_back(i);
+      continue;
+    }
+    rows[i] = std::move(*found);
+    stamp(rows[i], jobs[i]);
+    reused[i] = 1;
+  }
+  return todo;
+}
+
+// Replays the jobs `todo` names into rows[i] over `threads`, writing each row to the store as it finishes (the
+// lookups of jobs_to_replay, one thread, hashed the trace first: the store's one lazily computed field).
+void run_jobs(const std::vector<Job>& jobs, const std::vector<size_t>& todo, std::vector<PrefixRow>& rows,
+              int threads, const RowStore* store, const StudyShare& share, Progress& progress) {
   std::atomic<size_t> next{0};
   std::mutex progress_lock;
   std::exception_ptr failure;
-  progress.begin("replaying the prefix trace", mine.size());
+  progress.begin("replaying the prefix trace", todo.size());
   auto work = [&] {
-    for (size_t k; (k = next++) < mine.size();) {
-      const size_t i = mine[k];
+    for (size_t k; (k = next++) < todo.size();) {
+      const size_t i = todo[k];
       try {
         rows[i] = replay(jobs[i].setup);
+        stamp(rows[i], jobs[i]);
+        if (store) store->put(jobs[i].setup, jobs[i].kv, rows[i]);
       } catch (...) {
         std::lock_guard<std::mutex> lock(progress_lock);
         if (!failure) failure = std::current_exception();
-        next = mine.size();
+        next = todo.size();
         return;
       }
-      if (jobs[i].kv) rows[i].kv_dtype = jobs[i].kv->dtype;
-      rows[i].capacity_bytes = jobs[i].bytes;
       std::lock_guard<std::mutex> lock(progress_lock);
+      if (store && share.on_stored) share.on_stored(rows[i]);
       progress.advance();
     }
   };
@@ -243,6 +268,12 @@ void run_jobs(std::vector<Job>& jobs, std::vector<PrefixRow>& rows, int threads,
   for (auto& th : pool) th.join();
   progress.end();
   if (failure) std::rethrow_exception(failure);
+}
+
+bool needs_next_use(const std::vector<Job>& jobs, const std::vector<size_t>& todo) {
+  return std::any_of(todo.begin(), todo.end(), [&](size_t i) {
+    return jobs[i].setup.policy && jobs[i].setup.policy->needs_next_use;
+  });
 }
 
 }  // namespace
@@ -265,16 +296,18 @@ PrefixResult run_study(const PrefixConfig& c, Progress& progress, const StudySha
   result.instances = c.instances;
   result.engine = parse_engine(c.engine).engine->name;
   result.unbounded = unbounded_reuse(trace);
-  std::vector<uint32_t> next_use;
-  bool offline = false;
-  for (const auto& name : policy_list(c)) offline |= find_prefix_policy(name).needs_next_use;
-  if (offline) next_use = next_uses(trace);
-  std::vector<Job> jobs = plan_jobs(c, trace, result, offline ? &next_use : nullptr);
+  std::vector<uint32_t> next_use;  // filled below, when a job left to replay reads the future
+  std::vector<Job> jobs = plan_jobs(c, trace, result, &next_use);
+  std::optional<RowStore> store;
+  if (!c.results_dir.empty()) store.emplace(c, result.trace);
+  std::vector<uint8_t> reused;
+  const std::vector<size_t> todo = jobs_to_replay(jobs, share, store ? &*store : nullptr, result.rows, reused);
+  if (needs_next_use(jobs, todo)) next_use = next_uses(trace);
   result.threads = c.threads > 0 ? c.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  const size_t my_jobs = (jobs.size() + size_t(share.size) - 1 - size_t(share.rank)) / size_t(share.size);
-  result.threads = int(std::min<size_t>(size_t(result.threads), std::max<size_t>(my_jobs, 1)));
-  run_jobs(jobs, result.rows, result.threads, share, progress);
-  if (share.join && !share.join(result.rows)) return result;
+  result.threads = int(std::min<size_t>(size_t(result.threads), std::max<size_t>(todo.size(), 1)));
+  run_jobs(jobs, todo, result.rows, result.threads, store ? &*store : nullptr, share, progress);
+  if (share.join && !share.join(result.rows, reused)) return result;
+  result.reused_records = size_t(std::count(reused.begin(), reused.end(), uint8_t(1)));
   if (c.mrc) {
     std::vector<uint64_t> at;
     for (const auto& row : result.rows) at.push_back(row.capacity_blocks);

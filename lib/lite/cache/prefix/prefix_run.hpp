@@ -20,14 +20,17 @@ report::Table prefix_policy_list();
 void check_config(const PrefixConfig& c);
 // One process's share of a study run by several (MPI ranks, apps/lite/mpi_prefix.cpp): it replays job i (a policy
 // x capacity x KV format, in the rows' order) when i % size == rank. `join`, given the rows with those it did not
-// replay left default, brings every process's rows in and says whether this process finishes the study (the
-// curve and the recommendation); a process that does not returns its result unfinished.
+// replay left default, and which of its rows it found in results_dir (reused[i] = 1), brings every process's rows
+// and flags in and says whether this process finishes the study (the curve and the recommendation); a process that
+// does not returns its result unfinished. `on_stored`, if set, is called after each row written to results_dir.
 struct StudyShare {
   int rank = 0, size = 1;
-  std::function<bool(std::vector<PrefixRow>& rows)> join;
+  std::function<bool(std::vector<PrefixRow>& rows, std::vector<uint8_t>& reused)> join;
+  std::function<void(const PrefixRow& row)> on_stored;
 };
 
-// Reads the trace, replays every policy x capacity (x KV format) over `threads`, and the curve with mrc.
+// Reads the trace, replays every policy x capacity (x KV format) over `threads` (taking those results_dir holds,
+// and writing there each one replayed as it finishes), and the curve with mrc.
 PrefixResult run_study(const PrefixConfig& c, Progress& progress = no_progress(), const StudyShare& share = {});
 
 // A row from the JSON to_json(PrefixRow) writes (the ranks' wire format; prefix_wire.cpp).
