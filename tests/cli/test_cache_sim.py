@@ -289,9 +289,9 @@ class CacheSimCli(LiteTestCase):
         cases = [
             (["--threads", "-1"], "--threads", "between 0 (the default) and"),
             (["--threads", "100000"], "--threads", "between 0 (the default) and"),
-            (["--hit-latency", "-1"], "--hit-latency", "at least 0"),
+            (["--hit-latency", "-1"], "--hit-latency", "between 0 and 86400000"),
             (["--hit-latency", "inf"], "--hit-latency", "finite"),
-            (["--miss-latency", "-1"], "--miss-latency", "at least 0"),
+            (["--miss-latency", "-1"], "--miss-latency", "between 0 and 86400000"),
             (["--target-hit-ratio", "0"], "--target-hit-ratio", "outside (0, 1]"),
             (["--target-hit-ratio", "1.5"], "--target-hit-ratio", "outside (0, 1]"),
             (["--target-p99", "0", "--miss-latency", "10"], "--target-p99", "above 0 ms"),

@@ -202,8 +202,8 @@ class AbsurdValues(HostileCase):
                              "--seed", "18446744073709551616", needles=["--seed", "out of range"])
 
     def test_finite_values_beyond_any_meaning_are_refused(self):
-        """Found by tests/hostile/sweep.py (item 4): 2^64 as a float was taken by these flags (a learning rate of
-        1.8e19, a cache hit costing 584 million years), and --global-floor was not checked without --global."""
+        """Found by tests/hostile/sweep.py (item 4): 2^64 as a float was taken by these flags (a distill timeout of
+        584 billion years, a cache hit costing 584 million), and --global-floor was not checked without --global."""
         big = "18446744073709551616"
         student = self.copy(MODEL, "student.pt")
         distill = ["--teacher", MODEL, "--student", student, "--data", EVAL, "-o", self.tmp / "d.pt"]
@@ -212,7 +212,7 @@ class AbsurdValues(HostileCase):
         cases = [("prune", [MODEL, "--ratio", "0.3", "--global-floor", "5"], "--global-floor"),
                  ("prune", [MODEL, "--ratio", "0.3", "--tolerance", big], "--tolerance"),
                  ("quantize", [MODEL, "--mode", "dynamic", "--tolerance", big], "--tolerance"),
-                 *[("distill", [*distill, flag, big], flag) for flag in ("--lr", "--timeout", "--bucket-mb")],
+                 *[("distill", [*distill, flag, big], flag) for flag in ("--timeout", "--bucket-mb")],
                  *[("cache-sim", [TRACE, "--sizes", "10", flag, big], flag)
                    for flag in ("--hit-latency", "--miss-latency", "--target-p99", "--max-node-load")],
                  *[("cache-sim", [prefix, "--sizes", "10", flag, big], flag)
