@@ -451,7 +451,7 @@ class QuantizeBadInput(LiteTestCase):
         self.assert_rejected("quantize", self.model, "--mode", "static", needles=["needs calibration data", "--calib"])
 
     def test_bad_numbers(self):
-        self.assert_rejected("quantize", self.model, "--tolerance", "-1", needles=["--tolerance: must be at least 0"])
+        self.assert_rejected("quantize", self.model, "--tolerance", "-1", needles=["--tolerance: must be between 0 and 100"])
         self.assert_rejected("quantize", self.model, "--tolerance", "nan", needles=["--tolerance: must be a finite"])
         self.assert_rejected("quantize", self.model, "--batch", "1,0", needles=["--batch: must be at least 1"])
         self.assert_rejected("quantize", self.model, "--calib-samples", "0",
