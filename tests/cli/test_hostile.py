@@ -224,6 +224,15 @@ class AbsurdValues(HostileCase):
             with self.subTest(sub=sub, flag=flag):
                 self.assert_rejected(sub, *args, needles=[flag])
 
+    def test_a_device_as_optimizes_trace_is_refused_before_any_work(self):
+        """Found by tests/hostile/sweep.py (item 3): optimize reads its trace only when a variant needs a cache, so
+        /dev/urandom as --trace ran a whole search and exited 0."""
+        for device in ("/dev/urandom", "/dev/null"):
+            with self.subTest(device=device):
+                self.assert_rejected("optimize", MODEL, "--target-p99", "1000", "--trace", device, "--hit-latency",
+                                     "0.05", "--work-dir", self.tmp / "work", "-o", self.tmp / "o.pt",
+                                     needles=[device, "a character device"])
+
     def test_proc_file_as_model(self):
         self.assert_rejected("profile", "/proc/self/environ", needles=["/proc/self/environ"])
         self.assert_rejected("quantize", "/proc/self/environ", "--mode", "dynamic", needles=["/proc/self/environ"])

@@ -164,6 +164,11 @@ void FileRoles::check() const {
   }
 }
 
+void refuse_device_input(const fs::path& path, const std::string& what, const std::string& fix) {
+  const std::string kind = special_kind(path);
+  if (!kind.empty() && kind != "a FIFO") throw InputError(path.string(), "is " + kind + ", not " + what, fix);
+}
+
 std::string special_file_kind(unsigned int st_mode) {
   if (S_ISCHR(st_mode)) return "a character device";
   if (S_ISBLK(st_mode)) return "a block device";

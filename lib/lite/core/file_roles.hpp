@@ -57,6 +57,10 @@ bool lies_under(const std::filesystem::path& path, const std::filesystem::path& 
 // write_atomically calls it as the last defence; FileRoles::check reports the same earlier under the option.
 void refuse_special_output(const std::filesystem::path& path);
 
+// Throws InputError(path, "is a character device, not a trace file ...") when `path` exists and is a device or a
+// socket: for inputs read as a stream (a FIFO is fine), checked before any work even where they are read late.
+void refuse_device_input(const std::filesystem::path& path, const std::string& what, const std::string& fix);
+
 // "a character device", "a block device", "a FIFO" or "a socket" for a stat() mode (st_mode) of that kind; ""
 // for a regular file, a folder or anything else. Every "not a regular file" message names the kind with it.
 std::string special_file_kind(unsigned int st_mode);

@@ -170,6 +170,9 @@ void check_files(const OptimizeOptions& o) {
   if (!o.plot.empty()) roles.writes("plot", o.plot);
   roles.writes_folder("work_dir", work_dir(o), "the work folder");
   roles.check();
+  // The trace is read only when a variant needs a cache; a device (/dev/urandom) is refused now, as cache-sim does.
+  if (o.trace)
+    refuse_device_input(*o.trace, "a trace file (a trace is a regular file or a FIFO)", "pass a trace file");
 }
 
 }  // namespace
