@@ -194,7 +194,7 @@ def item4_signals(F):
     for name, argv in timed.items():
         for signum, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
             cases.append(Case(4, f"{name}: {signal.Signals(signum).name} while measuring", argv, (code,),
-                              signum=signum, signal_on=b"measuring", signal_after_s=0.5, may_leave=("work",)))
+                              signum=signum, signal_on=b"measuring", signal_after_s=0.05, may_leave=("work",)))
     cases.append(Case(4, "optimize: SIGTERM while measuring", ["optimize", m, "--target-p99", "1000", "--modes",
                                                                  "float,dynamic", "-o",
                                                                  "{W}/o.pt", "--work-dir", "{W}/work"], (143,),

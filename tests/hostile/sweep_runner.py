@@ -124,6 +124,8 @@ def run_case(case, work):
         if case.signum and _running(p):
             sent_at = time.monotonic()
             p.send_signal(case.signum)
+        elif case.signum:
+            terminal += b"\n(the sweep: the command ended before its signal was sent; the case needs a longer run)"
     code, rss, timed_out = _wait(p, case.timeout_s - (time.monotonic() - start))
     ended = time.monotonic()
     for t in readers:
