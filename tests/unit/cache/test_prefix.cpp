@@ -12,6 +12,7 @@
 #include "lite/cache/prefix/capacity.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
+#include "lite/cache/prefix/radix_cache.hpp"
 #include "lite/cache/prefix/replay.hpp"
 #include "lite/cache/prefix/request_line.hpp"
 #include "lite/core/error.hpp"
@@ -163,6 +164,38 @@ TEST_CASE("the one-pass curve equals tail-first LRU replayed at every capacity")
   for (uint64_t c : {3, 17, 60}) {
     CHECK(run(t, "lru", c).orphan_blocks == 0);
     CHECK(run(t, "lru", c).hit_tokens == run(t, "radix-lru", c).hit_tokens);
+  }
+}
+
+namespace {
+
+// radix-lru's keys on the general leaf heap (radix_cache.hpp): what its recency list must evict, victim by victim.
+struct LastUseOnHeap {
+  explicit LastUseOnHeap(const CacheSetup&) {}
+  HeapKey use(uint32_t, uint32_t depth, uint64_t, size_t request) {
+    return {double(request), UINT32_MAX - uint64_t(depth)};
+  }
+  void evicted(uint32_t, const HeapKey&) {}
+};
+
+}  // namespace
+
+TEST_CASE("radix-lru's recency list evicts the leaves a heap by last use evicts, in the same order") {
+  for (uint32_t seed : {3u, 5u}) {
+    const BlockTrace t = random_tree_trace(seed, 300);
+    for (uint64_t c = 0; c <= t.blocks() + 1; c += 1 + c / 8) {
+      std::vector<uint32_t> by_list, by_heap;
+      CacheSetup s;
+      s.trace = &t;
+      s.capacity_blocks = c;
+      s.evicted = &by_list;
+      std::unique_ptr<BlockCache> list = make_radix_lru(s);
+      s.evicted = &by_heap;
+      RadixCache<LastUseOnHeap> heap(s);
+      for (size_t r = 0; r < t.requests(); ++r) REQUIRE_MESSAGE(list->serve(r) == heap.serve(r), "capacity ", c);
+      CHECK(by_list == by_heap);
+      CHECK(list->occupied() == heap.occupied());
+    }
   }
 }
 
