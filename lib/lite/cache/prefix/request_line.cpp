@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 
 namespace lite::cache::prefix {
 
@@ -16,8 +17,12 @@ class Scanner {
  public:
   explicit Scanner(std::string_view s) : s_(s) {}
 
-  RequestLine object() {
-    RequestLine out;
+  void object(RequestLine& out) {
+    out.timestamp.reset();
+    out.input_length.reset();
+    out.output_length.reset();
+    out.has_hash_ids = out.has_tokens = false;
+    out.tokens_key = "tokens";
     ws();
     expect('{', "line", "is not one JSON object");
     ws();
@@ -40,7 +45,6 @@ class Scanner {
     expect('}', "line", "is not one JSON object");
     ws();
     if (i_ != s_.size()) throw LineError("line", "is not one JSON object (text after it)");
-    return out;
   }
 
  private:
@@ -80,27 +84,27 @@ class Scanner {
       throw LineError(field, fmt::format("{} is negative", shown));
     throw LineError(field, fmt::format("'{}' is not a whole number", shown));
   }
-  // One pass over the digits: this is the reader's inner loop.
+  // One pass over the digits: this is the reader's inner loop. 19 digits cannot overflow, so only a 20th is checked.
   uint64_t whole(const char* field, uint64_t max) {
-    const size_t start = i_;
+    const size_t start = i_, fast_end = std::min(s_.size(), i_ + 19);
     uint64_t v = 0;
-    while (i_ < s_.size() && digit(s_[i_])) {
+    for (; i_ < fast_end && digit(s_[i_]); ++i_) v = v * 10 + uint64_t(s_[i_] - '0');
+    for (; i_ < s_.size() && digit(s_[i_]); ++i_) {
       const uint64_t d = uint64_t(s_[i_] - '0');
       if (v > (UINT64_MAX - d) / 10) throw LineError(field, fmt::format("{}... is larger than {}", s_.substr(start, 20), max));
       v = v * 10 + d;
-      ++i_;
     }
     const size_t n = i_ - start;
     if (n == 0 || (n > 1 && s_[start] == '0') || (i_ < s_.size() && number_char(s_[i_]))) not_whole(field, start);
     if (v > max) throw LineError(field, fmt::format("{} is larger than {}", v, max));
     return v;
   }
-  std::vector<uint64_t> whole_list(const char* field, uint64_t max) {
+  void whole_list(const char* field, uint64_t max, std::vector<uint64_t>& out) {
     if (peek() != '[') throw LineError(field, "is not a list of whole numbers");
     ++i_;
-    std::vector<uint64_t> out;
+    out.clear();
     ws();
-    if (peek() == ']') return ++i_, out;
+    if (peek() == ']') return void(++i_);
     for (;;) {
       ws();
       out.push_back(whole(field, max));
@@ -110,7 +114,7 @@ class Scanner {
         continue;
       }
       expect(']', field, "is not a list of whole numbers");
-      return out;
+      return;
     }
   }
   void skip_value(int depth) {
@@ -153,14 +157,20 @@ class Scanner {
     if (slot) throw LineError(key, "appears twice");
     slot = std::move(value);
   }
+  void once_list(bool& seen, const char* key, std::vector<uint64_t>& list, uint64_t max) {
+    if (seen) throw LineError(key, "appears twice");
+    whole_list(key, max, list);
+    seen = true;
+  }
   void field(std::string_view key, RequestLine& out) {
     if (key == "timestamp") once(out.timestamp, "timestamp", whole("timestamp", uint64_t(INT64_MAX)));
     else if (key == "input_length") once(out.input_length, "input_length", whole("input_length", kMaxTokens));
     else if (key == "output_length") once(out.output_length, "output_length", whole("output_length", kMaxTokens));
-    else if (key == "hash_ids") once(out.hash_ids, "hash_ids", whole_list("hash_ids", UINT64_MAX));
+    else if (key == "hash_ids") once_list(out.has_hash_ids, "hash_ids", out.hash_ids, UINT64_MAX);
     else if (key == "tokens" || key == "prompt_token_ids") {
-      out.tokens_key = key == "tokens" ? "tokens" : "prompt_token_ids";
-      once(out.tokens, out.tokens_key, whole_list(out.tokens_key, uint64_t(INT64_MAX)));
+      const char* name = key == "tokens" ? "tokens" : "prompt_token_ids";
+      if (!out.has_tokens) out.tokens_key = name;
+      once_list(out.has_tokens, name, out.tokens, uint64_t(INT64_MAX));
     } else {
       skip_value(1);
     }
@@ -172,6 +182,12 @@ class Scanner {
 
 }  // namespace
 
-RequestLine scan_request_line(std::string_view line) { return Scanner(line).object(); }
+void scan_request_line(std::string_view line, RequestLine& out) { Scanner(line).object(out); }
+
+RequestLine scan_request_line(std::string_view line) {
+  RequestLine out;
+  scan_request_line(line, out);
+  return out;
+}
 
 }  // namespace lite::cache::prefix
