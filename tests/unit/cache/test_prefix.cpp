@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <unordered_map>
 
 #include "prefix_trace_spec.hpp"
 #include "lite/cache/prefix/block_cache.hpp"
+#include "lite/cache/prefix/block_ids.hpp"
 #include "lite/cache/prefix/capacity.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
@@ -334,4 +336,28 @@ TEST_CASE("the line scanner takes a request's fields and skips any other value")
   CHECK(problem(std::string(100, '[')).find("not one JSON object") != std::string::npos);
   CHECK(problem("{\"a\": " + std::string(100, '[') + std::string(100, ']') + "}").find("deeper than 64") !=
         std::string::npos);
+}
+
+TEST_CASE("block ids: counters in pages, then hashes move every key to the table, erased keys stay gone") {
+  BlockIds ids(true);
+  std::unordered_map<uint64_t, uint32_t> want;
+  std::mt19937_64 rng(5);
+  uint32_t next = 0;
+  auto add = [&](uint64_t key) {
+    const uint32_t id = ids.find_or_insert(key, next);
+    if (!want.count(key)) want[key] = next++;
+    REQUIRE(id == want[key]);
+  };
+  for (uint64_t k = 0; k < 20000; ++k) add(k % 7 == 3 ? 20000 - k : k);  // counters, some seen again
+  CHECK(ids.paged());
+  const uint64_t erased[] = {7, 8, 10, 11};  // not multiples of 3: not added again below
+  for (uint64_t k : erased) {
+    ids.erase(k);
+    want.erase(k);
+  }
+  for (int i = 0; i < 3000; ++i) add(rng());  // hashes: too sparse for pages
+  CHECK(!ids.paged());
+  for (uint64_t k = 0; k < 30000; k += 3) add(k);
+  for (const auto& [key, id] : want) REQUIRE(ids.find(key) == id);
+  for (uint64_t k : erased) CHECK(ids.find(k) == kNoBlock);
 }

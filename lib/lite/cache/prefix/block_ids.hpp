@@ -90,6 +90,7 @@ class BlockIds {
  public:
   explicit BlockIds(bool dense_first = false) : paged_(dense_first) {}
 
+  bool paged() const { return paged_; }
   // Room for n keys in the table (now, or when the keys move there).
   void reserve(size_t n) {
     if (paged_) table_hint_ = n;
