@@ -119,7 +119,8 @@ class Scanner {
   static size_t eight_digits(const char* p, uint64_t& value) {
     uint64_t chunk = 0;
     std::memcpy(&chunk, p, 8);  // little-endian: the first character is the lowest byte
-    const uint64_t high = chunk & 0xF0F0F0F0F0F0F0F0ULL, carried = (chunk + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL;
+    const uint64_t high = chunk & 0xF0F0F0F0F0F0F0F0ULL;
+    const uint64_t carried = (chunk + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL;
     const uint64_t not_digit = (high | carried >> 4) ^ 0x3333333333333333ULL;
     const size_t n = not_digit ? size_t(__builtin_ctzll(not_digit)) / 8 : 8;
     if (n == 0) return value = 0, 0;
