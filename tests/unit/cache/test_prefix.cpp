@@ -6,12 +6,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <unordered_map>
 
 #include "prefix_trace_spec.hpp"
 #include "lite/cache/prefix/block_cache.hpp"
+#include "lite/cache/prefix/block_ids.hpp"
 #include "lite/cache/prefix/capacity.hpp"
 #include "lite/cache/prefix/prefix_mrc.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
+#include "lite/cache/prefix/radix_cache.hpp"
 #include "lite/cache/prefix/replay.hpp"
 #include "lite/cache/prefix/request_line.hpp"
 #include "lite/core/error.hpp"
@@ -166,6 +169,38 @@ TEST_CASE("the one-pass curve equals tail-first LRU replayed at every capacity")
   }
 }
 
+namespace {
+
+// radix-lru's keys on the general leaf heap (radix_cache.hpp): what its recency list must evict, victim by victim.
+struct LastUseOnHeap {
+  explicit LastUseOnHeap(const CacheSetup&) {}
+  HeapKey use(uint32_t, uint32_t depth, uint64_t, size_t request) {
+    return {double(request), UINT32_MAX - uint64_t(depth)};
+  }
+  void evicted(uint32_t, const HeapKey&) {}
+};
+
+}  // namespace
+
+TEST_CASE("radix-lru's recency list evicts the leaves a heap by last use evicts, in the same order") {
+  for (uint32_t seed : {3u, 5u}) {
+    const BlockTrace t = random_tree_trace(seed, 300);
+    for (uint64_t c = 0; c <= t.blocks() + 1; c += 1 + c / 8) {
+      std::vector<uint32_t> by_list, by_heap;
+      CacheSetup s;
+      s.trace = &t;
+      s.capacity_blocks = c;
+      s.evicted = &by_list;
+      std::unique_ptr<BlockCache> list = make_radix_lru(s);
+      s.evicted = &by_heap;
+      RadixCache<LastUseOnHeap> heap(s);
+      for (size_t r = 0; r < t.requests(); ++r) REQUIRE_MESSAGE(list->serve(r) == heap.serve(r), "capacity ", c);
+      CHECK(by_list == by_heap);
+      CHECK(list->occupied() == heap.occupied());
+    }
+  }
+}
+
 TEST_CASE("the offline reference is at least as good as the online policies here, and hits grow with capacity") {
   const BlockTrace t = random_tree_trace(11, 600);
   for (uint64_t c : {4, 16, 64}) {
@@ -280,7 +315,8 @@ TEST_CASE("the line scanner takes a request's fields and skips any other value")
   CHECK(*line.timestamp == 7);
   CHECK(*line.input_length == 1024);
   CHECK(*line.output_length == 0);
-  CHECK(*line.hash_ids == std::vector<uint64_t>{3, UINT64_MAX});
+  CHECK(line.has_hash_ids);
+  CHECK(line.hash_ids == std::vector<uint64_t>{3, UINT64_MAX});
   auto problem = [](const std::string& text) {
     try {
       scan_request_line(text);
@@ -300,4 +336,28 @@ TEST_CASE("the line scanner takes a request's fields and skips any other value")
   CHECK(problem(std::string(100, '[')).find("not one JSON object") != std::string::npos);
   CHECK(problem("{\"a\": " + std::string(100, '[') + std::string(100, ']') + "}").find("deeper than 64") !=
         std::string::npos);
+}
+
+TEST_CASE("block ids: counters in pages, then hashes move every key to the table, erased keys stay gone") {
+  BlockIds ids(true);
+  std::unordered_map<uint64_t, uint32_t> want;
+  std::mt19937_64 rng(5);
+  uint32_t next = 0;
+  auto add = [&](uint64_t key) {
+    const uint32_t id = ids.find_or_insert(key, next);
+    if (!want.count(key)) want[key] = next++;
+    REQUIRE(id == want[key]);
+  };
+  for (uint64_t k = 0; k < 20000; ++k) add(k % 7 == 3 ? 20000 - k : k);  // counters, some seen again
+  CHECK(ids.paged());
+  const uint64_t erased[] = {7, 8, 10, 11};  // not multiples of 3: not added again below
+  for (uint64_t k : erased) {
+    ids.erase(k);
+    want.erase(k);
+  }
+  for (int i = 0; i < 3000; ++i) add(rng());  // hashes: too sparse for pages
+  CHECK(!ids.paged());
+  for (uint64_t k = 0; k < 30000; k += 3) add(k);
+  for (const auto& [key, id] : want) REQUIRE(ids.find(key) == id);
+  for (uint64_t k : erased) CHECK(ids.find(k) == kNoBlock);
 }

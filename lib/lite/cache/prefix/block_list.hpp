@@ -31,6 +31,21 @@ class BlockList {
     remove(b);
     push_front(b);
   }
+  // Puts b (not in the list) right behind `anchor`, toward the tail; anchor kNoBlock: at the front.
+  void insert_after(uint32_t anchor, uint32_t b) {
+    if (anchor == kNoBlock) return push_front(b);
+    prev_[b] = anchor;
+    next_[b] = next_[anchor];
+    if (next_[anchor] != kNoBlock) prev_[next_[anchor]] = b;
+    else tail_ = b;
+    next_[anchor] = b;
+  }
+  // insert_after() for b in the list; nothing to do when b is there already (a chain used again in order).
+  void move_after(uint32_t anchor, uint32_t b) {
+    if (anchor == kNoBlock ? head_ == b : prev_[b] == anchor) return;
+    remove(b);
+    insert_after(anchor, b);
+  }
 
  private:
   std::vector<uint32_t> prev_, next_;

@@ -57,12 +57,11 @@ namespace {
 struct LineRequest {
   int64_t timestamp = 0;
   uint64_t input_tokens = 0, output_tokens = 0;
-  std::vector<uint64_t> block_keys;
+  const std::vector<uint64_t>* block_keys = nullptr;  // the line's hash ids, or its token ids' chain hashes
 };
 
-std::vector<uint64_t>& required_list(std::optional<std::vector<uint64_t>>& v, const char* field) {
-  if (!v) throw LineError(field, "is missing");
-  return *v;
+void require_list(bool present, const char* field) {
+  if (!present) throw LineError(field, "is missing");
 }
 
 uint64_t required(const std::optional<uint64_t>& v, const char* field) {
@@ -70,33 +69,38 @@ uint64_t required(const std::optional<uint64_t>& v, const char* field) {
   return *v;
 }
 
-LineRequest parse_mooncake(RequestLine& line, uint32_t block_tokens) {
+LineRequest parse_mooncake(const RequestLine& line, uint32_t block_tokens) {
   LineRequest q;
   q.timestamp = int64_t(required(line.timestamp, "timestamp"));
   q.input_tokens = required(line.input_length, "input_length");
   q.output_tokens = required(line.output_length, "output_length");
-  q.block_keys = std::move(required_list(line.hash_ids, "hash_ids"));
+  require_list(line.has_hash_ids, "hash_ids");
+  q.block_keys = &line.hash_ids;
   const uint64_t expected = (q.input_tokens + block_tokens - 1) / block_tokens;
-  if (q.block_keys.size() != expected)
+  if (line.hash_ids.size() != expected)
     throw LineError("hash_ids", fmt::format("holds {} blocks but input_length {} at {} tokens a block needs {}",
-                                            q.block_keys.size(), q.input_tokens, block_tokens, expected));
+                                            line.hash_ids.size(), q.input_tokens, block_tokens, expected));
   return q;
 }
 
-LineRequest parse_token_ids(RequestLine& line, uint32_t block_tokens) {
+// `keys` receives the blocks' chain hashes.
+LineRequest parse_token_ids(const RequestLine& line, uint32_t block_tokens, std::vector<uint64_t>& keys) {
   LineRequest q;
-  const std::vector<uint64_t>& ids = required_list(line.tokens, line.tokens_key);
+  require_list(line.has_tokens, line.tokens_key);
+  const std::vector<uint64_t>& ids = line.tokens;
   q.timestamp = int64_t(line.timestamp.value_or(0));
   q.output_tokens = line.output_length.value_or(0);
   q.input_tokens = ids.size();
   std::vector<int64_t> block(block_tokens);
   uint64_t h = 0;
+  keys.clear();
   for (size_t start = 0; start < ids.size(); start += block_tokens) {
     const size_t n = std::min<size_t>(block_tokens, ids.size() - start);
     for (size_t i = 0; i < n; ++i) block[i] = int64_t(ids[start + i]);
     h = chain_hash(h, block.data(), n);
-    q.block_keys.push_back(h);
+    keys.push_back(h);
   }
+  q.block_keys = &keys;
   return q;
 }
 
@@ -104,7 +108,7 @@ LineRequest parse_token_ids(RequestLine& line, uint32_t block_tokens) {
 class TraceBuilder {
  public:
   TraceBuilder(const BlockTraceOptions& o, std::string name, TraceFacts& facts)
-      : o_(o), name_(std::move(name)), facts_(facts) {
+      : o_(o), name_(std::move(name)), facts_(facts), ids_(o.format == PrefixFormat::mooncake) {
     trace_.block_tokens = o.block_tokens ? o.block_tokens : default_block_tokens(o.format);
   }
 
@@ -120,10 +124,11 @@ class TraceBuilder {
     }
   }
 
-  // Room for a file of `bytes` (0: unknown): Mooncake's lines take about 10 bytes a block reference.
+  // Room for a file of `bytes` (0: unknown): Mooncake's lines take about 10 bytes a block reference and its
+  // conversation trace a distinct block per 22 bytes (no rehash then); a token id takes about 6 bytes.
   void reserve(uint64_t bytes) {
     trace_.refs.reserve(bytes / 10);
-    ids_.reserve(bytes / 64);  // a start: Mooncake's trace has a distinct block per 16 bytes; the table grows
+    ids_.reserve(o_.format == PrefixFormat::mooncake ? bytes / 24 : bytes / (6 * uint64_t(trace_.block_tokens)));
   }
 
   BlockTrace finish() {
@@ -140,9 +145,9 @@ class TraceBuilder {
 
  private:
   LineRequest parse(std::string_view text) {
-    RequestLine line = scan_request_line(text);
-    return o_.format == PrefixFormat::mooncake ? parse_mooncake(line, trace_.block_tokens)
-                                               : parse_token_ids(line, trace_.block_tokens);
+    scan_request_line(text, line_);
+    return o_.format == PrefixFormat::mooncake ? parse_mooncake(line_, trace_.block_tokens)
+                                               : parse_token_ids(line_, trace_.block_tokens, chain_keys_);
   }
 
   // Checks the whole line before changing the trace, so a skipped line leaves no trace of itself.
@@ -151,18 +156,21 @@ class TraceBuilder {
       throw LineError("timestamp", fmt::format("{} is earlier than the line before ({}): requests must be in arrival "
                                                "order",
                                                q.timestamp, trace_.arrival_ms.back()));
-    dense_.resize(q.block_keys.size());
-    for (size_t i = 0; i < q.block_keys.size(); ++i) {
-      dense_[i] = ids_.find(q.block_keys[i]);
-      if (dense_[i] == kNoBlock) {  // new: known from here on (forgotten again if the line is refused)
-        if (trace_.blocks() + fresh_keys_.size() + 1 >= kNoBlock) {
-          forget_fresh();
-          throw LineError("hash_ids", "makes more than 4,294,967,294 distinct blocks");
-        }
-        dense_[i] = uint32_t(trace_.blocks() + fresh_keys_.size());
-        ids_.insert(q.block_keys[i], dense_[i]);
-        fresh_keys_.push_back(q.block_keys[i]);
+    const std::vector<uint64_t>& keys = *q.block_keys;
+    const size_t n = keys.size();
+    dense_.resize(n);
+    constexpr size_t kAhead = 8;  // lookups in flight: a prompt's cache misses overlap (in the table)
+    for (size_t i = 0; i < std::min(n, kAhead); ++i) ids_.prefetch(keys[i]);
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) ids_.prefetch(keys[i + kAhead]);
+      const uint64_t fresh = trace_.blocks() + fresh_keys_.size();
+      if (fresh + 1 >= kNoBlock && ids_.find(keys[i]) == kNoBlock) {
+        forget_fresh();
+        throw LineError("hash_ids", "makes more than 4,294,967,294 distinct blocks");
       }
+      // new: known from here on (forgotten again if the line is refused)
+      dense_[i] = ids_.find_or_insert(keys[i], uint32_t(fresh));
+      if (dense_[i] == fresh) fresh_keys_.push_back(keys[i]);
       check_parent(q, i);
     }
     commit(q);
@@ -180,7 +188,7 @@ class TraceBuilder {
       forget_fresh();
       throw LineError("hash_ids", fmt::format("block {} (position {}) appeared after another block before: an id must "
                                               "stand for its whole prefix",
-                                              q.block_keys[i], i));
+                                              (*q.block_keys)[i], i));
     }
     if (b >= trace_.blocks() && b - trace_.blocks() == pending_parent_.size()) pending_parent_.push_back(want);
   }
@@ -209,6 +217,8 @@ class TraceBuilder {
   TraceFacts& facts_;
   BlockTrace trace_;
   BlockIds ids_;
+  RequestLine line_;                      // every line is scanned into this one (its lists' room is reused)
+  std::vector<uint64_t> chain_keys_;      // token ids: this line's chain hashes
   std::vector<uint32_t> dense_;           // this line's blocks
   std::vector<uint64_t> fresh_keys_;      // this line's new keys, in id order
   std::vector<uint32_t> pending_parent_;  // their parents, by id - blocks()

@@ -21,12 +21,14 @@ class LineError : public std::runtime_error {
 
 struct RequestLine {
   std::optional<uint64_t> timestamp, input_length, output_length;
-  std::optional<std::vector<uint64_t>> hash_ids, tokens;  // tokens: "tokens" or "prompt_token_ids"
+  bool has_hash_ids = false, has_tokens = false;  // tokens: "tokens" or "prompt_token_ids"
+  std::vector<uint64_t> hash_ids, tokens;          // a reader scans every line into one RequestLine: their room stays
   const char* tokens_key = "tokens";
 };
 
-// Scans `line` (one JSON object). Whole numbers above `max_value` (per field: kMaxTokens for lengths) are refused.
-// Throws LineError.
+// Scans `line` (one JSON object) into `out`, cleared first. Whole numbers above a field's bound (kMaxTokens for
+// lengths) are refused. Throws LineError.
+void scan_request_line(std::string_view line, RequestLine& out);
 RequestLine scan_request_line(std::string_view line);
 
 constexpr uint64_t kMaxTokens = uint64_t(1) << 32;  // a prompt longer than 4G tokens is not a prompt
