@@ -515,6 +515,10 @@ class LlmForms(HostileCase):
             "absurd.jsonl": ([ok, self.mooncake(1, 10 ** 30, [1])], ["absurd.jsonl:2", "input_length", "larger than"]),
             "negative.jsonl": ([ok, self.mooncake(1, -512, [1])], ["negative.jsonl:2", "negative"]),
             "ids.jsonl": ([ok, self.mooncake(1, 512, list(range(1, 200001)))], ["ids.jsonl:2", "hash_ids", "needs 1"]),
+            # an empty prompt was taken as a request that hits nothing (tests/hostile/sweep.py, item 5)
+            "empty.jsonl": ([ok, self.mooncake(1, 0, [])], ["empty.jsonl:2", "input_length", "one prompt token"]),
+            "no_tokens.jsonl": ([json.dumps({"tokens": [1, 2]}), json.dumps({"tokens": []})],
+                                ["no_tokens.jsonl:2", "tokens", "one prompt token"]),
         }
         for name, (lines, needles) in cases.items():
             with self.subTest(trace=name):

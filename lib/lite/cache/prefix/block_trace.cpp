@@ -74,6 +74,8 @@ LineRequest parse_mooncake(const RequestLine& line, uint32_t block_tokens) {
   q.timestamp = int64_t(required(line.timestamp, "timestamp"));
   q.input_tokens = required(line.input_length, "input_length");
   q.output_tokens = required(line.output_length, "output_length");
+  // An empty prompt is no request (vLLM refuses one before scheduling): it would count as a request that hits nothing.
+  if (q.input_tokens == 0) throw LineError("input_length", "is 0, but a request has at least one prompt token");
   require_list(line.has_hash_ids, "hash_ids");
   q.block_keys = &line.hash_ids;
   const uint64_t expected = (q.input_tokens + block_tokens - 1) / block_tokens;
@@ -91,6 +93,7 @@ LineRequest parse_token_ids(const RequestLine& line, uint32_t block_tokens, std:
   q.timestamp = int64_t(line.timestamp.value_or(0));
   q.output_tokens = line.output_length.value_or(0);
   q.input_tokens = ids.size();
+  if (ids.empty()) throw LineError(line.tokens_key, "is empty, but a request has at least one prompt token");
   std::vector<int64_t> block(block_tokens);
   uint64_t h = 0;
   keys.clear();
