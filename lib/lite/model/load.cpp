@@ -136,7 +136,8 @@ std::vector<ZipDirectoryEntry> checked_archive_directory(const fs::path& path) {
 // kept as a problem, reported only where no --input replaces the declaration (a model whose record is odd but whose
 // inputs the user gives still runs).
 void read_declared_inputs(const nlohmann::json& inputs, LoadedModel& m) {
-  const size_t takes = m.module.get_method("forward").function().getSchema().arguments().size() - 1;
+  const auto forward = m.module.find_method("forward");
+  const size_t takes = forward ? forward->function().getSchema().arguments().size() - 1 : 0;
   try {
     if (!inputs.is_array())
       throw UsageError(fmt::format("\"inputs\" is {}, not a list of input shapes", inputs.type_name()));
