@@ -34,7 +34,12 @@ TEST_CASE("an input spec in JSON is an object with a shape or the string --input
   CHECK(text.dtype == object.dtype);
   CHECK(nlohmann::json("1x3x8x8").get<model::InputSpec>().dtype == "float32");
   CHECK_THROWS_AS(nlohmann::json("1xax3").get<model::InputSpec>(), UsageError);
-  CHECK_THROWS_AS(nlohmann::json::parse(R"({"dtype": "float32"})").get<model::InputSpec>(), nlohmann::json::exception);
+  // a model's lite.json is untrusted: what is not a shape is a usage error naming the form, never a JSON type error
+  CHECK_THROWS_AS(nlohmann::json::parse(R"({"dtype": "float32"})").get<model::InputSpec>(), UsageError);
+  CHECK_THROWS_AS(nlohmann::json::parse(R"({"shape": [1.5, 3]})").get<model::InputSpec>(), UsageError);
+  CHECK_THROWS_AS(nlohmann::json::parse(R"({"shape": ["a"]})").get<model::InputSpec>(), UsageError);
+  CHECK_THROWS_AS(nlohmann::json::parse(R"({"shape": [1, 3], "dtype": 5})").get<model::InputSpec>(), UsageError);
+  CHECK_THROWS_AS(nlohmann::json(5).get<model::InputSpec>(), UsageError);
 }
 
 TEST_CASE("bad input specs are usage errors that show the expected form") {
