@@ -19,7 +19,7 @@ stated); an end within its time, and within 2 s of a signal.
 
   /usr/bin/python3 tests/hostile/sweep.py [--items 1,2] [--jobs 2] [--keep DIR] [--list]
 
-Exit 0 when every case held, 1 otherwise (the failures listed). About 10 minutes on 2 cores.
+Exit 0 when every case held, 1 otherwise (the failures listed). About 3-5 minutes on 2 cores.
 """
 import argparse
 import collections
