@@ -11,7 +11,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import zipfile
 import zlib
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -328,7 +328,7 @@ def report(outcomes, seconds):
     for o in outcomes:
         total[o.case.item] += 1
         held[o.case.item] += not o.problems
-    print(f"\n| item | held | total |\n| --- | ---: | ---: |")
+    print("\n| item | held | total |\n| --- | ---: | ---: |")
     for item in sorted(total):
         print(f"| {item} | {held[item]} | {total[item]} |")
     print(f"| all | {sum(held.values())} | {sum(total.values())} |")
