@@ -1,6 +1,6 @@
 #pragma once
-// An intrusive doubly-linked list over block ids (arrays, no allocation per block), and the queue the block-level
-// lru and fifo share. Internal to the prefix mode.
+// An intrusive doubly-linked list over block ids (arrays, no allocation per block), the cached-block state lru,
+// fifo and radix-lru keep in one, and the queue the block-level lru and fifo share. Internal to the prefix mode.
 #include <cstdint>
 #include <vector>
 
@@ -52,17 +52,46 @@ class BlockList {
   uint32_t head_ = kNoBlock, tail_ = kNoBlock;
 };
 
-// lru and fifo: one queue of blocks, a request's missing blocks entering at the front tail first and the back
-// leaving; they differ only in whether a hit moves the block to the front.
-template <bool kHitMovesToFront>
-class BlockQueue final : public BlockCache {
+// What lru, fifo and radix-lru share: the cached blocks held in one BlockList whose back leaves first. A policy
+// places an admitted block in `order_` itself (at the front, or behind its parent).
+class ListedBlocks : public BlockCache {
  public:
-  explicit BlockQueue(const CacheSetup& s)
+  bool cached(uint32_t b) const override { return in_[b] != 0; }
+  uint64_t occupied() const override { return occupied_; }
+
+ protected:
+  explicit ListedBlocks(const CacheSetup& s)
       : trace_(*s.trace),
         capacity_(s.capacity_blocks),
         in_(trace_.blocks(), 0),
         order_(trace_.blocks()),
         evicted_(s.evicted) {}
+  void admit(uint32_t b) {
+    in_[b] = 1;
+    ++occupied_;
+  }
+  void evict_back() {
+    const uint32_t victim = order_.tail();
+    order_.remove(victim);
+    in_[victim] = 0;
+    --occupied_;
+    if (evicted_) evicted_->push_back(victim);
+  }
+
+  const BlockTrace& trace_;
+  const uint64_t capacity_;
+  uint64_t occupied_ = 0;
+  std::vector<uint8_t> in_;
+  BlockList order_;
+  std::vector<uint32_t>* evicted_;
+};
+
+// lru and fifo: one queue of blocks, a request's missing blocks entering at the front tail first and the back
+// leaving; they differ only in whether a hit moves the block to the front.
+template <bool kHitMovesToFront>
+class BlockQueue final : public ListedBlocks {
+ public:
+  explicit BlockQueue(const CacheSetup& s) : ListedBlocks(s) {}
 
   uint32_t serve(size_t r) override {
     const uint32_t k = cached_prefix(trace_, r, [this](uint32_t b) { return in_[b] != 0; });
@@ -73,27 +102,12 @@ class BlockQueue final : public BlockCache {
         if (kHitMovesToFront) order_.move_to_front(b);
         continue;
       }
-      in_[b] = 1;
+      admit(b);
       order_.push_front(b);
-      if (++occupied_ > capacity_) {
-        const uint32_t victim = order_.tail();
-        order_.remove(victim);
-        in_[victim] = 0;
-        --occupied_;
-        if (evicted_) evicted_->push_back(victim);
-      }
+      if (occupied_ > capacity_) evict_back();
     }
     return k;
   }
-  bool cached(uint32_t b) const override { return in_[b] != 0; }
-  uint64_t occupied() const override { return occupied_; }
-
- private:
-  const BlockTrace& trace_;
-  uint64_t capacity_, occupied_ = 0;
-  std::vector<uint8_t> in_;
-  BlockList order_;
-  std::vector<uint32_t>* evicted_;
 };
 
 }  // namespace lite::cache::prefix

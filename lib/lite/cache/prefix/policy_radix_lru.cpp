@@ -11,14 +11,9 @@
 namespace lite::cache::prefix {
 namespace {
 
-class RadixLru final : public BlockCache {
+class RadixLru final : public ListedBlocks {  // order_: every cached block, the smallest key at the back
  public:
-  explicit RadixLru(const CacheSetup& s)
-      : trace_(*s.trace),
-        capacity_(s.capacity_blocks),
-        in_(trace_.blocks(), 0),
-        order_(trace_.blocks()),
-        evicted_(s.evicted) {}
+  explicit RadixLru(const CacheSetup& s) : ListedBlocks(s) {}
 
   uint32_t serve(size_t r) override {
     const uint32_t k = cached_prefix(trace_, r, [this](uint32_t b) { return in_[b] != 0; });
@@ -28,31 +23,19 @@ class RadixLru final : public BlockCache {
     for (uint32_t i = k; i < n; ++i) {
       const uint32_t parent = i ? blocks[i - 1] : kNoBlock;
       if (occupied_ == capacity_ && !evict_oldest(parent)) break;
-      in_[blocks[i]] = 1;
-      ++occupied_;
+      admit(blocks[i]);
       order_.insert_after(parent, blocks[i]);
     }
     return k;
   }
-  bool cached(uint32_t b) const override { return in_[b] != 0; }
-  uint64_t occupied() const override { return occupied_; }
 
  private:
   bool evict_oldest(uint32_t locked) {
     const uint32_t victim = order_.tail();
     if (victim == kNoBlock || victim == locked) return false;
-    order_.remove(victim);
-    in_[victim] = 0;
-    --occupied_;
-    if (evicted_) evicted_->push_back(victim);
+    evict_back();
     return true;
   }
-
-  const BlockTrace& trace_;
-  uint64_t capacity_, occupied_ = 0;
-  std::vector<uint8_t> in_;
-  BlockList order_;  // every cached block, the smallest key at the back
-  std::vector<uint32_t>* evicted_;
 };
 
 }  // namespace
