@@ -74,27 +74,35 @@ def run_lite(*args, stdin=None, timeout=900, env=None, torch_log_allowed=False):
     return r
 
 
+def wait_measured(p, timeout):
+    """Waits for Popen p, killing it after `timeout` s; returns (exit code or -signal, peak RSS of that one process
+    in MiB). The peak is os.wait4's rusage of this child (ru_maxrss, KiB on Linux): getrusage(RUSAGE_CHILDREN)
+    would report the largest of every child this process has waited for."""
+    import threading
+    timer = threading.Timer(timeout, p.kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(p.pid, 0)
+    finally:
+        timer.cancel()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, usage.ru_maxrss / 1024
+
+
 def run_lite_measured(*args, timeout=300):
     """Runs lite like run_lite; returns (CompletedProcess, peak resident memory of that one process in MiB). The
     peak is os.wait4's rusage of this child (ru_maxrss, KiB on Linux): getrusage(RUSAGE_CHILDREN) would report the
     largest of every child this test process has waited for, fixture scripts included. `lite` execs lite-torch in
     the same process, so the figure covers the verb."""
-    import threading
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         p = subprocess.Popen([LITE, *map(str, args)], stdout=out, stderr=err)
-        timer = threading.Timer(timeout, p.kill)
-        timer.start()
-        try:
-            _, status, usage = os.wait4(p.pid, 0)
-        finally:
-            timer.cancel()
-        p.returncode = os.waitstatus_to_exitcode(status)
+        _, peak_mib = wait_measured(p, timeout)
         out.seek(0)
         err.seek(0)
         r = subprocess.CompletedProcess(p.args, p.returncode, out.read().decode(errors="replace"),
                                         err.read().decode(errors="replace"))
     assert_no_torch_log(r.stderr, args)
-    return r, usage.ru_maxrss / 1024
+    return r, peak_mib
 
 
 def signal_lite_on_terminal(args, needle, signum, delay=0.0, timeout=120):

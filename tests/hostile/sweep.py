@@ -28,6 +28,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -310,7 +311,8 @@ def run_all(cases, root, F, jobs):
         futures = []
         for i, case in enumerate(cases):
             work = root / f"case{i:04d}"
-            work.mkdir(exist_ok=True)
+            shutil.rmtree(work, ignore_errors=True)  # fresh each run: a kept optimize work folder would resume
+            work.mkdir()
             futures.append(pool.submit(run_case, case, work))
         for f in futures:
             o = f.result()

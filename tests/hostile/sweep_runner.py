@@ -17,7 +17,7 @@ import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "cli"))
-from litetest import LITE, error_line_problems  # noqa: E402
+from litetest import LITE, error_line_problems, snapshot, wait_measured  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -47,31 +47,8 @@ class Outcome:
     rss_mib: float
 
 
-def snapshot(folder):
-    """Every file under folder with its size and modification time (what a failed command must leave alone)."""
-    out = {}
-    for root, dirs, files in os.walk(folder):
-        for n in dirs + files:
-            p = os.path.join(root, n)
-            st = os.lstat(p)
-            out[p] = (st.st_size, st.st_mtime_ns, st.st_mode)
-    return out
-
-
 def expand(value, work):
     return str(value).replace("{W}", str(work))
-
-
-def _wait(p, timeout_s):
-    """wait4 with a deadline: (exit code or -signal, peak RSS MiB, timed out)."""
-    timer = threading.Timer(timeout_s, lambda: p.kill())
-    timer.start()
-    try:
-        _, status, usage = os.wait4(p.pid, 0)
-    finally:
-        timer.cancel()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_maxrss / 1024, p.returncode == -signal.SIGKILL
 
 
 def _running(p):
@@ -126,7 +103,8 @@ def run_case(case, work):
             p.send_signal(case.signum)
         elif case.signum:
             terminal += b"\n(the sweep: the command ended before its signal was sent; the case needs a longer run)"
-    code, rss, timed_out = _wait(p, case.timeout_s - (time.monotonic() - start))
+    code, rss = wait_measured(p, max(0.0, case.timeout_s - (time.monotonic() - start)))
+    timed_out = code == -signal.SIGKILL
     ended = time.monotonic()
     for t in readers:
         t.join()
@@ -137,7 +115,7 @@ def run_case(case, work):
     stderr = b"".join(stderr_chunks).decode(errors="replace") if not on_terminal else terminal.decode(errors="replace")
     problems = judge(case, work, code, stdout, stderr, rss, timed_out, sent_at, ended, terminal)
     if code != 0:
-        changed = {os.path.relpath(p, work) for p, _ in set(snapshot(work).items()) ^ set(before.items())}
+        changed = {entry[0] for entry in set(snapshot(work)) ^ set(before)}
         changed = sorted(c for c in changed if not c.startswith(case.may_leave or ("\0",)))
         if changed:
             problems.append(f"a failed command wrote or changed {changed}")
