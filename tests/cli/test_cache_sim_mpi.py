@@ -222,10 +222,9 @@ class CacheSimMpi(CacheSimMpiBase):
         self.assertIn("2 MPI ranks", r.stdout)
         self.assertTrue(plot.read_text().startswith("<svg") or "<svg" in plot.read_text()[:200])
 
-    def test_a_killed_rank_fails_the_job_naming_it_and_the_rerun_reuses_its_records(self):
-        trace = self.zipf_txt()
-        results = self.tmp / "results"
-        args = [trace, "--policy", "all", "--sizes", SIZES, "--threads", "1", "--results-dir", results]
+    def run_with_rank_1_killed(self, args, results):
+        """Runs the study with rank 1 killing itself after its first record (LITE_MPI_TEST_KILL_RANK): the job
+        fails naming it, prints no report, leaves no temporaries; returns the records written before it died."""
         r = run_mpi("cache-sim", *args, "--json", "-q", env={"LITE_MPI_TEST_KILL_RANK": "1"})
         self.assertNotIn(r.returncode, (0, 1), r.stderr)
         self.assertRegex(r.stderr, r"rank 1\b.*(signal 9|Killed)", r.stderr)
@@ -233,6 +232,13 @@ class CacheSimMpi(CacheSimMpiBase):
         written = sorted(results.glob("record-*.json"))
         self.assertGreaterEqual(len(written), 1, "rank 1 wrote its first record before it died")
         self.assertEqual(list(results.glob("*.tmp*")) + list(results.glob(".*")), [], "no temporary files left")
+        return written
+
+    def test_a_killed_rank_fails_the_job_naming_it_and_the_rerun_reuses_its_records(self):
+        trace = self.zipf_txt()
+        results = self.tmp / "results"
+        args = [trace, "--policy", "all", "--sizes", SIZES, "--threads", "1", "--results-dir", results]
+        written = self.run_with_rank_1_killed(args, results)
         code, again = self.mpi_json(*args)
         self.assertGreaterEqual(again["result"]["reused_records"], len(written))
         self.assertEqual(again["result"]["timing"]["simulations"], 15 * 8 - again["result"]["reused_records"])
@@ -291,14 +297,8 @@ class CacheSimMpi(CacheSimMpiBase):
         args = [trace, "--policy", "lru,radix-lru,radix-lfu,radix-reference", "--sizes", "50,200,800,3000", "--mrc",
                 "--prefill-ms-per-token", "0.01", "--target-hit-ratio", "0.5", "--threads", "1",
                 "--results-dir", results]
-        r = run_mpi("cache-sim", *args, "--json", "-q", env={"LITE_MPI_TEST_KILL_RANK": "1"})
-        self.assertNotIn(r.returncode, (0, 1), r.stderr)
-        self.assertRegex(r.stderr, r"rank 1\b.*(signal 9|Killed)", r.stderr)
-        self.assertEqual(r.stdout.strip(), "")
-        written = sorted(results.glob("record-*.json"))
-        self.assertGreaterEqual(len(written), 1, "rank 1 wrote its first row before it died")
+        written = self.run_with_rank_1_killed(args, results)
         self.assertLess(len(written), 16, "rank 1 died before its last row")
-        self.assertEqual(list(results.glob("*.tmp*")) + list(results.glob(".*")), [], "no temporary files left")
         code, again = self.mpi_json(*args)
         self.assertEqual(again["result"]["reused_records"], len(written))
         self.assertEqual(len(list(results.glob("record-*.json"))), 16)
