@@ -67,6 +67,7 @@ class Hosts:
     def __exit__(self, *exc):
         for ns in [*self.names, self.bridge_ns]:
             _ip("netns", "del", ns, check=False)
+            shutil.rmtree(f"/tmp/{ns}.ompi", ignore_errors=True)  # the agent's session folders
 
     def env(self, extra=None):
         """The environment for commands run in a host: the agent's map of addresses to namespaces."""
