@@ -2,9 +2,11 @@
 // configuration and computes the same cost-balanced split (lib/lite/cache/sweep.hpp), streams the trace once
 // for its own slots, then the ranks agree on success before anything is printed:
 //
-//   every rank's view of the trace (its host has it, the same size) -> rank 0 names a host that differs
+//   every rank's view of the trace and --results-dir (mpi_host_checks.cpp) -> rank 0 names a host that differs
 //   -> a prefix (LLM request) trace: its study's jobs spread over the ranks instead (mpi_prefix.cpp)
-//   -> prepare + simulate (own slots and --nodes clusters; records written to --results-dir as they finish)
+//   -> prepare and split the work by what --results-dir holds -> every rank's ok/failed flag (so no rank writes
+//      a record before every rank has split) -> simulate (own slots and --nodes clusters; records written to
+//      --results-dir as they finish)
 //   -> quiet barrier (non-blocking, polled with sleeps, so a rank that finished early leaves its core to the
 //      others instead of spinning in MPI)
 //   -> every rank's ok/failed flag: on a failure the lowest failed rank prints its error line, every rank
@@ -17,7 +19,6 @@
 #include "mpi_sweep.hpp"
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -25,7 +26,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "mpi_host_checks.hpp"
 #include "mpi_prefix.hpp"
 #include "mpi_ranks.hpp"
 #include "error_line.hpp"
@@ -88,81 +89,6 @@ cache::SweepControl rank_control(const cache::SimulationConfig& config, int rank
   return control;
 }
 
-// What one rank sees of the trace on its host: readable or why not, and its size there.
-nlohmann::json trace_seen_here(const std::string& trace, int rank) {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  nlohmann::json seen = {{"host", host}, {"rank", rank}, {"problem", ""}, {"bytes", 0}};
-  std::error_code ec;
-  const auto status = std::filesystem::status(trace, ec);
-  if (!std::filesystem::exists(status))
-    seen["problem"] = "not found";
-  else if (::access(trace.c_str(), R_OK) != 0)
-    seen["problem"] = "not readable";
-  else if (std::filesystem::is_regular_file(status))
-    seen["bytes"] = std::filesystem::file_size(trace, ec);
-  return seen;
-}
-
-// Rank 0: the problem with the ranks' views of the trace ("" when every host reads the same file): a trace on
-// one host only, or another file under the same path, named with the hosts that differ.
-std::string trace_problem(const std::vector<std::string>& texts) {
-  std::map<std::string, std::vector<std::string>> missing;  // problem -> "host (rank r)"
-  std::map<uint64_t, std::string> sizes;                    // bytes -> the first host that has that size
-  for (const auto& text : texts) {
-    const nlohmann::json seen = nlohmann::json::parse(text);
-    const std::string where = fmt::format("{} (rank {})", seen.at("host").get<std::string>(), seen.at("rank").get<int>());
-    if (const auto problem = seen.at("problem").get<std::string>(); !problem.empty())
-      missing[problem].push_back(where);
-    else
-      sizes.emplace(seen.at("bytes").get<uint64_t>(), where);
-  }
-  if (!missing.empty()) {
-    const auto& [problem, where] = *missing.begin();
-    return fmt::format("{} on host {}{}, which every rank reads", problem, where.front(),
-                       where.size() > 1 ? fmt::format(" and {} more", where.size() - 1) : "");
-  }
-  if (sizes.size() > 1)
-    return fmt::format("differs between hosts: {} bytes on {}, {} bytes on {}", sizes.begin()->first,
-                       sizes.begin()->second, sizes.rbegin()->first, sizes.rbegin()->second);
-  return "";
-}
-
-// Rank 0: the hosts the ranks run on, in rank order, each once (the report names them).
-std::vector<std::string> hosts_of(const std::vector<std::string>& texts) {
-  std::vector<std::string> hosts;
-  for (const auto& text : texts) {
-    const auto host = nlohmann::json::parse(text).at("host").get<std::string>();
-    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
-  }
-  return hosts;
-}
-
-// Before any work: every rank reads the trace itself, so a host that lacks it (or holds another file under the
-// same path) is named now, not found by that rank after the others have simulated. Returns the exit code every
-// rank takes (0: go on) and, on rank 0, the hosts; rank 0 throws the error it prints.
-int check_trace_on_every_host(const std::string& trace, int rank, int size, std::vector<std::string>& hosts) {
-  const std::string mine = trace_seen_here(trace, rank).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const std::vector<std::string> texts = gather_text(mine, rank, size);
-  if (rank == 0) hosts = hosts_of(texts);
-  if (trace == "-") return 0;  // refused by check_shareable_trace, on every rank alike
-  std::exception_ptr error;
-  if (rank == 0) {
-    const std::string problem = trace_problem(texts);
-    if (!problem.empty())
-      error = std::make_exception_ptr(InputError(trace, problem,
-                                                 "put the trace at the same path on every host (a folder they share), "
-                                                 "or copy the same file to each"));
-  }
-  int code = error ? exit_code_of(error, cache::verb().name) : 0;
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (error) {
-    set_error_printing(true);
-    std::rethrow_exception(error);
-  }
-  return code;
-}
-
 // The trace facts of a scan pass (objects, working set, largest object), which only ranks that needed the pass
 // (Belady's key file, sizes as fractions) computed: rank 0 takes them from whichever rank has them.
 nlohmann::json scan_facts(const cache::TraceSummary& t) {
@@ -216,18 +142,30 @@ SweepOutcome mpi_cache_sim(const cache::CacheSimOptions& o, Progress& progress) 
   std::optional<cache::SimulationConfig> config;
   cache::CacheSimResult local;
   std::vector<std::string> hosts;
-  if (const int code = check_trace_on_every_host(o.trace, rank, size, hosts)) return {std::nullopt, code};
+  if (const int code = check_inputs_on_every_host(o, rank, size, hosts)) return {std::nullopt, code};
   if (cache::is_prefix_trace(o)) return mpi_prefix_study(o, progress, std::move(hosts));
+  std::unique_ptr<cache::RecordStore> store;
+  cache::SweepControl control;
   try {
     cache::check_shareable_trace(o.trace);
     config = per_rank_threads(cache::prepare(o));
-    std::unique_ptr<cache::RecordStore> store = cache::open_record_store(o, *config);
-    local = cache::simulate(*config, rank == 0 ? progress : no_progress(), rank_control(*config, rank, size, store.get()));
+    store = cache::open_record_store(o, *config);
+    control = rank_control(*config, rank, size, store.get());
+  } catch (...) {
+    error = std::current_exception();
+  }
+  // Every rank has split the work by what --results-dir held before any rank writes a record there: a fast
+  // rank's first record must not shrink a slower rank's view of the work left (it would assign that slot again,
+  // or another to nobody).
+  int first_failed = first_failed_rank(bool(error), size);
+  if (first_failed < size) return {std::nullopt, fail_together(error, first_failed, rank, cache::verb().name)};
+  try {
+    local = cache::simulate(*config, rank == 0 ? progress : no_progress(), control);
   } catch (...) {
     error = std::current_exception();
   }
   quiet_barrier();
-  const int first_failed = first_failed_rank(bool(error), size);
+  first_failed = first_failed_rank(bool(error), size);
   if (first_failed < size) return {std::nullopt, fail_together(error, first_failed, rank, cache::verb().name)};
   nlohmann::json clusters = nlohmann::json::array();
   if (local.cluster)

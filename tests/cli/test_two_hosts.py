@@ -96,6 +96,28 @@ class CacheSimOnHosts(CacheSimMpiBase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(json.loads(r.stdout)["result"]["timing"]["hosts"], [socket.gethostname(), hosts.names[1]])
 
+    def test_a_results_folder_one_host_does_not_share_is_named_before_any_work(self):
+        # host 1 sees an empty folder of its own where host 0 keeps the records: a re-run there would split the
+        # work by other records than rank 0's
+        trace = self.tmp / "requests.txt"
+        trace.write_text("".join(f"{k % 97}\n" for k in range(20000)))
+        records = self.tmp / "records"
+        records.mkdir()
+        with Hosts(2) as hosts:
+            hostfile = hosts.hostfile(self.tmp / "hosts2")
+            r = hosts.run(0, [*hosts.mpirun(hostfile, 2), LITE, "cache-sim", trace, "--policy", "lru", "--sizes",
+                              "10,50", "--results-dir", records],
+                          env={"LITE_NETNS_PRIVATE": f"{hosts.address(1)}={records}"}, timeout=300)
+            self.assert_one_lite_line(r, "records", f"host {hosts.names[1]} (rank 1)", "not the same folder",
+                                      "every host mounts")
+            self.assertEqual(list(records.iterdir()), [], "no record written, the probe removed")
+            # the same folder shared by both hosts: the sweep runs and fills it
+            r = hosts.run(0, [*hosts.mpirun(hostfile, 2), LITE, "cache-sim", trace, "--policy", "lru", "--sizes",
+                              "10,50", "--results-dir", records, "--json", "-q"], timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(list(records.glob("record-*.json"))), 2)
+            self.assertEqual(list(records.glob(".lite-shared-*")), [])
+
     def assert_one_lite_line(self, r, *needles):
         """Exit 2 and one error line from lite (mpirun adds its own words about the exit status)."""
         self.assertEqual(r.returncode, 2, r.stderr)
