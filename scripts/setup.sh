@@ -16,6 +16,7 @@ PACKAGES=(
   lintian                                    # the Debian package check (tests/install/check_deb.sh)
   zsh fish                                   # the generated completions' tests
   iproute2                                   # ip netns: the cross-host tests' hosts (tests/cli/netns_hosts.py)
+  faketime                                   # a host whose wall clock is days off (test_two_hosts.py)
   python3-torch python3-torchvision python3-numpy  # interop tests and fixture scripts only
   fortunes                                   # English text the LLM bench trains its byte-level decoder on
   libtcmalloc-minimal4                       # benchmarks time on glibc malloc and on tcmalloc

@@ -76,16 +76,28 @@ class Hosts:
         env.update(extra or {})
         return env
 
-    def argv(self, i, argv):
-        return ["ip", "netns", "exec", self.names[i], *map(str, argv)]
+    def argv(self, i, argv, private=None):
+        """argv run in host i. With `private` (a folder), the host also gets a host name of its own (its
+        namespace's) and sees an empty folder there: a path the other hosts have and this one lacks, as
+        netns_agent.sh does for LITE_NETNS_PRIVATE. The command keeps its process id (exec all the way)."""
+        argv = [str(a) for a in argv]
+        if private is None:
+            return ["ip", "netns", "exec", self.names[i], *argv]
+        script = f'hostname {self.names[i]} && mount -t tmpfs lite-private "$0" && exec "$@"'
+        return ["ip", "netns", "exec", self.names[i], "unshare", "--mount", "--uts", "sh", "-c", script,
+                str(private), *argv]
 
-    def run(self, i, argv, env=None, timeout=600, **kwargs):
-        return subprocess.run(self.argv(i, argv), capture_output=True, text=True, env=self.env(env),
+    def run(self, i, argv, env=None, timeout=600, private=None, **kwargs):
+        return subprocess.run(self.argv(i, argv, private), capture_output=True, text=True, env=self.env(env),
                               timeout=timeout, stdin=subprocess.DEVNULL, **kwargs)
 
-    def popen(self, i, argv, env=None, **kwargs):
-        return subprocess.Popen(self.argv(i, argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=self.env(env), stdin=subprocess.DEVNULL, **kwargs)
+    def popen(self, i, argv, env=None, private=None, **kwargs):
+        return subprocess.Popen(self.argv(i, argv, private), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=self.env(env), stdin=subprocess.DEVNULL, **kwargs)
+
+    def cut(self, i):
+        """Host i's link goes down, as a host that lost power or its network: no packet in or out."""
+        _ip("-n", self.names[i], "link", "set", "eth0", "down")
 
     def hostfile(self, path, slots=1):
         path.write_text("".join(f"{self.address(i)} slots={slots}\n" for i in range(self.count)))

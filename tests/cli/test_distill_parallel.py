@@ -10,6 +10,7 @@ Runs under Debian's /usr/bin/python3 (torch). Every run is a few hundred samples
 import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import subprocess
@@ -180,7 +181,8 @@ class DistillParallel(LiteTestCase):
         self.assertEqual(r.returncode, 1, r.stderr)
         lines = [l for l in r.stderr.splitlines() if l.strip() and not l.startswith("epoch ")]
         self.assertEqual(len(lines), 2, r.stderr)  # one line per rank
-        self.assertRegex(lines[0], r"^lite distill: error: rank 0: lost rank 1 during the gradient all-reduce of global step 9")
+        self.assertRegex(lines[0], fr"^lite distill: error: rank 0: lost rank 1 \(host {re.escape(socket.gethostname())}\) during the "
+                                   r"gradient all-reduce of global step 9")
         self.assertIn("--resume " + str(ck / "last.ckpt"), lines[0])
         self.assertEqual(lines[1], "lite distill: error: rank 1: killed by signal 9 (Killed)")
         self.assertTrue((ck / "last.ckpt").is_file())

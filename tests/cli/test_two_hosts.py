@@ -11,8 +11,10 @@ Skipped, with the reason printed, where namespaces cannot be made (not root, no 
 """
 import json
 import os
+import shutil
 import socket
 import subprocess
+import time
 import unittest
 
 import torch
@@ -26,6 +28,17 @@ from test_distill import EVAL, TEACHER, TRAIN_IMAGES, TRAIN_LABELS
 NETNS_MISSING = unavailable()
 if NETNS_MISSING:
     print(f"test_two_hosts: skipped: {NETNS_MISSING}", flush=True)
+
+
+def wait_until_stopped(pid, timeout=120):
+    """The monotonic time at which process pid was seen stopped (SIGSTOP)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return time.monotonic()
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} was not stopped within {timeout} s")
 
 
 @unittest.skipIf(NETNS_MISSING or MPI_MISSING, NETNS_MISSING or MPI_MISSING or "")
@@ -129,8 +142,133 @@ class CacheSimOnHosts(CacheSimMpiBase):
             self.assertIn(str(needle), lines[0])
 
 
+def torchrun_env(hosts, rank, port, **extra):
+    return {"WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": "0", "MASTER_ADDR": hosts.address(0),
+            "MASTER_PORT": str(port), "GLOO_SOCKET_IFNAME": "eth0", **extra}
+
+
+def one_error_line(err):
+    """The one line a distill rank printed, epoch progress aside."""
+    lines = [l for l in err.splitlines() if l.strip() and not l.startswith("epoch ")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
 @unittest.skipIf(NETNS_MISSING, NETNS_MISSING or "")
 class DistillOnHosts(LiteTestCase):
+    def mlp(self):
+        torch.manual_seed(0)
+        student = self.tmp / "mlp.pt"
+        torch.jit.script(Mlp()).save(str(student))
+        return student
+
+    def two_host_args(self, student, out, epochs=3, timeout=60):
+        return ["distill", "--teacher", TEACHER, "--student", student, "--data", TRAIN_IMAGES, "--data-labels",
+                TRAIN_LABELS, "--samples", 384, "--eval", EVAL, "--eval-samples", 300, "--epochs", epochs,
+                "--train-batch", 64, "--latency-iterations", 0, "--timeout", timeout, "--threads", 1, "-o", out]
+
+    def test_a_host_lost_mid_epoch_is_named_within_the_timeout_and_a_resume_reproduces_the_run(self):
+        student = self.mlp()
+        private = self.tmp / "private"  # only so that host 1 runs under a host name of its own
+        private.mkdir()
+        reference, out, ck = self.tmp / "reference.pt", self.tmp / "s.pt", self.tmp / "ck"
+        with Hosts(2) as hosts:
+            def job(port, out, *more, crash=None, timeout=60):
+                extra = {"LITE_DISTILL_TEST_CRASH": crash} if crash else {}
+                return [hosts.popen(rank, [LITE, *self.two_host_args(student, out, timeout=timeout), *more],
+                                    env=torchrun_env(hosts, rank, port, **extra), private=private if rank else None)
+                        for rank in (0, 1)]
+
+            procs = job(29521, reference, "--json")
+            results = [p.communicate(timeout=600) for p in procs]
+            self.assertEqual([p.returncode for p in procs], [0, 0], results)
+            report = json.loads(results[0][0])["result"]["distributed"]
+            self.assertEqual([f["host"] for f in report["ranks"]], [socket.gethostname(), hosts.names[1]])
+
+            # a crash: rank 1's process dies before global step 9 (epoch 2), its host closes the connections
+            procs = job(29522, out, "--checkpoint-dir", ck, crash="1:8")
+            (_, err0), _ = [p.communicate(timeout=120) for p in procs]
+            self.assertEqual(procs[0].returncode, 1, err0)
+            line = one_error_line(err0)
+            self.assertIn(f"rank 0: lost rank 1 (host {hosts.names[1]}) during the gradient all-reduce of global "
+                          "step 9", line)
+            self.assertIn(f"--resume {ck / 'last.ckpt'}", line)
+            self.assertEqual(procs[1].returncode, -9)
+            self.assertFalse(out.exists())
+
+            # the resume on the same two hosts from the last checkpoint: bit for bit the uninterrupted run
+            procs = job(29523, out, "--resume", ck / "last.ckpt", "--json")
+            results = [p.communicate(timeout=600) for p in procs]
+            self.assertEqual([p.returncode for p in procs], [0, 0], results)
+            self.assertEqual(json.loads(results[0][0])["result"]["start_epoch"], 2)
+            for a, b in zip(weights(out), weights(reference), strict=True):
+                self.assertTrue(torch.equal(a, b), (a - b).abs().max())
+
+            # a host that goes silent (power or network lost: no connection closed) before global step 9:
+            # rank 0 gives up within --timeout, naming it
+            out.unlink()
+            procs = job(29524, out, "--checkpoint-dir", self.tmp / "ck2", crash="1:8:stop", timeout=15)
+            stopped_at = wait_until_stopped(procs[1].pid)
+            hosts.cut(1)
+            _, err0 = procs[0].communicate(timeout=120)
+            waited = time.monotonic() - stopped_at
+            procs[1].kill()
+            procs[1].communicate()
+            self.assertEqual(procs[0].returncode, 1, err0)
+            line = one_error_line(err0)
+            self.assertIn(f"rank 0: lost rank 1 (host {hosts.names[1]}) during the gradient all-reduce of global "
+                          "step 9", line)
+            self.assertIn("the timeout is 15 s", line)
+            self.assertLess(waited, 15 + 10, "rank 0 gave up within --timeout")
+            self.assertFalse(out.exists())
+
+    def test_a_data_file_on_one_host_only_is_named_at_once_not_waited_for(self):
+        student = self.mlp()
+        local = self.tmp / "local"  # host 1 sees an empty folder here
+        local.mkdir()
+        data = local / "eval.pt"
+        shutil.copy(EVAL, data)
+        args = ["distill", "--teacher", TEACHER, "--student", student, "--data", data, "--epochs", 1,
+                "--latency-iterations", 0, "--timeout", 60, "-o", self.tmp / "x.pt"]
+        with Hosts(2) as hosts:
+            procs = [hosts.popen(rank, [LITE, *args], env=torchrun_env(hosts, rank, 29525),
+                                 private=local if rank else None) for rank in (0, 1)]
+            results = [p.communicate(timeout=50) for p in procs]  # well inside --timeout 60: no waiting
+        (p0, p1), ((_, err0), (_, err1)) = procs, results
+        self.assertEqual((p0.returncode, p1.returncode), (2, 2), results)
+        line0 = one_error_line(err0)
+        self.assertIsNone(error_line_problems(line0), line0)
+        self.assertIn(f"rank 0: rank 1 (host {hosts.names[1]}) refused to train: {data}", line0)
+        self.assertIn(str(data), one_error_line(err1))
+        self.assertFalse((self.tmp / "x.pt").exists())
+
+    def test_ranks_whose_clocks_disagree_report_figures_from_their_own_clocks(self):
+        # rank 1's host: its monotonic clock a million seconds ahead of rank 0's (a time namespace) and, where
+        # faketime is installed, its wall clock three days behind: figures that mixed the two hosts' clocks would
+        # show training times of days
+        student = self.mlp()
+        skew = ["unshare", "--time", "--monotonic", "1000000"]
+        if shutil.which("faketime"):
+            skew += ["env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "faketime", "-f", "-3d"]
+        out = self.tmp / "s.pt"
+        started = time.monotonic()
+        with Hosts(2) as hosts:
+            procs = [hosts.popen(rank, [*(skew if rank else []), LITE, *self.two_host_args(student, out, epochs=2),
+                                        "--json"], env=torchrun_env(hosts, rank, 29526)) for rank in (0, 1)]
+            results = [p.communicate(timeout=600) for p in procs]
+        elapsed = time.monotonic() - started
+        self.assertEqual([p.returncode for p in procs], [0, 0], results)
+        result = json.loads(results[0][0])["result"]
+        d = result["distributed"]
+        for f in d["ranks"]:
+            self.assertGreater(f["train_s"], 0)
+            self.assertLess(f["train_s"], elapsed, f)
+            self.assertLess(f["allreduce_s"], elapsed, f)
+        self.assertGreater(d["samples_per_s"], 2 * 384 / elapsed)  # the global rate: two epochs of 384 samples
+        self.assertLess(d["scaling_efficiency"], 1.5)
+        self.assertLess(result["wall_s"], elapsed)
+        self.assertLess(result["train_seconds"], elapsed)
+
     def test_one_rank_on_each_of_two_hosts_trains_what_one_process_trains(self):
         torch.manual_seed(0)
         student = self.tmp / "mlp.pt"

@@ -417,7 +417,6 @@ void record_prune_figures(DistillResult& r) {
 DistillResult run(const DistillOptions& o, Progress& progress, const RunContext& context) {
   const auto start = Clock::now();
   validate(o);
-  check_paths(o);
   set_intra_op_threads(o.threads);
   const World world = resolve_world(o);
   if (world.distributed() && o.train_batch < 2 * world.size)
@@ -429,10 +428,15 @@ DistillResult run(const DistillOptions& o, Progress& progress, const RunContext&
   Session s(o, progress, context);
   if (data_parallel) s.sync = data_parallel.get();
   std::optional<ProfilingExecutorOff> executor_off(std::in_place);  // before the models' first forward
-  load_models_and_data(s, r);
-
-  decide_teacher_cache(s, r);
-  s.fingerprint = fingerprint(s);
+  try {  // each rank reads its inputs on its own host: one that fails there tells the others (refuse)
+    check_paths(o);
+    load_models_and_data(s, r);
+    decide_teacher_cache(s, r);
+    s.fingerprint = fingerprint(s);
+  } catch (const Error& e) {
+    if (data_parallel) data_parallel->refuse(e.what());
+    throw;
+  }
   if (s.sync->world_size() > 1) s.fingerprint["world_size"] = s.sync->world_size();
   s.sync->agree(s.fingerprint);  // before the first collective: a rank with other options or inputs refuses
   const double teacher_metric = teacher_validation_metric(s);

@@ -76,20 +76,34 @@ std::vector<Bucket> make_buckets(const std::vector<torch::Tensor>& parameters, d
 }
 
 // LITE_DISTILL_TEST_CRASH="RANK:STEP" kills rank RANK (SIGKILL, as a crash or the OOM killer would) before
-// global step STEP: the fault tests' way of losing a rank mid-training. Not documented for users.
-std::pair<int, int64_t> test_crash_point() {
+// global step STEP; "RANK:STEP:stop" stops it instead (SIGSTOP: its connections stay open and silent, as a
+// host that lost power or its network leaves them). The fault tests' way of losing a rank mid-training. Not
+// documented for users.
+struct CrashPoint {
+  int rank = -1;
+  int64_t step = -1;
+  int signal = SIGKILL;
+};
+
+CrashPoint test_crash_point() {
   const char* v = std::getenv("LITE_DISTILL_TEST_CRASH");
   int rank = -1;
   long long step = -1;
-  if (v && std::sscanf(v, "%d:%lld", &rank, &step) == 2) return {rank, step};
-  return {-1, -1};
+  char how[8] = {};
+  const int fields = v ? std::sscanf(v, "%d:%lld:%7s", &rank, &step, how) : 0;
+  if (fields < 2) return {};
+  return {rank, step, std::string(how) == "stop" ? SIGSTOP : SIGKILL};
 }
 
 class GlooDataParallel final : public DataParallel {
  public:
   GlooDataParallel(const World& w, const DistillOptions& o, Connection c)
       : world_(w), seed_(o.seed), bucket_mb_(o.bucket_mb), store_(std::move(c.store)), group_(std::move(c.group)),
-        crash_(test_crash_point()) {}
+        crash_(test_crash_point()) {
+    exchange_hosts();
+  }
+
+  void refuse(const std::string& why) override;
 
   int world_size() const override { return world_.size; }
   bool writes_files() const override { return world_.rank == 0; }
@@ -128,7 +142,7 @@ class GlooDataParallel final : public DataParallel {
 
   BatchSlice begin_step(int64_t global_step, int64_t begin, int64_t length) override {
     step_ = global_step;
-    if (crash_.first == world_.rank && crash_.second == global_step) ::raise(SIGKILL);
+    if (crash_.rank == world_.rank && crash_.step == global_step) ::raise(crash_.signal);
     torch::manual_seed(splitmix64(seed_ ^ splitmix64(uint64_t(world_.rank) * 0x100000001ULL + uint64_t(global_step))));
     const int64_t lo = begin + length * world_.rank / world_.size;
     const int64_t hi = begin + length * (world_.rank + 1) / world_.size;
@@ -191,6 +205,11 @@ class GlooDataParallel final : public DataParallel {
 
  private:
   void check_fingerprints(const nlohmann::json& fingerprint);
+  void exchange_hosts();
+  // "rank R (host H)": how errors name a peer.
+  std::string named(int rank) const {
+    return fmt::format("rank {} (host {})", rank, hosts_.at(size_t(rank)));
+  }
   [[noreturn]] void lost(const std::string& during, const std::exception& e);
   void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const std::string& during) {
     for (auto& w : works) {
@@ -246,7 +265,7 @@ class GlooDataParallel final : public DataParallel {
   double bucket_mb_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
-  std::pair<int, int64_t> crash_;
+  CrashPoint crash_;
   std::vector<Bucket> buckets_;
   std::vector<std::pair<torch::Tensor, unsigned>> hooks_;  // (parameter, hook handle), removed at the end
   size_t next_launch_ = 0;   // the next bucket to all-reduce this step
@@ -254,6 +273,7 @@ class GlooDataParallel final : public DataParallel {
   int64_t step_ = 0, samples_ = 0;
   double share_ = 1, allreduce_s_ = 0;
   bool agreed_interrupt_ = false;
+  std::vector<std::string> hosts_;  // every rank's host name, by rank, known since the rendezvous
 };
 
 // Gloo's all-gather takes equal shapes: each part is padded to the longest shard's rows, then trimmed.
@@ -274,13 +294,48 @@ torch::Tensor GlooDataParallel::gather_shards(const torch::Tensor& part, int64_t
 
 void GlooDataParallel::lost(const std::string& during, const std::exception& e) {
   if (interrupt_requested()) throw Interrupted();  // the peer went away because the job was interrupted
-  const std::string peer = world_.size == 2 ? fmt::format("rank {}", 1 - world_.rank) : std::string("a peer rank");
+  const std::string peer = world_.size == 2 ? named(1 - world_.rank) : std::string("a peer rank");
   throw RankLost(fmt::format("rank {}: lost {} during {} ({}; the timeout is {:g} s)", world_.rank, peer, during,
                              reason(e), world_.timeout_s));
 }
 
+// Right after the rendezvous every rank is there: each posts its host name and reads the others', so errors
+// name the host of a rank that is gone by then.
+void GlooDataParallel::exchange_hosts() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string mine = host;
+  try {
+    store_->set("lite/host/" + std::to_string(world_.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+    for (int r = 0; r < world_.size; ++r) {
+      auto v = store_->get("lite/host/" + std::to_string(r));
+      hosts_.emplace_back(v.begin(), v.end());
+    }
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("rank {}: the ranks could not exchange their host names within {:g} s: {}",
+                                 world_.rank, world_.timeout_s, reason(e)));
+  }
+}
+
+// A rank whose own inputs failed (a file on another host only, another file under its path) says why in
+// place of its fingerprint or verdict, so every rank ends at once naming it and its host instead of waiting
+// out the timeout for it. Rank 0 hosts the store: it waits for every verdict before it exits.
+void GlooDataParallel::refuse(const std::string& why) {
+  try {
+    if (world_.rank == 0) {
+      const std::string refusal = nlohmann::json{{"lite_refused", why}}.dump();
+      store_->set("lite/fingerprint", std::vector<uint8_t>(refusal.begin(), refusal.end()));
+      for (int r = 1; r < world_.size; ++r) store_->get("lite/verdict/" + std::to_string(r));
+    } else {
+      store_->set("lite/verdict/" + std::to_string(world_.rank), std::vector<uint8_t>(why.begin(), why.end()));
+    }
+  } catch (const std::exception&) {
+    // the others are gone already: this rank's own error still says what failed
+  }
+}
+
 // Each rank posts its fingerprint; the others compare theirs with rank 0's and post a verdict, which rank 0
-// waits for: a mismatch ends every rank before training, with exit 2.
+// waits for: a mismatch, or a rank's refusal, ends every rank before training, with exit 2.
 void GlooDataParallel::check_fingerprints(const nlohmann::json& fingerprint) {
   const std::string me = std::to_string(world_.rank);
   try {
@@ -291,12 +346,17 @@ void GlooDataParallel::check_fingerprints(const nlohmann::json& fingerprint) {
         auto v = store_->get("lite/verdict/" + std::to_string(r));
         const std::string verdict(v.begin(), v.end());
         if (verdict != "ok")
-          throw InputError(fmt::format("rank 0: rank {} refused to train: {}", r, verdict));
+          throw InputError(fmt::format("rank 0: {} refused to train: {}", named(r), verdict));
       }
       return;
     }
     auto v = store_->get("lite/fingerprint");
     const auto theirs = nlohmann::json::parse(std::string(v.begin(), v.end()));
+    if (auto refused = theirs.find("lite_refused"); refused != theirs.end()) {
+      store_->set("lite/verdict/" + me, std::vector<uint8_t>{'o', 'k'});
+      throw InputError(fmt::format("rank {}: {} refused to train: {}", world_.rank, named(0),
+                                   refused->get<std::string>()));
+    }
     std::string verdict = "ok";
     for (auto it = fingerprint.begin(); it != fingerprint.end(); ++it) {
       auto found = theirs.find(it.key());
@@ -338,9 +398,7 @@ DistributedSummary GlooDataParallel::summarize(torch::jit::Module& student, doub
   d.batchnorm = "per-rank batch statistics in each step; running statistics averaged over ranks at every epoch's end";
   RankFigures mine;
   mine.rank = world_.rank;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  mine.host = host;
+  mine.host = hosts_.at(size_t(world_.rank));
   mine.samples = samples_;
   mine.train_s = train_seconds;
   mine.allreduce_s = allreduce_s_;

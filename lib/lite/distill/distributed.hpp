@@ -32,6 +32,9 @@ class DataParallel : public GradientSync {
   // After training, on the final weights: each rank posts its figures through the store; rank 0 returns
   // every rank's (waiting up to the timeout), the others their own.
   virtual DistributedSummary summarize(torch::jit::Module& student, double train_seconds) = 0;
+  // This rank cannot start (its inputs failed, `why` is its error line's message): tells the others, which
+  // then end with exit 2 naming this rank and its host.
+  virtual void refuse(const std::string& why) = 0;
 };
 
 // Rendezvous (exit-2 errors) and the trainer's hooks; a null pointer for a one-process world.
