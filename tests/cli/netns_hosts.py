@@ -105,8 +105,10 @@ class Hosts:
 
     def mpirun(self, hostfile, ranks):
         """mpirun's argv for a job over these hosts, started from host 0: daemons through the agent, every byte
-        between ranks over TCP on the hosts' subnet (no shared memory: the ranks are on different hosts)."""
+        between ranks over TCP on the hosts' subnet (no shared memory: the ranks are on different hosts). Not
+        bound to cores: each host's daemon would bind its first rank to core 0, and these hosts share one
+        machine's cores, so every host's rank would run on the same core."""
         subnet = f"{SUBNET}.0/24"
         return [shutil.which("mpirun"), "--allow-run-as-root", "--oversubscribe", "--hostfile", str(hostfile),
-                "-n", str(ranks), "--mca", "plm_rsh_agent", str(AGENT), "--mca", "btl", "self,tcp",
+                "-n", str(ranks), "--bind-to", "none", "--mca", "plm_rsh_agent", str(AGENT), "--mca", "btl", "self,tcp",
                 "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet]
