@@ -4,8 +4,10 @@ joined by a bridge (netns_hosts.py), each with its own address, so every byte be
 - cache-sim over MPI: mpirun, started in host 0, places one rank per host from a hostfile and starts the other hosts'
   daemons through an rsh agent that enters their namespace; the records on two and three hosts equal a
   single-process run, and so do a prefix study's rows on two.
-- distill over Gloo: one rank per host started as torchrun starts it (WORLD_SIZE, RANK, MASTER_ADDR of host 0),
-  the interface named with GLOO_SOCKET_IFNAME; the weights equal one process's on the same global batch.
+- distill over Gloo: one rank per host started as srun starts it (SLURM_NTASKS, SLURM_PROCID, MASTER_ADDR of host
+  0), the interface named with GLOO_SOCKET_IFNAME; the weights equal one process's on the same global batch. Then
+  as torchrun starts it (WORLD_SIZE, RANK): a rank's process killed and a host gone silent mid-epoch, each named
+  with its host, and the resume bit for bit; a data file on one host only; clocks that disagree.
 
 Skipped, with the reason printed, where namespaces cannot be made (not root, no iproute2) or MPI is absent.
 """
@@ -286,8 +288,9 @@ class DistillOnHosts(LiteTestCase):
         one = json.loads(r.stdout)["result"]
         two_out = self.tmp / "two.pt"
         with Hosts(2) as hosts:
+            # as docs/cluster.md's Slurm batch script starts it: srun's task variables, the script's master
             procs = [hosts.popen(rank, [LITE, *args(two_out)],
-                                 env={"WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": "0",
+                                 env={"SLURM_NTASKS": "2", "SLURM_PROCID": str(rank), "SLURM_LOCALID": "0",
                                       "MASTER_ADDR": hosts.address(0), "MASTER_PORT": "29511",
                                       "GLOO_SOCKET_IFNAME": "eth0"})
                      for rank in (0, 1)]
@@ -298,6 +301,7 @@ class DistillOnHosts(LiteTestCase):
         d = two["distributed"]
         self.assertEqual(d["world_size"], 2)
         self.assertEqual(d["master"], f"{hosts.address(0)}:29511")
+        self.assertEqual(d["source"], "environment (Slurm)")
         self.assertTrue(d["weights_identical"])
         for a, b in zip(weights(one_out), weights(two_out)):
             self.assertTrue(torch.allclose(a, b, atol=1e-5, rtol=1e-4), (a - b).abs().max())
