@@ -224,6 +224,34 @@ class DistillOnHosts(LiteTestCase):
             self.assertLess(waited, 15 + 10, "rank 0 gave up within --timeout")
             self.assertFalse(out.exists())
 
+    def test_of_three_hosts_the_one_lost_is_named_whether_it_crashed_or_went_silent(self):
+        # with three ranks the failed collective does not say which peer is gone: a broken connection names an
+        # address (the ranks posted theirs), a timeout nothing (the ranks still there answer a roll call)
+        student = self.mlp()
+        private = self.tmp / "private"
+        private.mkdir()
+        with Hosts(3) as hosts:
+            def job(port, crash, timeout):
+                return [hosts.popen(rank, [LITE, *self.two_host_args(student, self.tmp / "s.pt", timeout=timeout)],
+                                    env={**torchrun_env(hosts, rank, port), "WORLD_SIZE": "3",
+                                         "LITE_DISTILL_TEST_CRASH": crash},
+                                    private=private if rank == 2 else None)
+                        for rank in range(3)]
+
+            for crash, timeout in (("2:8", 60), ("2:8:stop", 15)):
+                with self.subTest(crash=crash):
+                    procs = job(29527 if timeout == 60 else 29528, crash, timeout)
+                    if crash.endswith("stop"):
+                        wait_until_stopped(procs[2].pid)
+                        hosts.cut(2)
+                    results = [p.communicate(timeout=120) for p in procs[:2]]
+                    procs[2].kill()
+                    procs[2].communicate()
+                    for rank, (p, (_, err)) in enumerate(zip(procs, results)):
+                        self.assertEqual(p.returncode, 1, err)
+                        self.assertIn(f"rank {rank}: lost rank 2 (host {hosts.names[2]}) during the ",
+                                      one_error_line(err))
+
     def test_a_data_file_on_one_host_only_is_named_at_once_not_waited_for(self):
         student = self.mlp()
         local = self.tmp / "local"  # host 1 sees an empty folder here

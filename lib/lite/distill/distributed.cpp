@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
-#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -15,6 +14,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/sha256.hpp"
 #include "lite/distill/checkpoint.hpp"
+#include "lite/distill/lost_peer.hpp"
 #include "lite/distill/rendezvous.hpp"
 
 namespace lite::distill {
@@ -22,6 +22,9 @@ namespace lite::distill {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// After a collective timed out among three or more ranks: how long the others' answers are waited for.
+constexpr double kRollCallSeconds = 10;
 
 std::string reason(const std::exception& e) { return c10d_reason(e); }
 
@@ -208,8 +211,9 @@ class GlooDataParallel final : public DataParallel {
   void exchange_hosts();
   // "rank R (host H)": how errors name a peer.
   std::string named(int rank) const {
-    return fmt::format("rank {} (host {})", rank, hosts_.at(size_t(rank)));
+    return fmt::format("rank {} (host {})", rank, rank_hosts_.at(size_t(rank)).host);
   }
+  std::string who_was_lost(const std::string& why);
   [[noreturn]] void lost(const std::string& during, const std::exception& e);
   void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const std::string& during) {
     for (auto& w : works) {
@@ -273,7 +277,7 @@ class GlooDataParallel final : public DataParallel {
   int64_t step_ = 0, samples_ = 0;
   double share_ = 1, allreduce_s_ = 0;
   bool agreed_interrupt_ = false;
-  std::vector<std::string> hosts_;  // every rank's host name, by rank, known since the rendezvous
+  std::vector<RankHost> rank_hosts_;  // every rank's host name and addresses, by rank, since the rendezvous
 };
 
 // Gloo's all-gather takes equal shapes: each part is padded to the longest shard's rows, then trimmed.
@@ -294,22 +298,31 @@ torch::Tensor GlooDataParallel::gather_shards(const torch::Tensor& part, int64_t
 
 void GlooDataParallel::lost(const std::string& during, const std::exception& e) {
   if (interrupt_requested()) throw Interrupted();  // the peer went away because the job was interrupted
-  const std::string peer = world_.size == 2 ? named(1 - world_.rank) : std::string("a peer rank");
+  const std::string why = reason(e);
+  const std::string peer = world_.size == 2 ? named(1 - world_.rank) : who_was_lost(why);
   throw RankLost(fmt::format("rank {}: lost {} during {} ({}; the timeout is {:g} s)", world_.rank, peer, during,
-                             reason(e), world_.timeout_s));
+                             why, world_.timeout_s));
+}
+
+// Of three or more ranks: the one whose address Gloo's error names, else those that miss the roll call (a
+// timeout names no address), else rank 0 when its store is gone too.
+std::string GlooDataParallel::who_was_lost(const std::string& why) {
+  if (std::string at = ranks_at_address_in(why, rank_hosts_, world_.rank); !at.empty()) return at;
+  const std::optional<std::string> silent =
+      roll_call(*store_, rank_hosts_, world_.rank, std::min(kRollCallSeconds, world_.timeout_s));
+  if (!silent) return named(0);
+  return silent->empty() ? std::string("a peer rank") : *silent;
 }
 
 // Right after the rendezvous every rank is there: each posts its host name and reads the others', so errors
 // name the host of a rank that is gone by then.
 void GlooDataParallel::exchange_hosts() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  const std::string mine = host;
+  const std::string mine = to_wire(this_rank_host());
   try {
     store_->set("lite/host/" + std::to_string(world_.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
     for (int r = 0; r < world_.size; ++r) {
       auto v = store_->get("lite/host/" + std::to_string(r));
-      hosts_.emplace_back(v.begin(), v.end());
+      rank_hosts_.push_back(from_wire(std::string(v.begin(), v.end())));
     }
   } catch (const std::exception& e) {
     throw InputError(fmt::format("rank {}: the ranks could not exchange their host names within {:g} s: {}",
@@ -398,7 +411,7 @@ DistributedSummary GlooDataParallel::summarize(torch::jit::Module& student, doub
   d.batchnorm = "per-rank batch statistics in each step; running statistics averaged over ranks at every epoch's end";
   RankFigures mine;
   mine.rank = world_.rank;
-  mine.host = hosts_.at(size_t(world_.rank));
+  mine.host = rank_hosts_.at(size_t(world_.rank)).host;
   mine.samples = samples_;
   mine.train_s = train_seconds;
   mine.allreduce_s = allreduce_s_;
