@@ -7,8 +7,6 @@
 // slots (hash fingerprint + node index, linear probing, backward-shift deletion, no tombstones) and
 // list moves touch only the nodes involved. Memory is ~8 bytes per slot at <= 5/8 load plus the node
 // itself (24-32 bytes), and grows with the objects the simulated cache holds, never with trace length.
-#include <sys/mman.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,43 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "lite/cache/huge_pages.hpp"
+
 namespace lite::cache::detail {
 
 constexpr uint32_t kNil = 0xffffffffu;
 
-// Large tables are touched at random, so with 4 KiB pages nearly every access is also a TLB miss.
-// Allocations of 2 MiB or more are 2 MiB-aligned and marked for transparent huge pages (Linux's
-// default THP mode is "madvise"); smaller ones come from the ordinary heap.
-template <class T>
-struct HugePageAllocator {
-  using value_type = T;
-  static constexpr size_t kHuge = size_t(2) << 20;
-  HugePageAllocator() = default;
-  template <class U>
-  HugePageAllocator(const HugePageAllocator<U>&) {}
-  T* allocate(size_t n) {
-    const size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) {
-      void* p = std::malloc(bytes ? bytes : 1);
-      if (!p) throw std::bad_alloc();
-      return static_cast<T*>(p);
-    }
-    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, rounded);
-    if (!p) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    ::madvise(p, rounded, MADV_HUGEPAGE);
-#endif
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t) { std::free(p); }
-  template <class U>
-  bool operator==(const HugePageAllocator<U>&) const { return true; }
-  template <class U>
-  bool operator!=(const HugePageAllocator<U>&) const { return false; }
-};
-template <class T>
-using BigVector = std::vector<T, HugePageAllocator<T>>;
 
 // murmur3's 64-bit finalizer: a bijection, so distinct keys keep distinct hashes. Computed once per
 // request by the engine; the low 32 bits pick a slot, the high bits drive SHARDS sampling.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lite/cache/huge_pages.hpp"
 #include "lite/cache/prefix/block_cache.hpp"
 
 namespace lite::cache::prefix {
@@ -48,7 +49,7 @@ class BlockList {
   }
 
  private:
-  std::vector<uint32_t> prev_, next_;
+  detail::BigVector<uint32_t> prev_, next_;  // one entry per distinct block of the trace: huge pages
   uint32_t head_ = kNoBlock, tail_ = kNoBlock;
 };
 
@@ -81,7 +82,7 @@ class ListedBlocks : public BlockCache {
   const BlockTrace& trace_;
   const uint64_t capacity_;
   uint64_t occupied_ = 0;
-  std::vector<uint8_t> in_;
+  detail::BigVector<uint8_t> in_;
   BlockList order_;
   std::vector<uint32_t>* evicted_;
 };
