@@ -24,6 +24,7 @@
 #include "lite/model/load.hpp"
 #include "lite/optimize/decoder_search_internal.hpp"
 #include "lite/optimize/verb.hpp"
+#include "lite/quantize/decoder_quantize.hpp"
 #include "lite/quantize/quantize.hpp"
 
 namespace lite::optimize::detail {
@@ -45,6 +46,7 @@ struct SearchContext {
   llm::TokenData data;
   fs::path folder;
   std::map<std::string, llm::KvWhatIf> kv;  // per measured mode
+  std::optional<quantize::DecoderReference> reference;  // frozen float as measured: every mode's quantize run reuses it
 };
 
 void fit_prefill(SearchContext& c, llm::Decoder& d, DecoderWeights& w) {
@@ -56,7 +58,8 @@ void fit_prefill(SearchContext& c, llm::Decoder& d, DecoderWeights& w) {
   w.prefill_fit_error = fit.max_relative_error;
 }
 
-DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const llm::ReferenceTokens& tokens) {
+DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const torch::jit::Module& frozen,
+                             const llm::ReferenceTokens& tokens) {
   const auto start = Clock::now();
   DecoderWeights w;
   w.mode = "float";
@@ -68,6 +71,7 @@ DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const ll
   plan.duration_s = c.o.duration_s;
   llm::set_lengths(plan, {}, reference);
   const llm::GenerationStats stats = llm::time_generation(reference, plan, c.progress);
+  c.reference = quantize::DecoderReference{frozen, stats, c.data, tokens};
   w.tpot_p50_ms = stats.tpot_ms.count ? stats.tpot_ms.p50 : 0;
   w.decode_tokens_per_s = stats.decode_tokens_per_s;
   c.kv["float"] = llm::kv_cache_what_if(reference, c.data.tokens, c.data.real, "float", c.progress);
@@ -76,8 +80,9 @@ DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const ll
   return w;
 }
 
-// One mode built by lite quantize into the work folder, judged there against frozen float; its prefill grid only
-// when its quality is within the budget (or the search is exhaustive).
+// One mode built by lite quantize into the work folder, judged there against frozen float as the search measured
+// it (not frozen, timed and scored again per mode); its prefill grid only when its quality is within the budget
+// (or the search is exhaustive).
 DecoderWeights measure_mode(SearchContext& c, const std::string& mode, double budget) {
   DecoderWeights w;
   w.mode = mode;
@@ -95,7 +100,7 @@ DecoderWeights measure_mode(SearchContext& c, const std::string& mode, double bu
   const auto start = Clock::now();
   try {
     quantize::validate(q);
-    const quantize::QuantizeResult qr = quantize::run(q, c.progress, c.run_context);
+    const quantize::QuantizeResult qr = quantize::run(q, c.progress, c.run_context, *c.reference);
     w.build_s = seconds_since(start);
     const quantize::DecoderCandidate& cand = qr.decoder->candidates.front();
     w.quality_loss_pct = cand.quality_loss_pct;
@@ -190,7 +195,7 @@ void write_choice(SearchContext& c, const DecoderSearch& s, torch::jit::Module& 
 }  // namespace
 
 void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunContext& context, OptimizeResult& r) {
-  SearchContext c{o, context, progress, model::load_model(o.model), std::nullopt, 0, {}, work_dir(o) / "decoder", {}};
+  SearchContext c{o, context, progress, model::load_model(o.model), std::nullopt, 0, {}, work_dir(o) / "decoder", {}, {}};
   if (!llm::takes_kv_cache(c.source.module))
     throw InputError(o.model.string(), "is not a decoder with a KV cache (forward(ids, cache), or a prefill method), "
                      "which an LLM request trace is replayed against", "export it with its cache (docs/llm.md)");
@@ -216,7 +221,7 @@ void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunC
   c.data = llm::load_token_data(o.eval, std::nullopt, c.vocab, c.positions);
   s.quality_data = c.data.name;
   const llm::ReferenceTokens tokens = llm::score_reference(reference, c.data.tokens, kScoreBatch, progress);
-  s.weights.push_back(measure_float(c, reference, tokens));
+  s.weights.push_back(measure_float(c, reference, frozen.module, tokens));
   for (const auto& mode : o.modes) {
     if (mode == "float") continue;
     if (mode == "static") {

@@ -156,9 +156,10 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
                      "export the decoder scripted, with forward taking an empty cache (docs/llm.md)");
   DecoderRun run{r, {}, {}, {}, {}, {}};
   run.decoder_result.reference.mode = "float32";
-  const measure::FrozenFloat frozen =
-      timed(c, "freeze", "float", [&] { return measure::frozen_float(c.source.module, {}); });
-  torch::jit::Module float_module = frozen.module;
+  const DecoderReference* given = c.decoder_reference;
+  torch::jit::Module float_module = given ? given->frozen : timed(c, "freeze", "float", [&] {
+    return measure::frozen_float(c.source.module, {});
+  }).module;
   const std::optional<int64_t> positions = llm::Decoder(c.source.module, c.source.path.string()).max_positions();
   llm::Decoder reference(float_module, c.source.path.string(), positions);
   run.decoder_result.form = llm::form_name(reference.form());
@@ -166,10 +167,11 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
   run.plan = timing_plan(c.o, reference, r);
   // the data first (a bad {eval} fails before any timing); one token's logits tell the vocabulary
   const int64_t vocab = reference.prefill(torch::zeros({1, 1}, torch::kInt64)).last_logits.size(-1);
-  run.data = llm::load_token_data(c.o.eval, c.o.eval_samples, vocab, reference.max_positions());
-  const llm::GenerationStats float_run =
-      timed(c, "timing", "float", [&] { return llm::time_generation(reference, run.plan, c.progress); });
-  run.reference_tokens = timed(c, "evaluation", "float", [&] {
+  run.data = given ? given->data : llm::load_token_data(c.o.eval, c.o.eval_samples, vocab, reference.max_positions());
+  const llm::GenerationStats float_run = given ? given->timing : timed(c, "timing", "float", [&] {
+    return llm::time_generation(reference, run.plan, c.progress);
+  });
+  run.reference_tokens = given ? given->tokens : timed(c, "evaluation", "float", [&] {
     return llm::score_reference(reference, run.data.tokens, kScoreBatch, c.progress);
   });
   auto& ref = run.decoder_result.reference;

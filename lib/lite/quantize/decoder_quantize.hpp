@@ -16,6 +16,15 @@ namespace lite::quantize {
 // A decoder knob was given, or the model's forward takes a KV cache (llm::takes_kv_cache).
 bool is_decoder_run(const QuantizeOptions& o, const torch::jit::Module& module);
 
+// Frozen float measured once by a caller that quantizes one decoder in several modes (quantize.hpp's run
+// overload): the frozen module, its generation timing, the token data and its scored reference.
+struct DecoderReference {
+  torch::jit::Module frozen;
+  llm::GenerationStats timing;
+  llm::TokenData data;
+  llm::ReferenceTokens tokens;
+};
+
 // What one decoder run carries from stage to stage.
 struct DecoderRun {
   QuantizeResult& result;

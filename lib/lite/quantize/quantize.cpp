@@ -49,9 +49,9 @@ void finish_result(Context& c, const Candidate& chosen, const ModeEntry& request
   r.wall_s = seconds_since(c.start);
 }
 
-}  // namespace
-
-QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContext& context) {
+// Both run()s: the decoder path takes the caller's float reference when there is one.
+QuantizeResult run_with(const QuantizeOptions& o, Progress& progress, const RunContext& context,
+                        const DecoderReference* decoder_reference) {
   const auto start = Clock::now();
   validate(o);
   const ModeEntry& requested = find_mode(o.mode);
@@ -65,6 +65,7 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContex
   find_model_layers(source, o, r);
   if (is_decoder_run(o, source.module)) {
     Context dc{o, progress, context, source, start};
+    dc.decoder_reference = decoder_reference;
     dc.spend("load", "", seconds_since(start));
     run_decoder(dc, requested, r);
     r.notes.insert(r.notes.end(), dc.notes.begin(), dc.notes.end());
@@ -110,6 +111,17 @@ QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContex
   const Candidate& chosen = write_chosen(c, r, built, method, reused);
   finish_result(c, chosen, requested, r);
   return r;
+}
+
+}  // namespace
+
+QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContext& context) {
+  return run_with(o, progress, context, nullptr);
+}
+
+QuantizeResult run(const QuantizeOptions& o, Progress& progress, const RunContext& context,
+                   const DecoderReference& reference) {
+  return run_with(o, progress, context, &reference);
 }
 
 }  // namespace lite::quantize

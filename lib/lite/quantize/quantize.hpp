@@ -156,6 +156,12 @@ void to_json(nlohmann::json& j, const QuantizeResult& r);
 // `context`: how it was invoked, recorded in the artifact (lite/core/run_context.hpp).
 QuantizeResult run(const QuantizeOptions& options, Progress& progress, const RunContext& context = {});
 
+struct DecoderReference;  // decoder_quantize.hpp
+// A decoder quantized against the frozen float reference its caller already measured (lite optimize's decoder
+// search builds every mode against one): the run neither freezes, times nor scores float itself.
+QuantizeResult run(const QuantizeOptions& options, Progress& progress, const RunContext& context,
+                   const DecoderReference& reference);
+
 report::Report to_report(const QuantizeResult& result);
 
 }  // namespace lite::quantize

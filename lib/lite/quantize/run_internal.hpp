@@ -38,6 +38,8 @@ namespace lite::quantize {
 
 // Everything one run() holds while it works: the options, the data, the references candidates are measured
 // against, and the time spent and left.
+struct DecoderReference;  // decoder_quantize.hpp
+
 struct Context {
   Context(const QuantizeOptions& options, Progress& p, const RunContext& r, model::LoadedModel& s,
           Clock::time_point started)
@@ -69,6 +71,7 @@ struct Context {
   int measurements_left = 0;       // latency measurements still to come (for the budget's share)
   std::vector<FloatRegion> float_regions;  // modules an earlier build kept float (reused by later builds)
   std::optional<measure::LoadWatch> load;  // samples the machine's load between latency measurements
+  const DecoderReference* decoder_reference = nullptr;  // a decoder's float reference measured by the caller
 
   // budget.cpp
   void spend(const std::string& stage, const std::string& mode, double seconds);
