@@ -84,21 +84,24 @@ std::string ranks_at_address_in(const std::string& reason, const std::vector<Ran
 
 std::optional<std::string> roll_call(c10d::Store& store, const std::vector<RankHost>& ranks, int self, double wait_s) {
   const std::string prefix = "lite/roll_call/";
+  std::optional<std::vector<int>> silent;  // as last seen
   try {
     store.set(prefix + std::to_string(self), std::vector<uint8_t>{'1'});
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-    std::vector<int> silent;
     while (true) {
-      silent.clear();
+      std::vector<int> now;
       for (size_t r = 0; r < ranks.size(); ++r)
-        if (int(r) != self && !store.check({prefix + std::to_string(r)})) silent.push_back(int(r));
-      if (silent.empty() || std::chrono::steady_clock::now() >= deadline) break;
+        if (int(r) != self && !store.check({prefix + std::to_string(r)})) now.push_back(int(r));
+      silent = std::move(now);
+      if (silent->empty() || std::chrono::steady_clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return silent.empty() ? "" : describe(silent, ranks);
   } catch (const std::exception&) {
-    return std::nullopt;  // the store went with rank 0
+    // The store went with rank 0. Before any answer was seen: rank 0 itself is the one lost. After: rank 0 ended
+    // its own roll call first, and the ranks silent then are the answer.
+    if (!silent) return std::nullopt;
   }
+  return silent->empty() ? "" : describe(*silent, ranks);
 }
 
 }  // namespace lite::distill

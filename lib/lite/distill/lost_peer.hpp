@@ -28,7 +28,7 @@ std::string ranks_at_address_in(const std::string& reason, const std::vector<Ran
 
 // The roll call after a failed collective: this rank answers, then waits up to `wait_s` for the others' answers.
 // Returns those that did not answer ("rank 5 (host node05)", joined; "" when all did), or nullopt when the store
-// (rank 0's) no longer answers.
+// (rank 0's) fails before the first look at the answers; failing later, the last look's silent ranks.
 std::optional<std::string> roll_call(c10d::Store& store, const std::vector<RankHost>& ranks, int self, double wait_s);
 
 }  // namespace lite::distill
