@@ -21,23 +21,6 @@ namespace lite::distill {
 
 namespace {
 
-std::vector<std::string> interface_addresses() {
-  std::vector<std::string> out;
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return out;
-  for (const ifaddrs* a = list; a; a = a->ifa_next) {
-    if (!a->ifa_addr) continue;
-    char text[INET6_ADDRSTRLEN] = {};
-    if (a->ifa_addr->sa_family == AF_INET)
-      ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
-    else if (a->ifa_addr->sa_family == AF_INET6)
-      ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr, text, sizeof text);
-    if (text[0] && std::find(out.begin(), out.end(), text) == out.end()) out.emplace_back(text);
-  }
-  ::freeifaddrs(list);
-  return out;
-}
-
 // "rank 2 (host a)" / "ranks 2, 3 (host a)" / "rank 2 (host a), rank 5 (host b)": the ranks grouped by host.
 std::string describe(const std::vector<int>& ranks, const std::vector<RankHost>& hosts) {
   std::map<std::string, std::vector<std::string>> by_host;
@@ -55,10 +38,31 @@ std::string describe(const std::vector<int>& ranks, const std::vector<RankHost>&
 
 }  // namespace
 
+std::vector<InterfaceAddress> interface_addresses() {
+  std::vector<InterfaceAddress> out;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return out;
+  for (const ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ifa_addr->sa_family == AF_INET)
+      ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    else if (a->ifa_addr->sa_family == AF_INET6)
+      ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr, text, sizeof text);
+    if (text[0]) out.push_back({a->ifa_name, text});
+  }
+  ::freeifaddrs(list);
+  return out;
+}
+
 RankHost this_rank_host() {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  return {host, interface_addresses()};
+  RankHost me{host, {}};
+  for (const auto& a : interface_addresses())
+    if (std::find(me.addresses.begin(), me.addresses.end(), a.address) == me.addresses.end())
+      me.addresses.push_back(a.address);
+  return me;
 }
 
 std::string to_wire(const RankHost& h) { return nlohmann::json{{"host", h.host}, {"addresses", h.addresses}}.dump(); }

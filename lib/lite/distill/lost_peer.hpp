@@ -13,6 +13,13 @@ class Store;
 
 namespace lite::distill {
 
+// This host's interfaces that have an IPv4 or IPv6 address, one entry per address.
+struct InterfaceAddress {
+  std::string interface;  // what GLOO_SOCKET_IFNAME names
+  std::string address;    // as Gloo's errors print it
+};
+std::vector<InterfaceAddress> interface_addresses();
+
 struct RankHost {
   std::string host;
   std::vector<std::string> addresses;  // every address of its host's interfaces

@@ -9,10 +9,6 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -22,6 +18,7 @@
 #include "lite/core/error.hpp"
 #include "lite/core/options.hpp"
 #include "lite/core/text.hpp"
+#include "lite/distill/lost_peer.hpp"
 
 namespace lite::distill {
 
@@ -43,13 +40,8 @@ bool loopback(const std::string& host) {
 // The interfaces of this host that have an address (what GLOO_SOCKET_IFNAME may name).
 std::vector<std::string> addressed_interfaces() {
   std::vector<std::string> names;
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return names;
-  for (const ifaddrs* a = list; a; a = a->ifa_next)
-    if (a->ifa_addr && (a->ifa_addr->sa_family == AF_INET || a->ifa_addr->sa_family == AF_INET6) &&
-        std::find(names.begin(), names.end(), a->ifa_name) == names.end())
-      names.emplace_back(a->ifa_name);
-  ::freeifaddrs(list);
+  for (const auto& a : interface_addresses())
+    if (std::find(names.begin(), names.end(), a.interface) == names.end()) names.push_back(a.interface);
   return names;
 }
 
