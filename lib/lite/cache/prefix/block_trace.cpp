@@ -131,8 +131,8 @@ class TraceBuilder {
   }
 
   // Room for a file of `bytes` (0: unknown): Mooncake's lines take about 10 bytes a block reference and its
-  // conversation trace a distinct block per 22 bytes (no rehash then), a request per 330 bytes; a token id takes
-  // about 6 bytes. Growing these by doubling instead copied and faulted in ~10% of a large trace's read.
+  // conversation trace a distinct block per 22 bytes (no rehash then), a request per about 330 bytes (room for
+  // one per 256); a token id takes about 6 bytes. Growing these by doubling instead copied and faulted in ~10% of a large trace's read.
   void reserve(uint64_t bytes) {
     trace_.refs.reserve(bytes / 10);
     const uint64_t blocks = o_.format == PrefixFormat::mooncake ? bytes / 22 : bytes / (6 * uint64_t(trace_.block_tokens));
