@@ -23,6 +23,7 @@
 
 #include "command.hpp"
 #include "error_line.hpp"
+#include "lite/cache/options.hpp"
 #include "lite/cache/verb.hpp"
 #include "lite/core/error.hpp"
 #include "mpi_ranks.hpp"
@@ -33,6 +34,16 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kTokenChars = 32;
+
+// cache-sim's checks of the options and paths (cache::validate), which every rank runs again with the work.
+bool checks_pass(const cache::CacheSimOptions& o) {
+  try {
+    cache::validate(o);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 std::string this_host() {
   char host[256] = {};
@@ -55,29 +66,47 @@ nlohmann::json trace_seen_here(const std::string& trace, int rank) {
 }
 
 // Rank 0 writes a token no earlier job wrote into the results folder; every rank gets the token. "" when there
-// is nothing to compare (no folder, or rank 0 could not write there: opening the store reports that).
+// is nothing to compare (no folder, options or paths cache-sim refuses, or rank 0 could not write there: the
+// run reports each on every rank).
 struct ResultsProbe {
   fs::path file;
   std::string token;
-  bool made_folder = false;  // rank 0 made it for the probe: removed again when the job ends here
+  fs::path made;  // the outermost folder rank 0 made for the probe (empty: none), removed with it
 };
 
-ResultsProbe write_probe_on_rank0(const std::string& dir, int rank) {
+// The outermost of `dir` and its ancestors that is known not to exist ("" when `dir` exists, or a stat fails
+// otherwise than "not found": nothing is removed that might have been there).
+fs::path first_missing(const fs::path& dir) {
+  fs::path missing;
+  std::error_code ec;
+  for (fs::path p = fs::absolute(dir, ec); !ec && !p.empty(); p = p.parent_path()) {
+    if (fs::status(p, ec).type() != fs::file_type::not_found) break;
+    ec.clear();
+    missing = p;
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+// Only after cache-sim's own checks of the options and paths passed here (the folder is not an input, nor under
+// one, nor a file): the probe is written where the run itself would write.
+ResultsProbe write_probe_on_rank0(const cache::CacheSimOptions& o, bool probe_folder, int rank) {
   std::string token(kTokenChars, '\0');
-  bool made_folder = false;
-  if (rank == 0 && !dir.empty()) {
+  fs::path made;
+  if (rank == 0 && probe_folder && checks_pass(o)) {
     std::mt19937_64 mix(std::random_device{}() ^
                         uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^ uint64_t(::getpid()));
     token = fmt::format("{:016x}{:016x}", mix(), mix());
+    made = first_missing(o.results_dir);
     std::error_code ec;
-    made_folder = fs::create_directories(dir, ec);
-    std::ofstream out(fs::path(dir) / (".lite-shared-" + token));
+    fs::create_directories(o.results_dir, ec);
+    std::ofstream out(fs::path(o.results_dir) / (".lite-shared-" + token));
     out << token;
     if (!out.flush()) token.assign(kTokenChars, '\0');
   }
   MPI_Bcast(token.data(), kTokenChars, MPI_CHAR, 0, MPI_COMM_WORLD);
-  if (token[0] == '\0') return {};
-  return {fs::path(dir) / (".lite-shared-" + token), token, made_folder};
+  if (token[0] == '\0') return {{}, {}, made};
+  return {fs::path(o.results_dir) / (".lite-shared-" + token), token, made};
 }
 
 bool reads_probe(const ResultsProbe& probe) {
@@ -135,22 +164,23 @@ std::exception_ptr problem_of(const cache::CacheSimOptions& o, const std::vector
 
 int check_inputs_on_every_host(const cache::CacheSimOptions& o, int rank, int size, std::vector<std::string>& hosts) {
   const bool probe_folder = !o.results_dir.empty() && o.trace != "-";
-  const ResultsProbe probe = write_probe_on_rank0(probe_folder ? o.results_dir : std::string(), rank);
+  const ResultsProbe probe = write_probe_on_rank0(o, probe_folder, rank);
   nlohmann::json seen = trace_seen_here(o.trace, rank);
   seen["results_shared"] = reads_probe(probe);
   const std::vector<std::string> texts =
       gather_text(seen.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), rank, size);
   std::exception_ptr error;
   if (rank == 0) {
+    // every rank has read the probe: it goes, with any folder made for it (the records' store makes its own)
     std::error_code ec;
     if (!probe.token.empty()) fs::remove(probe.file, ec);
+    if (!probe.made.empty()) fs::remove_all(probe.made, ec);
     std::vector<nlohmann::json> views;
     for (const auto& text : texts) views.push_back(nlohmann::json::parse(text));
     for (const auto& view : views)
       if (const auto host = view.at("host").get<std::string>(); std::find(hosts.begin(), hosts.end(), host) == hosts.end())
         hosts.push_back(host);
     error = problem_of(o, views);
-    if (error && probe.made_folder) fs::remove(o.results_dir, ec);
   }
   int code = error ? exit_code_of(error, cache::verb().name) : 0;
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);

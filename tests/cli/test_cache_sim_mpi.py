@@ -264,6 +264,18 @@ class CacheSimMpi(CacheSimMpiBase):
                 self.assertIsNone(error_line_problems(lines[0]), lines[0])
                 self.assertEqual(lines[0], single.stderr.strip())
                 self.assertIn(needle, lines[0])
+        # with a results folder under folders that do not exist yet: rank 0's probe of the folder (is it shared
+        # by every host?) leaves nothing behind, whatever the run then refuses
+        fresh = self.tmp / "fresh"
+        for args in (["--sizes", "0"], ["--policy", "lruu"]):
+            with self.subTest(results_dir_and=args):
+                r = run_mpi("cache-sim", trace, "--results-dir", fresh / "a" / "records", *args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertFalse(fresh.exists(), "nothing written")
+        r = run_mpi("cache-sim", trace, "--sizes", "10,50", "--results-dir", fresh / "a" / "records", "-q")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(list((fresh / "a" / "records").glob("record-*.json"))), 2)
+        self.assertEqual(list((fresh / "a" / "records").glob(".lite-shared-*")), [])
 
     def test_a_trace_from_stdin_is_refused_with_one_line(self):
         r = run_mpi("cache-sim", "-", "--sizes", "10")
