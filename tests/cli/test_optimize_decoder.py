@@ -119,8 +119,15 @@ class OptimizeDecoder(LiteTestCase):
         classifier = self.folder / "mlp.pt"
         subprocess.run([PYTHON, "-c", "import torch; torch.jit.save(torch.jit.script(torch.nn.Linear(4, 2)), "
                         f"'{classifier}')"], check=True, timeout=120)
+        traced = self.folder / "traced.pt"  # prefills through a prefill method: quantize cannot rewrite it
+        r = subprocess.run([PYTHON, str(FIXTURES / "make_decoder.py"), "--shape", "llama", "--size", "tiny", "--form",
+                            "kv-list", "--export", "trace", "--seed", "4", "--out", str(traced)],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr)
         base = ["optimize", str(self.model), "--trace", str(self.trace)]
         cases = [
+            (["optimize", str(traced), "--trace", str(self.trace), "--target-p99", "100"],
+             ["traced.pt", "prefill method", "export the decoder scripted"]),
             (base + ["--target-speedup", "2"], ["--target-speedup", "time-to-first-token"]),
             (base + ["--target-p99", "100", "--hit-latency", "0.1"], ["--hit-latency", "prefill"]),
             (base + ["--target-p99", "100", "--prune-ratios", "0.5"], ["--prune-ratios"]),
@@ -133,6 +140,7 @@ class OptimizeDecoder(LiteTestCase):
                 out = self.folder / "refused.pt"
                 self.assert_bad_input(run_lite(*args, "-o", str(out)), *needles)
                 self.assertFalse(out.exists())
+                self.assertFalse(Path(str(out) + ".work").exists(), "no work folder made")
 
 
 if __name__ == "__main__":

@@ -199,6 +199,7 @@ void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunC
   if (!llm::takes_kv_cache(c.source.module))
     throw InputError(o.model.string(), "is not a decoder with a KV cache (forward(ids, cache), or a prefill method), "
                      "which an LLM request trace is replayed against", "export it with its cache (docs/llm.md)");
+  quantize::refuse_prefill_method(c.source.module, o.model.string());  // every mode the search weighs is quantized
   fs::create_directories(c.folder);
   c.positions = llm::Decoder(c.source.module, o.model.string()).max_positions();
   DecoderSearch s;

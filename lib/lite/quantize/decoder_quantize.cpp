@@ -148,12 +148,15 @@ bool is_decoder_run(const QuantizeOptions& o, const torch::jit::Module& module) 
   return o.decoder.given() || llm::takes_kv_cache(module);
 }
 
+void refuse_prefill_method(const torch::jit::Module& module, const std::string& path) {
+  if (module.find_method("prefill"))
+    throw InputError(path, "prefills through a prefill method (a traced decoder), and quantization rewrites forward alone",
+                     "export the decoder scripted, with forward taking an empty cache (docs/llm.md)");
+}
+
 void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
   validate_decoder(c.o);
-  if (c.source.module.find_method("prefill"))
-    throw InputError(c.source.path.string(),
-                     "prefills through a prefill method (a traced decoder), and quantization rewrites forward alone",
-                     "export the decoder scripted, with forward taking an empty cache (docs/llm.md)");
+  refuse_prefill_method(c.source.module, c.source.path.string());
   DecoderRun run{r, {}, {}, {}, {}, {}};
   run.decoder_result.reference.mode = "float32";
   const DecoderReference* given = c.decoder_reference;

@@ -16,6 +16,10 @@ namespace lite::quantize {
 // A decoder knob was given, or the model's forward takes a KV cache (llm::takes_kv_cache).
 bool is_decoder_run(const QuantizeOptions& o, const torch::jit::Module& module);
 
+// A decoder that prefills through a prefill method (a traced one) is refused, InputError naming `path`:
+// quantization rewrites forward alone. lite quantize and lite optimize's decoder search, before any work.
+void refuse_prefill_method(const torch::jit::Module& module, const std::string& path);
+
 // Frozen float measured once by a caller that quantizes one decoder in several modes (quantize.hpp's run
 // overload): the frozen module, its generation timing, the token data and its scored reference.
 struct DecoderReference {
