@@ -13,6 +13,7 @@
 #include "flag_catalog.hpp"
 #include "flag_wording.hpp"
 #include "help_format.hpp"
+#include "number_flags.hpp"
 #include "lite/core/interrupt.hpp"
 #include "lite/model/input_spec.hpp"
 #include "lite/optimize/optimize.hpp"
@@ -66,8 +67,11 @@ void add_search_flags(CLI::App& app, optimize::OptimizeOptions& o) {
       ->capture_default_str();
   app.add_option("--calib", o.calib, "Calibration data for static int8 (default: --eval)");
   app.add_option("--calib-samples", o.calib_samples, "Calibration samples")->capture_default_str();
-  app.add_option("--trace", o.trace, "Request trace: size a cache in front of each variant (cache-sim's formats)");
+  app.add_option("--trace", o.trace, "Request trace: size a cache in front of each variant");
   app.add_option("--trace-format", o.trace_format, "The trace's format (as cache-sim --format)")->capture_default_str();
+  decimal_only(app.add_option("--block-tokens", o.block_tokens, "An LLM trace's tokens per KV block (as cache-sim)")
+                   ->default_str(""),
+               "a whole number of tokens, e.g. 16");
   app.add_option("--hit-latency", o.hit_latency_ms, "What a cache hit costs, ms (needed with --trace)");
   app.add_option("--cache-policies", o.cache_policies, "Cache policies to try")->delimiter(',')->capture_default_str();
   default_in_words(app.add_option("--cache-sizes", o.cache_sizes,

@@ -28,6 +28,21 @@ def write_trace(path, requests=240, seed=5):
     path.write_text("\n".join(lines) + "\n")
 
 
+def write_mooncake_trace(path, requests=200, seed=7, block=4):
+    """Mooncake's form with blocks of `block` tokens: three shared system prompts of 12 blocks, each request adding
+    1 to 10 blocks of its own (the last one partial), ids numbered as Mooncake's are (one id per prefix)."""
+    rng = random.Random(seed)
+    systems = [list(range(s * 12, s * 12 + 12)) for s in range(3)]
+    next_id, lines = 36, []
+    for i in range(requests):
+        own = rng.randrange(1, 11)
+        ids = systems[min(int(rng.expovariate(0.8)), 2)] + list(range(next_id, next_id + own))
+        next_id += own
+        tokens = len(ids) * block - rng.randrange(block)
+        lines.append(json.dumps({"timestamp": i * 40, "input_length": tokens, "output_length": 8, "hash_ids": ids}))
+    path.write_text("\n".join(lines) + "\n")
+
+
 class OptimizeDecoder(LiteTestCase):
     @classmethod
     def setUpClass(cls):
@@ -45,6 +60,8 @@ class OptimizeDecoder(LiteTestCase):
         subprocess.run([PYTHON, "-c", code], check=True, timeout=120)
         cls.trace = cls.folder / "chats.jsonl"
         write_trace(cls.trace)
+        cls.mooncake = cls.folder / "mooncake_blocks4.jsonl"
+        write_mooncake_trace(cls.mooncake)
 
     @classmethod
     def tearDownClass(cls):
@@ -106,6 +123,44 @@ class OptimizeDecoder(LiteTestCase):
         self.assertIn("Weights x KV format", text)
         self.assertIn("chosen: weight-int8 weights", text)
 
+    def test_the_search_screens_what_the_exhaustive_grid_measures_fully(self):
+        """The default search: short decode timings, half the prefill grid timed once, KV-format losses predicted from
+        float's what-if, each settled only where it decides the choice; --exhaustive measures every mode fully. Both
+        on a Mooncake-form trace with 4-token blocks (--block-tokens, as a trace scaled to a small model's context)."""
+        runs = {}
+        for kind, extra in (("search", []), ("grid", ["--exhaustive"])):
+            code, doc, err = lite_json_result("optimize", self.model, "--trace", self.mooncake, "--block-tokens", "4",
+                                              "--eval", self.tokens, "--duration", "0.6", "--screen-duration", "0.2",
+                                              "--modes", "float,weight-int8,fp16", "--target-p99", "1000", "-o",
+                                              self.folder / f"{kind}.pt", *extra)
+            self.assertEqual(code, 0, err)
+            runs[kind] = doc["result"]["decoder"]
+        search, grid = runs["search"], runs["grid"]
+        for d in (search, grid):
+            self.assertEqual((d["trace_format"], d["block_tokens"], d["requests"]), ("mooncake", 4, 200))
+        full_points = {w["mode"]: w["prefill_points"] for w in grid["weights"]}
+        for w in grid["weights"]:
+            self.assertEqual((w["timing"], w["prefill_grid"]), ("full", "full"), w)
+        self.assertTrue(all(not p["quality_predicted"] for p in grid["pairs"]))
+        self.assertEqual((grid["race"], grid["refitted"]), (None, []))
+        raced = set(search["race"]["modes"]) if search["race"] else set()
+        for w in search["weights"]:
+            self.assertEqual(w["timing"], "raced" if w["mode"] in raced else "screened", w)
+            self.assertEqual(w["prefill_grid"], "full" if w["mode"] in search["refitted"] else "screen", w)
+            if w["prefill_grid"] == "screen":  # every other point of the same grid, enough for three coefficients
+                self.assertTrue(3 <= w["prefill_points"] < full_points[w["mode"]], (w, full_points))
+        predicted = [p for p in search["pairs"] if p["quality_predicted"]]
+        self.assertTrue(predicted)  # the quantized modes' int8 and fp8 pairs, until chosen
+        self.assertTrue(all(p["mode"] != "float" and p["kv_format"] in ("int8", "fp8") for p in predicted), predicted)
+        self.assertFalse(search["chosen"]["quality_predicted"])
+        if search["race"]:
+            r = search["race"]
+            self.assertIn(r["ended"], ("one left", "settled", "duration spent"))
+            self.assertTrue(1 <= r["turns"] <= 2 and set(r["dropped"]) < raced, r)
+        # a target every pair meets: both choose the smallest size, and the search the fastest as it timed them
+        self.assertEqual(search["chosen"]["cache_bytes"], grid["chosen"]["cache_bytes"])
+        self.assertEqual(search["chosen"]["cache_bytes"], search["cache_bytes"][0])
+
     def test_an_unreachable_target_exits_1_and_writes_nothing(self):
         out = self.folder / "never.pt"
         code, doc, err = self.optimize("--target-p99", "0.0001", "-o", out)
@@ -132,6 +187,8 @@ class OptimizeDecoder(LiteTestCase):
             (base + ["--target-p99", "100", "--hit-latency", "0.1"], ["--hit-latency", "prefill"]),
             (base + ["--target-p99", "100", "--prune-ratios", "0.5"], ["--prune-ratios"]),
             (base + ["--target-p99", "100", "--emit-recipe", str(self.folder / "r.json")], ["--emit-recipe"]),
+            (["optimize", str(classifier), "--trace", str(REPO / "data" / "inference_requests.csv"), "--hit-latency",
+              "0.1", "--target-p99", "100", "--block-tokens", "4"], ["--block-tokens", "LLM request trace"]),
             (["optimize", str(classifier), "--trace", str(self.trace), "--target-p99", "100"],
              ["mlp.pt", "KV cache"]),
         ]

@@ -47,9 +47,10 @@ cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const Prefill
                                                  Progress& progress) {
   cache::prefix::PrefillTable table;
   std::vector<std::pair<int64_t, int64_t>> points;
-  for (int64_t k : plan.cached_tokens)
-    for (int64_t n : plan.new_tokens)
-      if (n + k <= max_context) points.emplace_back(n, k);
+  for (size_t j = 0; j < plan.cached_tokens.size(); ++j)
+    for (size_t i = 0; i < plan.new_tokens.size(); ++i)
+      if (plan.new_tokens[i] + plan.cached_tokens[j] <= max_context && !(plan.checkerboard && (i + j) % 2))
+        points.emplace_back(plan.new_tokens[i], plan.cached_tokens[j]);
   ProgressPhase phase(progress, "prefill-cost grid", points.size());
   for (const auto& [n, k] : points) {
     const torch::Tensor all = random_prompt(1, n + k, plan.vocab, plan.seed + uint64_t(n * 7919 + k));

@@ -15,6 +15,7 @@ struct PrefillGridPlan {
   std::vector<int64_t> new_tokens;     // empty: prefill_grid_defaults()
   std::vector<int64_t> cached_tokens;
   int repeats = 5;                     // timed calls per point (the median is kept), after one untimed call
+  bool checkerboard = false;           // every other point, alternating along both axes: half the grid, every length
   int64_t vocab = 0;
   uint64_t seed = 1;
 };

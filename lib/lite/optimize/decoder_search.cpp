@@ -1,18 +1,22 @@
 // lite optimize on a decoder with an LLM request trace (decoder_search.hpp), the torch half: frozen float measured
-// as the reference, each weight mode built by lite quantize and measured once (quality, decode speed, the KV-cache
-// what-if, the prefill grid fitted), every (mode, KV format) pair within the quality budget sized by the prefix
-// replay (decoder_sizing.cpp), and the choice written with the whole search in its lite.json.
+// as the reference, each weight mode built by lite quantize and screened (quality, a short decode timing, half the
+// prefill grid timed once; the KV formats' losses predicted from float's what-if), every (mode, KV format) pair
+// within the quality budget sized by the prefix replay (decoder_sizing.cpp), then what the screen left open settled
+// (fragile prefill fits refitted, the chosen format's loss measured, a tie on decode speed raced), and the choice
+// written with the whole search in its lite.json. --exhaustive measures every mode fully and settles nothing.
 #include <torch/script.h>
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "lite/cache/prefix/prefill_table.hpp"
 #include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
+#include "lite/core/stats.hpp"
 #include "lite/core/text.hpp"
 #include "lite/llm/generation_timing.hpp"
 #include "lite/llm/kv_whatif.hpp"
@@ -35,6 +39,9 @@ namespace {
 
 constexpr int64_t kScoreBatch = 4;
 constexpr int64_t kGridContextWithoutLimit = 2048;  // positions a model that states none is measured over
+constexpr double kRaceBand = 0.15;     // screened decode speeds this close may be a short timing's noise
+constexpr double kRaceSettled = 0.05;  // decode speeds this close are equal for the choice
+constexpr double kFitMargin = 0.05;    // a screened prefill fit's TTFT this close to the target may be its error
 
 struct SearchContext {
   const OptimizeOptions& o;
@@ -49,13 +56,31 @@ struct SearchContext {
   std::optional<quantize::DecoderReference> reference;  // frozen float as measured: every mode's quantize run reuses it
 };
 
-void fit_prefill(SearchContext& c, llm::Decoder& d, DecoderWeights& w) {
+// The search times decode speed briefly, and further only where it breaks a tie (race_tied_modes); the exhaustive
+// grid times every mode for the whole --duration.
+double timing_s(const OptimizeOptions& o) { return o.exhaustive ? o.duration_s : o.screen_duration_s; }
+std::string timing_of(const OptimizeOptions& o) { return o.exhaustive ? "full" : "screened"; }
+
+// The screen's grid: every other point of the full grid (alternating along both axes, so every length stays),
+// each timed once after its untimed call: a sixth of the calls. A grid cut to its corners fits the model
+// differently, not just more noisily: on a 4-layer decoder here six points (3 lengths x the least and most cached)
+// put c 20-60% above the full grid's and TTFT p99 20% above.
+llm::PrefillGridPlan screen_grid(llm::PrefillGridPlan full) {
+  full.repeats = 1;
+  full.checkerboard = true;
+  return full;
+}
+
+void fit_prefill(SearchContext& c, llm::Decoder& d, DecoderWeights& w, bool full) {
   const int64_t context = d.max_positions().value_or(kGridContextWithoutLimit);
   llm::PrefillGridPlan plan = llm::prefill_grid_defaults(context);
+  if (!full) plan = screen_grid(plan);
   plan.vocab = c.vocab;
   const auto fit = cache::prefix::fit_prefill_model(llm::measure_prefill_grid(d, plan, context, c.progress));
   w.prefill = fit.model;
   w.prefill_fit_error = fit.max_relative_error;
+  w.prefill_grid = full ? "full" : "screen";
+  w.prefill_points = fit.points;
 }
 
 DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const torch::jit::Module& frozen,
@@ -68,14 +93,15 @@ DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const to
   if (c.data.real) w.perplexity = tokens.perplexity;
   llm::GenerationPlan plan;
   plan.warmup_runs = std::min(c.o.warmup, llm::kMaxWarmupGenerations);
-  plan.duration_s = c.o.duration_s;
+  plan.duration_s = timing_s(c.o);
   llm::set_lengths(plan, {}, reference);
   const llm::GenerationStats stats = llm::time_generation(reference, plan, c.progress);
   c.reference = quantize::DecoderReference{frozen, stats, c.data, tokens};
   w.tpot_p50_ms = stats.tpot_ms.count ? stats.tpot_ms.p50 : 0;
   w.decode_tokens_per_s = stats.decode_tokens_per_s;
+  w.timing = timing_of(c.o);
   c.kv["float"] = llm::kv_cache_what_if(reference, c.data.tokens, c.data.real, "float", c.progress);
-  fit_prefill(c, reference, w);
+  fit_prefill(c, reference, w, c.o.exhaustive);
   w.measure_s = seconds_since(start);
   return w;
 }
@@ -96,7 +122,9 @@ DecoderWeights measure_mode(SearchContext& c, const std::string& mode, double bu
   q.allow_slower = true;
   q.allow_noisy = true;
   q.write_calib_json = false;
-  q.timing = {std::min(c.o.warmup, 3), {}, c.o.duration_s, c.o.threads};
+  q.kv_what_if = c.o.exhaustive;  // the search predicts the KV formats' losses from float's (confirm_kv_quality)
+  q.timing = {std::min(c.o.warmup, 3), {}, timing_s(c.o), c.o.threads};
+  w.timing = timing_of(c.o);
   const auto start = Clock::now();
   try {
     quantize::validate(q);
@@ -117,7 +145,7 @@ DecoderWeights measure_mode(SearchContext& c, const std::string& mode, double bu
     }
     model::LoadedModel built = model::load_model(w.artifact);
     llm::Decoder d(built.module, w.artifact, c.positions);
-    fit_prefill(c, d, w);
+    fit_prefill(c, d, w, c.o.exhaustive);
     w.status = "measured";
   } catch (const Interrupted&) {
     throw;
@@ -156,8 +184,11 @@ void size_pairs(SearchContext& c, DecoderSearch& s) {
     }
     std::vector<DecoderChoice> pairs;
     pairs.push_back(pair_of(w, kv->second.layout.dtype, kv->second.layout.bytes_per_token, w.quality_loss_pct));
-    for (const auto& f : kv->second.formats)
-      pairs.push_back(pair_of(w, f.format, f.bytes_per_token, combined_loss(w, kv->second, f, c.data.real)));
+    const llm::KvWhatIf& judged = kv->second.skipped ? c.kv.at("float") : kv->second;
+    for (const auto& f : judged.formats) {
+      pairs.push_back(pair_of(w, f.format, f.bytes_per_token, combined_loss(w, judged, f, c.data.real)));
+      pairs.back().quality_predicted = kv->second.skipped;
+    }
     for (DecoderChoice& p : pairs) {
       throw_if_interrupted();
       if (p.quality_loss_pct > s.budget_pct && !c.o.exhaustive) p.status = "over budget";
@@ -165,6 +196,133 @@ void size_pairs(SearchContext& c, DecoderSearch& s) {
       s.choices.push_back(p);
     }
   }
+}
+
+DecoderWeights& weights_of(DecoderSearch& s, const std::string& mode) {
+  return *std::find_if(s.weights.begin(), s.weights.end(), [&](const auto& w) { return w.mode == mode; });
+}
+
+// The screen's prefill fits replaced by the full grid's one mode at a time, the most promising first (the mode
+// whose fit error could bring a pair to the smallest size), its pairs sized again and the pair chosen again, until
+// the choice rests on no screened fit that an error of kFitMargin could change. One at a time: a refit that moves the
+// choice to a smaller cache leaves the others' screened fits unable to matter.
+void confirm_prefill(SearchContext& c, DecoderSearch& s, torch::jit::Module& frozen) {
+  if (c.o.exhaustive) return;
+  while (true) {
+    const double largest_useful = s.chosen ? s.choices[*s.chosen].cache_bytes : s.cache_bytes.back();
+    std::optional<std::pair<size_t, std::string>> next;  // (first size a fit error could change, mode)
+    for (const DecoderChoice& p : s.choices) {
+      if (weights_of(s, p.mode).prefill_grid != "screen") continue;
+      const auto at = size_a_fit_error_could_change(s, p, largest_useful, kFitMargin);
+      if (at && (!next || *at < next->first)) next = std::make_pair(*at, p.mode);
+    }
+    if (!next) return;
+    DecoderWeights& w = weights_of(s, next->second);
+    const auto start = Clock::now();
+    if (w.mode == "float") {
+      llm::Decoder d(frozen, c.o.model.string(), c.positions);
+      fit_prefill(c, d, w, true);
+    } else {
+      model::LoadedModel built = model::load_model(w.artifact);
+      llm::Decoder d(built.module, w.artifact, c.positions);
+      fit_prefill(c, d, w, true);
+    }
+    w.measure_s += seconds_since(start);
+    s.refitted.push_back(w.mode);
+    for (DecoderChoice& p : s.choices)
+      if (p.mode == w.mode && (p.status == "met" || p.status == "not reached"))
+        size_prefix_cache(c.o, s, *w.prefill, p);
+    choose_pair(s);
+  }
+}
+
+// The chosen pair's KV format judged on its own weights where its loss was predicted from float's what-if: that
+// mode's predicted pairs get their measured losses (sized now if they come within the budget) and the pair is chosen
+// again, until the choice rests on a measured quality.
+void confirm_kv_quality(SearchContext& c, DecoderSearch& s) {
+  while (s.chosen && s.choices[*s.chosen].quality_predicted) {
+    const std::string mode = s.choices[*s.chosen].mode;
+    const DecoderWeights& w = weights_of(s, mode);
+    model::LoadedModel built = model::load_model(w.artifact);
+    llm::Decoder d(built.module, w.artifact, c.positions);
+    const llm::KvWhatIf& kv = c.kv[mode] = llm::kv_cache_what_if(d, c.data.tokens, c.data.real, mode, c.progress);
+    for (DecoderChoice& p : s.choices) {
+      if (p.mode != mode || !p.quality_predicted) continue;
+      p.quality_predicted = false;
+      for (const auto& f : kv.formats)
+        if (f.format == p.kv_format) p.quality_loss_pct = combined_loss(w, kv, f, c.data.real);
+      if (p.quality_loss_pct > s.budget_pct) p.status = "over budget";
+      else if (p.status == "over budget") size_prefix_cache(c.o, s, *w.prefill, p);
+    }
+    choose_pair(s);
+  }
+}
+
+// A mode in the race: its decoder (on the work folder's artifact, or frozen float) and its speed per turn, the
+// screen's first.
+struct Racer {
+  size_t weight = 0;  // into DecoderSearch::weights
+  std::unique_ptr<model::LoadedModel> built;
+  std::unique_ptr<llm::Decoder> decoder;
+  std::vector<double> speeds;
+  double estimate() const { return stats::median(speeds); }
+};
+
+std::vector<Racer> line_up(SearchContext& c, const DecoderSearch& s, torch::jit::Module& frozen) {
+  std::vector<Racer> racers;
+  for (size_t w : tied_weights(s, kRaceBand)) {
+    Racer r;
+    r.weight = w;
+    r.speeds = {s.weights[w].decode_tokens_per_s};
+    if (s.weights[w].mode == "float") {
+      r.decoder = std::make_unique<llm::Decoder>(frozen, c.o.model.string(), c.positions);
+    } else {
+      r.built = std::make_unique<model::LoadedModel>(model::load_model(s.weights[w].artifact));
+      r.decoder = std::make_unique<llm::Decoder>(r.built->module, s.weights[w].artifact, c.positions);
+    }
+    racers.push_back(std::move(r));
+  }
+  return racers;
+}
+
+// The screen's tie on decode speed timed further (DecoderRace), the modes in turn so that a drifting machine
+// favours none; the racers' speeds become their turns' medians and the pair is chosen again.
+void race_tied_modes(SearchContext& c, DecoderSearch& s, torch::jit::Module& frozen) {
+  if (c.o.exhaustive || !s.chosen) return;
+  std::vector<Racer> racers = line_up(c, s, frozen);
+  if (racers.size() < 2) return;
+  DecoderRace race;
+  for (const Racer& r : racers) race.modes.push_back(s.weights[r.weight].mode);
+  const auto start = Clock::now();
+  llm::GenerationPlan plan;
+  plan.duration_s = c.o.screen_duration_s;
+  llm::set_lengths(plan, {}, *racers.front().decoder);
+  std::vector<Racer> done;
+  while (true) {
+    plan.warmup_runs = race.turns == 0 ? std::min(c.o.warmup, llm::kMaxWarmupGenerations) : 0;  // a fresh load
+    for (Racer& r : racers) r.speeds.push_back(llm::time_generation(*r.decoder, plan, c.progress).decode_tokens_per_s);
+    ++race.turns;
+    double lead = 0;
+    for (const Racer& r : racers) lead = std::max(lead, r.estimate());
+    for (auto it = racers.begin(); it != racers.end();) {
+      if (it->estimate() >= (1 - kRaceSettled) * lead) { ++it; continue; }
+      race.dropped.push_back(s.weights[it->weight].mode);
+      done.push_back(std::move(*it));
+      it = racers.erase(it);
+    }
+    if (racers.size() == 1) race.ended = "one left";
+    else if (race.turns >= 2) race.ended = "settled";  // the rest are within kRaceSettled of the leader
+    else if (seconds_since(start) >= c.o.duration_s) race.ended = "duration spent";
+    if (!race.ended.empty()) break;
+  }
+  race.seconds = seconds_since(start);
+  for (auto* group : {&racers, &done})
+    for (const Racer& r : *group) {
+      s.weights[r.weight].decode_tokens_per_s = r.estimate();
+      s.weights[r.weight].timing = "raced";
+    }
+  s.race = race;
+  choose_pair(s);
 }
 
 void write_choice(SearchContext& c, const DecoderSearch& s, torch::jit::Module& frozen, OptimizeResult& r) {
@@ -240,6 +398,10 @@ void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunC
   s.cache_bytes = cache_sizes_in_bytes(o, facts, float_kv.layout.bytes_per_token);
   size_pairs(c, s);
   choose_pair(s);
+  confirm_prefill(c, s, frozen.module);
+  confirm_kv_quality(c, s);
+  race_tied_modes(c, s, frozen.module);
+  confirm_kv_quality(c, s);  // the race may choose another mode
   r.eval_source = c.data.name;
   r.metric = c.data.real ? "perplexity increase %" : "% of next tokens changed";
   r.decoder = s;

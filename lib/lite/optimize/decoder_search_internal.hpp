@@ -30,6 +30,13 @@ std::vector<double> cache_sizes_in_bytes(const OptimizeOptions& o, const cache::
 // prefill model: the smallest size whose best policy meets the target ("met"), else the largest ("not reached").
 void size_prefix_cache(const OptimizeOptions& o, DecoderSearch& search, const cache::prefix::PrefillModel& prefill,
                        DecoderChoice& choice);
+// The first of the search's sizes (index into cache_bytes), no larger than `largest_useful` bytes, where `pair`'s
+// TTFT is within `margin` of the target: a prefill fit off by that much could size it differently there.
+std::optional<size_t> size_a_fit_error_could_change(const DecoderSearch& search, const DecoderChoice& pair,
+                                                    double largest_useful, double margin);
+// The weights (indices into search.weights) of the feasible pairs that need the chosen pair's cache and decode
+// within `band` of the chosen's speed: those a short timing cannot tell apart. Empty without a choice.
+std::vector<size_t> tied_weights(const DecoderSearch& search, double band);
 // Marks the feasible pairs and the chosen one: the smallest cache, then the fastest decoding, then the least quality
 // lost. Returns the chosen index.
 std::optional<size_t> choose_pair(DecoderSearch& search);

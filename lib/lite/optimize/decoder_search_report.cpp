@@ -18,16 +18,23 @@ void to_json(nlohmann::json& j, const DecoderWeights& w) {
   j = {{"mode", w.mode}, {"status", w.status}, {"reason", w.reason}, {"artifact", w.artifact},
        {"quality_loss_pct", w.quality_loss_pct}, {"next_token_agreement", w.agreement},
        {"perplexity", w.perplexity ? nlohmann::json(*w.perplexity) : nlohmann::json(nullptr)},
-       {"tpot_p50_ms", w.tpot_p50_ms}, {"decode_tokens_per_s", w.decode_tokens_per_s},
+       {"tpot_p50_ms", w.tpot_p50_ms}, {"decode_tokens_per_s", w.decode_tokens_per_s}, {"timing", w.timing},
        {"prefill_model", prefill_json(w.prefill)}, {"prefill_fit_max_error", w.prefill_fit_error},
+       {"prefill_grid", w.prefill_grid}, {"prefill_points", w.prefill_points},
        {"file_bytes", w.file_bytes}, {"build_s", w.build_s}, {"measure_s", w.measure_s}};
 }
 
 void to_json(nlohmann::json& j, const DecoderChoice& c) {
   j = {{"mode", c.mode}, {"kv_format", c.kv_format}, {"kv_bytes_per_token", c.kv_bytes_per_token},
-       {"quality_loss_pct", c.quality_loss_pct}, {"status", c.status}, {"policy", c.policy},
+       {"quality_loss_pct", c.quality_loss_pct}, {"quality_predicted", c.quality_predicted}, {"status", c.status},
+       {"policy", c.policy},
        {"cache_bytes", c.cache_bytes}, {"capacity_tokens", c.capacity_tokens}, {"token_hit_ratio", c.token_hit_ratio},
-       {"ttft_p50_ms", c.ttft_p50_ms}, {"ttft_p99_ms", c.ttft_p99_ms}, {"feasible", c.feasible}, {"chosen", c.chosen}};
+       {"ttft_p50_ms", c.ttft_p50_ms}, {"ttft_p99_ms", c.ttft_p99_ms}, {"ttft_by_size_ms", c.ttft_by_size_ms},
+       {"feasible", c.feasible}, {"chosen", c.chosen}};
+}
+
+void to_json(nlohmann::json& j, const DecoderRace& r) {
+  j = {{"modes", r.modes}, {"dropped", r.dropped}, {"turns", r.turns}, {"seconds", r.seconds}, {"ended", r.ended}};
 }
 
 void to_json(nlohmann::json& j, const DecoderSearch& s) {
@@ -38,7 +45,8 @@ void to_json(nlohmann::json& j, const DecoderSearch& s) {
        {"quality_budget_pct", s.budget_pct}, {"policies", s.policies}, {"cache_dtype", s.cache_dtype},
        {"cache_bytes", s.cache_bytes}, {"weights", s.weights}, {"pairs", s.choices},
        {"chosen", s.chosen ? nlohmann::json(s.choices[*s.chosen]) : nlohmann::json(nullptr)},
-       {"simulations", s.simulations}};
+       {"simulations", s.simulations}, {"race", s.race ? nlohmann::json(*s.race) : nlohmann::json(nullptr)},
+       {"refitted", s.refitted}};
 }
 
 namespace {
@@ -97,6 +105,14 @@ void add_decoder_search_views(const OptimizeResult& r, report::Report& rep) {
                             fmt::format("TTFT {} <= {} ms, quality loss <= {:g}%", s.percentile, s.target_ms, s.budget_pct),
                             "relax the target or the budget, or give larger {cache_sizes}"});
   }
+  if (!s.refitted.empty())
+    rep.notes.push_back(fmt::format("prefill fits refined on the full grid (their screen's TTFT was within 5% of the "
+                                    "target at a size that could win): {}", join(s.refitted, ", ")));
+  if (s.race)
+    rep.notes.push_back(fmt::format("decode speed broke a tie in cache bytes: {} raced {} turn{} ({:.1f} s, {}){}",
+                                    join(s.race->modes, ", "), s.race->turns, s.race->turns == 1 ? "" : "s",
+                                    s.race->seconds, s.race->ended,
+                                    s.race->dropped.empty() ? "" : "; left: " + join(s.race->dropped, ", ")));
   rep.notes.push_back(fmt::format("quality loss: {} against frozen float with its own cache; the KV format is the "
                                   "serving engine's setting, the artifact holds the weights; {} prefix replays",
                                   r.metric, s.simulations));

@@ -49,6 +49,7 @@ prefix::TraceFacts read_trace_facts(const OptimizeOptions& o) {
   prefix::PrefixConfig c;
   c.trace = o.trace->string();
   c.format = o.trace_format;
+  c.block_tokens = o.block_tokens;
   c.policies = {"lru"};
   c.sizes = "1";
   c.threads = 1;
@@ -105,6 +106,7 @@ void size_prefix_cache(const OptimizeOptions& o, DecoderSearch& search, const pr
   prefix::PrefixConfig c;
   c.trace = o.trace->string();
   c.format = o.trace_format;
+  c.block_tokens = o.block_tokens;
   c.policies = search.policies;
   std::vector<std::string> blocks;
   for (const auto& s : sizes) blocks.push_back(std::to_string(s.second));
@@ -118,6 +120,10 @@ void size_prefix_cache(const OptimizeOptions& o, DecoderSearch& search, const pr
     const auto* current = best.count(row.capacity_blocks) ? best[row.capacity_blocks] : nullptr;
     if (!current || ttft_at(row, search.percentile) < ttft_at(*current, search.percentile)) best[row.capacity_blocks] = &row;
   }
+  choice.ttft_by_size_ms.assign(search.cache_bytes.size(), 0);
+  for (size_t i = 0; i < search.cache_bytes.size(); ++i)
+    for (const auto& [bytes, capacity] : sizes)
+      if (bytes == search.cache_bytes[i]) choice.ttft_by_size_ms[i] = ttft_at(*best.at(capacity), search.percentile);
   for (const auto& [bytes, capacity] : sizes) {
     const prefix::PrefixRow& row = *best.at(capacity);
     choice.policy = row.policy;
@@ -134,6 +140,35 @@ void size_prefix_cache(const OptimizeOptions& o, DecoderSearch& search, const pr
   choice.status = "not reached";
 }
 
+std::optional<size_t> size_a_fit_error_could_change(const DecoderSearch& search, const DecoderChoice& pair,
+                                                    double largest_useful, double margin) {
+  for (size_t i = 0; i < pair.ttft_by_size_ms.size() && search.cache_bytes[i] <= largest_useful; ++i)
+    if (const double t = pair.ttft_by_size_ms[i];
+        t > 0 && t >= (1 - margin) * search.target_ms && t <= (1 + margin) * search.target_ms)
+      return i;
+  return std::nullopt;
+}
+
+std::vector<size_t> tied_weights(const DecoderSearch& search, double band) {
+  if (!search.chosen) return {};
+  const DecoderChoice& chosen = search.choices[*search.chosen];
+  auto weight_of = [&](const std::string& mode) {
+    const auto it = std::find_if(search.weights.begin(), search.weights.end(),
+                                 [&](const DecoderWeights& w) { return w.mode == mode; });
+    return size_t(it - search.weights.begin());
+  };
+  const double fastest = search.weights[weight_of(chosen.mode)].decode_tokens_per_s;
+  std::vector<size_t> tied;
+  for (const DecoderChoice& p : search.choices) {
+    if (!p.feasible || p.cache_bytes != chosen.cache_bytes) continue;
+    const size_t w = weight_of(p.mode);
+    if (search.weights[w].decode_tokens_per_s >= (1 - band) * fastest &&
+        std::find(tied.begin(), tied.end(), w) == tied.end())
+      tied.push_back(w);
+  }
+  return tied;
+}
+
 std::optional<size_t> choose_pair(DecoderSearch& search) {
   auto decode_speed = [&](const DecoderChoice& c) {
     for (const auto& w : search.weights)
@@ -143,6 +178,7 @@ std::optional<size_t> choose_pair(DecoderSearch& search) {
   std::optional<size_t> chosen;
   for (size_t i = 0; i < search.choices.size(); ++i) {
     DecoderChoice& c = search.choices[i];
+    c.chosen = false;  // chosen again after a race on decode speed
     c.feasible = c.status == "met" && c.quality_loss_pct <= search.budget_pct;
     if (!c.feasible) continue;
     if (!chosen) {

@@ -41,6 +41,7 @@ void optimize_fields(Fields& f, O& o) {
       .field("recover_samples", o.recover_samples)
       .field("trace", o.trace)
       .field("trace_format", o.trace_format)
+      .field("block_tokens", o.block_tokens)
       .field("hit_latency_ms", o.hit_latency_ms)
       .field("cache_policies", o.cache_policies)
       .field("cache_sizes", o.cache_sizes)
@@ -138,6 +139,9 @@ void check_search_space(const OptimizeOptions& o) {
 
 void check_cache(const OptimizeOptions& o, const Target& target) {
   if (detail::is_prefix_search(o)) return detail::validate_prefix_search(o);
+  if (o.block_tokens)
+    throw OptionError("block_tokens", "sets an LLM request trace's KV block size, but no such {trace} is given",
+                      "drop it, or pass a trace in cache-sim's mooncake or tokens format");
   check_positive("hit_latency_ms", o.hit_latency_ms, "0.05");
   if (o.trace && !o.hit_latency_ms)
     throw OptionError("hit_latency_ms", "is required with {trace}: what a cache hit costs",

@@ -44,6 +44,7 @@ struct OptimizeOptions : model::EvalData {
   // model, each variant's measured latency paying for the misses.
   std::optional<std::filesystem::path> trace;
   std::string trace_format = "auto";
+  uint32_t block_tokens = 0;                   // an LLM trace's tokens per KV block; 0 = the format's own
   std::optional<double> hit_latency_ms;
   std::vector<std::string> cache_policies = {"lru", "s3fifo", "wtinylfu"};
   std::string cache_sizes = "0.001,0.002,0.005,0.01,0.02,0.03,0.05,0.07,0.1,0.15,0.2,0.3,0.4,0.5,0.7,1";
