@@ -161,6 +161,25 @@ class OptimizeDecoder(LiteTestCase):
         self.assertEqual(search["chosen"]["cache_bytes"], grid["chosen"]["cache_bytes"])
         self.assertEqual(search["chosen"]["cache_bytes"], search["cache_bytes"][0])
 
+    def test_the_default_modes_leave_out_bf16_where_it_would_run_emulated(self):
+        """Under oneDNN's AVX2 kernels (no native bf16, as on an AVX2-only CPU) the default --modes skip bf16 with the
+        reason, before building it (quantize's rule for auto); an explicit --modes bf16 is built regardless."""
+        avx2 = {"ONEDNN_MAX_CPU_ISA": "AVX2"}
+        code, doc, err = lite_json_result("optimize", self.model, "--trace", self.trace, "--eval", self.tokens,
+                                          "--duration", "0.3", "--target-p99", "1000", "-o", self.folder / "d.pt",
+                                          env=avx2)
+        self.assertEqual(code, 0, err)
+        status = {w["mode"]: (w["status"], w["reason"]) for w in doc["result"]["decoder"]["weights"]}
+        self.assertEqual(status["bf16"][0], "skipped", status)
+        self.assertIn("emulated", status["bf16"][1])
+        self.assertEqual(status["fp16"][0], "measured", status)
+        code, doc, err = lite_json_result("optimize", self.model, "--trace", self.trace, "--eval", self.tokens,
+                                          "--duration", "0.3", "--target-p99", "1000", "--modes", "float,bf16", "-o",
+                                          self.folder / "e.pt", env=avx2)
+        self.assertEqual(code, 0, err)
+        bf16 = next(w for w in doc["result"]["decoder"]["weights"] if w["mode"] == "bf16")
+        self.assertNotEqual(bf16["status"], "skipped", bf16)
+
     def test_an_unreachable_target_exits_1_and_writes_nothing(self):
         out = self.folder / "never.pt"
         code, doc, err = self.optimize("--target-p99", "0.0001", "-o", out)

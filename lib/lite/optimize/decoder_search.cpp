@@ -27,6 +27,7 @@
 #include "lite/model/artifact.hpp"
 #include "lite/model/load.hpp"
 #include "lite/optimize/decoder_search_internal.hpp"
+#include "lite/optimize/search_internal.hpp"
 #include "lite/optimize/verb.hpp"
 #include "lite/quantize/decoder_quantize.hpp"
 #include "lite/quantize/quantize.hpp"
@@ -389,6 +390,13 @@ void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunC
       skipped.status = "skipped";
       skipped.reason = "needs activation calibration; a decoder takes the weight modes";
       s.weights.push_back(skipped);
+      continue;
+    }
+    if (const std::string problem = mode_cpu_problem(o, mode); !problem.empty()) {
+      s.weights.push_back({});
+      s.weights.back().mode = mode;
+      s.weights.back().status = "skipped";
+      s.weights.back().reason = problem;
       continue;
     }
     s.weights.push_back(measure_mode(c, mode, s.budget_pct));

@@ -163,6 +163,7 @@ void Search::prepare() {
       v.spec.mode = mode;
       v.key = WorkFolder::key(v.spec, settings_);
       v.status = "proposed";
+      if (v.reason = detail::mode_cpu_problem(o_, mode); !v.reason.empty()) v.status = "skipped";
       r_.variants.push_back(v);
     }
   r_.proposed = int(r_.variants.size());

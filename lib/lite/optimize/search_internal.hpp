@@ -19,6 +19,11 @@ namespace lite::optimize::detail {
 
 // ---- building (variants.cpp) ----
 
+// Why a mode of the default {modes} list is not built on this CPU (quantize's Scheme::cpu_problem: bf16 without
+// native bf16 runs emulated, many times slower than float), "" when it is built. Modes the user listed are built
+// regardless, as an explicit quantize {mode} is.
+std::string mode_cpu_problem(const OptimizeOptions& o, const std::string& mode);
+
 // What every build shares: the options, where static int8 calibrates, the input shapes the verbs are given.
 struct BuildSettings {
   const OptimizeOptions* options = nullptr;

@@ -10,14 +10,27 @@
 #include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
 #include "lite/distill/distill.hpp"
+#include "lite/core/environment.hpp"
 #include "lite/model/artifact.hpp"
+#include "lite/model/torch_environment.hpp"
 #include "lite/model/torch_errors.hpp"
 #include "lite/optimize/search_internal.hpp"
 #include "lite/optimize/verb.hpp"
 #include "lite/prune/prune.hpp"
 #include "lite/quantize/quantize.hpp"
+#include "lite/quantize/scheme.hpp"
 
 namespace lite::optimize::detail {
+
+std::string mode_cpu_problem(const OptimizeOptions& o, const std::string& mode) {
+  if (mode == "float" || o.modes != OptimizeOptions{}.modes) return {};
+  static const Environment env = [] {
+    Environment e = host_environment();
+    add_torch_environment(e);
+    return e;
+  }();
+  return quantize::find_mode(mode).scheme->cpu_problem(env);
+}
 
 namespace fs = std::filesystem;
 
