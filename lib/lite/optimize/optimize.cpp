@@ -82,6 +82,7 @@ class Search {
   std::optional<measure::LoadWatch> load_;  // the machine's load over every timing of the search
   std::map<std::string, double> stage_seconds_;
   std::vector<std::string> stage_order_;
+  int skipped_for_cpu_ = 0;  // default modes this CPU cannot run well, skipped before the budget mattered
 };
 
 bool Search::out_of_budget() const {
@@ -163,7 +164,10 @@ void Search::prepare() {
       v.spec.mode = mode;
       v.key = WorkFolder::key(v.spec, settings_);
       v.status = "proposed";
-      if (v.reason = detail::mode_cpu_problem(o_, mode); !v.reason.empty()) v.status = "skipped";
+      if (v.reason = detail::mode_cpu_problem(o_, mode); !v.reason.empty()) {
+        v.status = "skipped";
+        ++skipped_for_cpu_;
+      }
       r_.variants.push_back(v);
     }
   r_.proposed = int(r_.variants.size());
@@ -385,7 +389,8 @@ void Search::decide() {
   }
   if (r_.budget_exhausted)
     r_.notes.push_back(fmt::format("the budget of {:g} s ran out: {} variant{} not measured; the choice is the best of "
-                                   "those measured", *o_.budget_s, r_.skipped, r_.skipped == 1 ? " was" : "s were"));
+                                   "those measured", *o_.budget_s, r_.skipped - skipped_for_cpu_,
+                                   r_.skipped - skipped_for_cpu_ == 1 ? " was" : "s were"));
 }
 
 void Search::write_artifact(const Variant& v) {
