@@ -359,10 +359,10 @@ void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunC
     throw InputError(o.model.string(), "is not a decoder with a KV cache (forward(ids, cache), or a prefill method), "
                      "which an LLM request trace is replayed against", "export it with its cache (docs/llm.md)");
   quantize::refuse_prefill_method(c.source.module, o.model.string());  // every mode the search weighs is quantized
+  const cache::prefix::TraceFacts facts = read_trace_facts(o);  // a bad line refused before the work folder exists
   fs::create_directories(c.folder);
   c.positions = llm::Decoder(c.source.module, o.model.string()).max_positions();
   DecoderSearch s;
-  const cache::prefix::TraceFacts facts = read_trace_facts(o);
   s.trace = facts.path;
   s.trace_format = facts.format;
   s.requests = facts.requests;
