@@ -43,14 +43,19 @@ double time_point(Decoder& d, const torch::Tensor& cached, const torch::Tensor& 
 
 }  // namespace
 
-cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const PrefillGridPlan& plan, int64_t max_context,
-                                                 Progress& progress) {
-  cache::prefix::PrefillTable table;
+std::vector<std::pair<int64_t, int64_t>> prefill_grid_points(const PrefillGridPlan& plan, int64_t max_context) {
   std::vector<std::pair<int64_t, int64_t>> points;
   for (size_t j = 0; j < plan.cached_tokens.size(); ++j)
     for (size_t i = 0; i < plan.new_tokens.size(); ++i)
       if (plan.new_tokens[i] + plan.cached_tokens[j] <= max_context && !(plan.checkerboard && (i + j) % 2))
         points.emplace_back(plan.new_tokens[i], plan.cached_tokens[j]);
+  return points;
+}
+
+cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const PrefillGridPlan& plan, int64_t max_context,
+                                                 Progress& progress) {
+  cache::prefix::PrefillTable table;
+  const auto points = prefill_grid_points(plan, max_context);
   ProgressPhase phase(progress, "prefill-cost grid", points.size());
   for (const auto& [n, k] : points) {
     const torch::Tensor all = random_prompt(1, n + k, plan.vocab, plan.seed + uint64_t(n * 7919 + k));

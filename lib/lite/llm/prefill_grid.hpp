@@ -3,6 +3,7 @@
 // whose KV it already holds, measured over a grid of both, written as cache-sim's prefill-cost table
 // (cache/prefix/prefill_table.hpp), so a prefix-cache study's TTFT comes from this model on this machine.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "lite/cache/prefix/prefill_table.hpp"
@@ -23,7 +24,10 @@ struct PrefillGridPlan {
 // The grid for a model of `max_context` positions: new tokens 16..512 and cached 0..1024, every point fitting.
 PrefillGridPlan prefill_grid_defaults(int64_t max_context);
 
-// Measures every (new, cached) point of the plan that fits in max_context. A stateless decoder holds no cache, so
+// The (new, cached) points of `plan` that fit in max_context, cached-major; with `checkerboard`, every other one.
+std::vector<std::pair<int64_t, int64_t>> prefill_grid_points(const PrefillGridPlan& plan, int64_t max_context);
+
+// Measures every (new, cached) point of the plan that fits in max_context (prefill_grid_points). A stateless decoder holds no cache, so
 // its "cached" tokens are recomputed: the table says what that model costs.
 cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const PrefillGridPlan& plan, int64_t max_context,
                                                  Progress& progress);
