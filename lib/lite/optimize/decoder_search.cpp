@@ -199,8 +199,24 @@ void size_pairs(SearchContext& c, DecoderSearch& s) {
   }
 }
 
-DecoderWeights& weights_of(DecoderSearch& s, const std::string& mode) {
-  return *std::find_if(s.weights.begin(), s.weights.end(), [&](const auto& w) { return w.mode == mode; });
+DecoderWeights& weights_of(DecoderSearch& s, const std::string& mode) { return s.weights[weight_index(s, mode)]; }
+
+// A measured mode loaded to run again: frozen float, or its artifact from the work folder. The decoder refers to
+// the module, so the loaded artifact lives beside it.
+struct LoadedDecoder {
+  std::unique_ptr<model::LoadedModel> built;
+  std::unique_ptr<llm::Decoder> decoder;
+};
+
+LoadedDecoder load_decoder(const SearchContext& c, const DecoderWeights& w, torch::jit::Module& frozen) {
+  LoadedDecoder l;
+  if (w.mode == "float") {
+    l.decoder = std::make_unique<llm::Decoder>(frozen, c.o.model.string(), c.positions);
+  } else {
+    l.built = std::make_unique<model::LoadedModel>(model::load_model(w.artifact));
+    l.decoder = std::make_unique<llm::Decoder>(l.built->module, w.artifact, c.positions);
+  }
+  return l;
 }
 
 // The screen's prefill fits replaced by the full grid's one mode at a time, the most promising first (the mode
@@ -220,14 +236,7 @@ void confirm_prefill(SearchContext& c, DecoderSearch& s, torch::jit::Module& fro
     if (!next) return;
     DecoderWeights& w = weights_of(s, next->second);
     const auto start = Clock::now();
-    if (w.mode == "float") {
-      llm::Decoder d(frozen, c.o.model.string(), c.positions);
-      fit_prefill(c, d, w, true);
-    } else {
-      model::LoadedModel built = model::load_model(w.artifact);
-      llm::Decoder d(built.module, w.artifact, c.positions);
-      fit_prefill(c, d, w, true);
-    }
+    fit_prefill(c, *load_decoder(c, w, frozen).decoder, w, true);
     w.measure_s += seconds_since(start);
     s.refitted.push_back(w.mode);
     for (DecoderChoice& p : s.choices)
@@ -240,13 +249,13 @@ void confirm_prefill(SearchContext& c, DecoderSearch& s, torch::jit::Module& fro
 // The chosen pair's KV format judged on its own weights where its loss was predicted from float's what-if: that
 // mode's predicted pairs get their measured losses (sized now if they come within the budget) and the pair is chosen
 // again, until the choice rests on a measured quality.
-void confirm_kv_quality(SearchContext& c, DecoderSearch& s) {
+void confirm_kv_quality(SearchContext& c, DecoderSearch& s, torch::jit::Module& frozen) {
   while (s.chosen && s.choices[*s.chosen].quality_predicted) {
     const std::string mode = s.choices[*s.chosen].mode;
     const DecoderWeights& w = weights_of(s, mode);
-    model::LoadedModel built = model::load_model(w.artifact);
-    llm::Decoder d(built.module, w.artifact, c.positions);
-    const llm::KvWhatIf& kv = c.kv[mode] = llm::kv_cache_what_if(d, c.data.tokens, c.data.real, mode, c.progress);
+    const LoadedDecoder loaded = load_decoder(c, w, frozen);
+    const llm::KvWhatIf& kv = c.kv[mode] =
+        llm::kv_cache_what_if(*loaded.decoder, c.data.tokens, c.data.real, mode, c.progress);
     for (DecoderChoice& p : s.choices) {
       if (p.mode != mode || !p.quality_predicted) continue;
       p.quality_predicted = false;
@@ -263,8 +272,7 @@ void confirm_kv_quality(SearchContext& c, DecoderSearch& s) {
 // screen's first.
 struct Racer {
   size_t weight = 0;  // into DecoderSearch::weights
-  std::unique_ptr<model::LoadedModel> built;
-  std::unique_ptr<llm::Decoder> decoder;
+  LoadedDecoder loaded;
   std::vector<double> speeds;
   double estimate() const { return stats::median(speeds); }
 };
@@ -275,12 +283,7 @@ std::vector<Racer> line_up(SearchContext& c, const DecoderSearch& s, torch::jit:
     Racer r;
     r.weight = w;
     r.speeds = {s.weights[w].decode_tokens_per_s};
-    if (s.weights[w].mode == "float") {
-      r.decoder = std::make_unique<llm::Decoder>(frozen, c.o.model.string(), c.positions);
-    } else {
-      r.built = std::make_unique<model::LoadedModel>(model::load_model(s.weights[w].artifact));
-      r.decoder = std::make_unique<llm::Decoder>(r.built->module, s.weights[w].artifact, c.positions);
-    }
+    r.loaded = load_decoder(c, s.weights[w], frozen);
     racers.push_back(std::move(r));
   }
   return racers;
@@ -297,11 +300,11 @@ void race_tied_modes(SearchContext& c, DecoderSearch& s, torch::jit::Module& fro
   const auto start = Clock::now();
   llm::GenerationPlan plan;
   plan.duration_s = c.o.screen_duration_s;
-  llm::set_lengths(plan, {}, *racers.front().decoder);
+  llm::set_lengths(plan, {}, *racers.front().loaded.decoder);
   std::vector<Racer> done;
   while (true) {
     plan.warmup_runs = race.turns == 0 ? std::min(c.o.warmup, llm::kMaxWarmupGenerations) : 0;  // a fresh load
-    for (Racer& r : racers) r.speeds.push_back(llm::time_generation(*r.decoder, plan, c.progress).decode_tokens_per_s);
+    for (Racer& r : racers) r.speeds.push_back(llm::time_generation(*r.loaded.decoder, plan, c.progress).decode_tokens_per_s);
     ++race.turns;
     double lead = 0;
     for (const Racer& r : racers) lead = std::max(lead, r.estimate());
@@ -407,9 +410,9 @@ void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunC
   size_pairs(c, s);
   choose_pair(s);
   confirm_prefill(c, s, frozen.module);
-  confirm_kv_quality(c, s);
+  confirm_kv_quality(c, s, frozen.module);
   race_tied_modes(c, s, frozen.module);
-  confirm_kv_quality(c, s);  // the race may choose another mode
+  confirm_kv_quality(c, s, frozen.module);  // the race may choose another mode
   r.eval_source = c.data.name;
   r.metric = c.data.real ? "perplexity increase %" : "% of next tokens changed";
   r.decoder = s;

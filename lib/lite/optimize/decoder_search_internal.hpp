@@ -30,6 +30,8 @@ std::vector<double> cache_sizes_in_bytes(const OptimizeOptions& o, const cache::
 // prefill model: the smallest size whose best policy meets the target ("met"), else the largest ("not reached").
 void size_prefix_cache(const OptimizeOptions& o, DecoderSearch& search, const cache::prefix::PrefillModel& prefill,
                        DecoderChoice& choice);
+// The index in search.weights of `mode`'s weights (search.weights.size() when it has none).
+size_t weight_index(const DecoderSearch& search, const std::string& mode);
 // The first of the search's sizes (index into cache_bytes), no larger than `largest_useful` bytes, where `pair`'s
 // TTFT is within `margin` of the target: a prefill fit off by that much could size it differently there.
 std::optional<size_t> size_a_fit_error_could_change(const DecoderSearch& search, const DecoderChoice& pair,

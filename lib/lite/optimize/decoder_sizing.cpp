@@ -159,19 +159,20 @@ std::optional<size_t> size_a_fit_error_could_change(const DecoderSearch& search,
   return std::nullopt;
 }
 
+size_t weight_index(const DecoderSearch& search, const std::string& mode) {
+  const auto it = std::find_if(search.weights.begin(), search.weights.end(),
+                               [&](const DecoderWeights& w) { return w.mode == mode; });
+  return size_t(it - search.weights.begin());
+}
+
 std::vector<size_t> tied_weights(const DecoderSearch& search, double band) {
   if (!search.chosen) return {};
   const DecoderChoice& chosen = search.choices[*search.chosen];
-  auto weight_of = [&](const std::string& mode) {
-    const auto it = std::find_if(search.weights.begin(), search.weights.end(),
-                                 [&](const DecoderWeights& w) { return w.mode == mode; });
-    return size_t(it - search.weights.begin());
-  };
-  const double fastest = search.weights[weight_of(chosen.mode)].decode_tokens_per_s;
+  const double fastest = search.weights[weight_index(search, chosen.mode)].decode_tokens_per_s;
   std::vector<size_t> tied;
   for (const DecoderChoice& p : search.choices) {
     if (!p.feasible || p.cache_bytes != chosen.cache_bytes) continue;
-    const size_t w = weight_of(p.mode);
+    const size_t w = weight_index(search, p.mode);
     if (search.weights[w].decode_tokens_per_s >= (1 - band) * fastest &&
         std::find(tied.begin(), tied.end(), w) == tied.end())
       tied.push_back(w);
