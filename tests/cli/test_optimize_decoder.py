@@ -207,6 +207,7 @@ class OptimizeDecoder(LiteTestCase):
             (base + ["--target-p99", "100", "--prune-ratios", "0.5"], ["--prune-ratios"]),
             (base + ["--target-p99", "100", "--emit-recipe", str(self.folder / "r.json")], ["--emit-recipe"]),
             # 4-token blocks read as 8: hash_ids cannot match input_length (the fix names no flag optimize lacks)
+            (base + ["--target-p99", "100", "--block-tokens", "-3"], ["--block-tokens", "whole number of tokens"]),
             (["optimize", str(self.model), "--trace", str(self.mooncake), "--block-tokens", "8", "--target-p99", "100"],
              ["mooncake_blocks4.jsonl:1", "hash_ids", "at 8 tokens a block", "every line of the trace"]),
             (["optimize", str(classifier), "--trace", str(REPO / "data" / "inference_requests.csv"), "--hit-latency",
