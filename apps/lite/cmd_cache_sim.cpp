@@ -94,7 +94,7 @@ void add_prefix_flags(CLI::App& app, cache::CacheSimOptions& o) {
                    ->group("Cost model"),
                "a decimal number of ms, e.g. 0.05");
   app.add_option("--prefill-cost", o.prefill_cost,
-                 "TTFT model a=..,b=..,c=..: a + b*new + c*new*(cached+new/2) ms")
+                 "TTFT a=..,b=..,c=..,d=..: a+b*new+c*new*(cached+new/2)+d*cached ms")
       ->group("Cost model");
   app.add_option("--prefill-cost-from", o.prefill_cost_from,
                  "TTFT model fitted to a table from lite profile --prefill-cost-out")

@@ -192,7 +192,7 @@ class BadInput(PrefixTestCase):
             (["--policy", "s3fifo"], ["s3fifo", "prefix"]),
             (["--instances", "4"], ["--instances", "--prefill"]),
             (["--target-ttft-p99", "100"], ["--target-ttft-p99", "--prefill"]),
-            (["--prefill-cost", "a=1,d=2"], ["--prefill-cost", "d=2"]),
+            (["--prefill-cost", "a=1,e=2"], ["--prefill-cost", "e=2"]),
             (["--prefill-ms-per-token", "-1"], ["--prefill"]),
         ]
         for args, needles in cases:

@@ -108,7 +108,7 @@ class OptimizeDecoder(LiteTestCase):
         blocks = chosen["capacity_tokens"] // 16
         sim = lite_json_result("cache-sim", self.trace, "--sizes", str(blocks), "--policy", chosen["policy"],
                                "--prefill-cost", f"a={model['a_ms']!r},b={model['b_ms_per_token']!r},"
-                                                 f"c={model['c_ms_per_token2']!r}")
+                                                 f"c={model['c_ms_per_token2']!r},d={model['d_ms_per_cached_token']!r}")
         self.assertEqual(sim[0], 0, sim[2])
         self.assertAlmostEqual(sim[1]["result"]["records"][0]["ttft_p99_ms"], chosen["ttft_p99_ms"], places=6)
         # the artifact: stock PyTorch loads it and it records the search

@@ -111,7 +111,7 @@ class DecoderProfile(LiteTestCase):
         result = run_lite_json("cache-sim", str(trace), "--block-tokens", "16", "--sizes", "8",
                                "--prefill-cost-from", str(table))["result"]
         fit = doc["prefill_cost"]["fit"]
-        for key in ("a_ms", "b_ms_per_token", "c_ms_per_token2"):  # the same file, the same fit
+        for key in ("a_ms", "b_ms_per_token", "c_ms_per_token2", "d_ms_per_cached_token"):  # the same file, the same fit
             self.assertAlmostEqual(result["prefill_model"][key], fit[key], places=12)
         self.assertIn("fitted to", result["prefill_model"]["source"])
         self.assertIsNotNone(result["records"][0]["ttft_p99_ms"])

@@ -52,7 +52,7 @@ struct CacheSimOptions {
   std::string kv_layout;                       // "layers=80,kv-heads=8,head-dim=128,dtype=fp16"
   std::vector<std::string> kv_dtypes;          // what-if: the same bytes in each KV format
   std::optional<double> prefill_ms_per_token;  // TTFT = X x uncached tokens
-  std::string prefill_cost;                    // "a=20,b=0.05,c=2e-6": a + b x new + c x new x (cached + new/2) ms
+  std::string prefill_cost;                    // "a=20,b=0.05,c=2e-6,d=0.02": a + b x new + c x new x (cached + new/2) + d x cached ms
   std::string prefill_cost_from;               // a measured table (prefix/prefill_table.hpp), fitted to that model
   uint32_t instances = 0;                      // prefill instances serving FCFS by timestamp; 0 = no queueing
   std::string tiers;                           // KV tiers fastest first: "hbm=3Mtok,dram=50Mtok@50GB/s"

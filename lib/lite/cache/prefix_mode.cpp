@@ -55,17 +55,22 @@ std::vector<std::pair<const char*, bool>> prefix_only(const CacheSimOptions& o) 
           {"engine", to_lower(trim(o.engine)) != "ideal"}};
 }
 
-// "a=20,b=0.05,c=2e-6" (any of the three; the others 0).
+// "a=20,b=0.05,c=2e-6,d=0.04" (any of the four; the others 0).
 prefix::PrefillModel parse_prefill_cost(const std::string& text) {
   prefix::PrefillModel m;
   for (const auto& item : split(text, ',')) {
     const auto eq = item.find('=');
     const std::string key = to_lower(trim(item.substr(0, eq)));
     const auto v = eq == std::string::npos ? std::nullopt : parse_decimal(item.substr(eq + 1));
-    double* slot = key == "a" ? &m.a_ms : key == "b" ? &m.b_ms_per_token : key == "c" ? &m.c_ms_per_token2 : nullptr;
+    double* slot = key == "a"   ? &m.a_ms
+                   : key == "b" ? &m.b_ms_per_token
+                   : key == "c" ? &m.c_ms_per_token2
+                   : key == "d" ? &m.d_ms_per_cached_token
+                                : nullptr;
     if (!slot || !v)
-      throw OptionError("prefill_cost", fmt::format("'{}' is not a=MS, b=MS_PER_TOKEN or c=MS_PER_TOKEN2", trim(item)),
-                        "e.g. a=20,b=0.05,c=2e-6: TTFT = a + b x new + c x new x (cached + new/2) ms");
+      throw OptionError("prefill_cost",
+                        fmt::format("'{}' is not a=MS, b=MS_PER_TOKEN, c=MS_PER_TOKEN2 or d=MS_PER_CACHED_TOKEN", trim(item)),
+                        "e.g. a=20,b=0.05,c=2e-6: TTFT = a + b x new + c x new x (cached + new/2) + d x cached ms");
     *slot = *v;
   }
   return m;

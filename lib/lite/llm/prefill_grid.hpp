@@ -15,13 +15,15 @@ namespace lite::llm {
 struct PrefillGridPlan {
   std::vector<int64_t> new_tokens;     // empty: prefill_grid_defaults()
   std::vector<int64_t> cached_tokens;
-  int repeats = 5;                     // timed calls per point (the median is kept), after one untimed call
+  int repeats = 5;                     // passes over the grid timing each point once (the median is kept),
+                                       // after one untimed pass
   bool checkerboard = false;           // every other point, alternating along both axes: half the grid, every length
   int64_t vocab = 0;
   uint64_t seed = 1;
 };
 
-// The grid for a model of `max_context` positions: new tokens 16..512 and cached 0..1024, every point fitting.
+// The grid for a model of `max_context` positions: new tokens 16..512 and cached 0, 64, 256, 1024 and half the
+// context where that is longer than the largest of these that fits (at most 4096), every point fitting.
 PrefillGridPlan prefill_grid_defaults(int64_t max_context);
 
 // The (new, cached) points of `plan` that fit in max_context, cached-major; with `checkerboard`, every other one.

@@ -10,7 +10,8 @@ namespace lite::optimize {
 namespace {
 nlohmann::json prefill_json(const std::optional<cache::prefix::PrefillModel>& m) {
   if (!m) return nullptr;
-  return {{"a_ms", m->a_ms}, {"b_ms_per_token", m->b_ms_per_token}, {"c_ms_per_token2", m->c_ms_per_token2}};
+  return {{"a_ms", m->a_ms}, {"b_ms_per_token", m->b_ms_per_token}, {"c_ms_per_token2", m->c_ms_per_token2},
+          {"d_ms_per_cached_token", m->d_ms_per_cached_token}};
 }
 }  // namespace
 

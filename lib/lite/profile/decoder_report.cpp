@@ -84,7 +84,8 @@ nlohmann::json decoder_json(const ProfileResult& r) {
     const auto& p = *r.prefill_cost;
     j["prefill_cost"] = {{"path", p.path},
                          {"points", p.points},
-                         {"fit", {{"a_ms", p.a_ms}, {"b_ms_per_token", p.b_ms_per_token}, {"c_ms_per_token2", p.c_ms_per_token2}}},
+                         {"fit", {{"a_ms", p.a_ms}, {"b_ms_per_token", p.b_ms_per_token}, {"c_ms_per_token2", p.c_ms_per_token2},
+                                  {"d_ms_per_cached_token", p.d_ms_per_cached_token}}},
                          {"max_relative_error", p.max_relative_error}};
   }
   return j;
@@ -98,8 +99,10 @@ void add_decoder_views(const ProfileResult& r, report::Report& rep) {
   if (r.prefill_cost) {
     const auto& p = *r.prefill_cost;
     rep.notes.push_back(fmt::format("wrote the prefill-cost table {} ({} points): fitted {:.4g} + {:.4g} x new + {:.4g} x new "
-                                    "x (cached + new/2) ms, largest error {:.1f}%; lite cache-sim --prefill-cost-from reads it",
-                                    p.path, p.points, p.a_ms, p.b_ms_per_token, p.c_ms_per_token2, 100 * p.max_relative_error));
+                                    "x (cached + new/2) + {:.4g} x cached ms, largest error {:.1f}%; lite cache-sim "
+                                    "--prefill-cost-from reads it",
+                                    p.path, p.points, p.a_ms, p.b_ms_per_token, p.c_ms_per_token2, p.d_ms_per_cached_token,
+                                    100 * p.max_relative_error));
   }
   rep.notes.push_back("TTFT: the prompt's prefill and the first token's choice; time per output token: one decode step "
                       "and its argmax. Warm-up generations are reported apart and left out of the steady figures.");

@@ -111,7 +111,8 @@ void write_prefill_cost(const ProfileOptions& o, llm::Decoder& d, const llm::Gen
   plan.seed = o.seed;
   cache::prefix::PrefillTable table = llm::measure_prefill_grid(d, plan, context, progress);
   table.comments = {fmt::format("prefill ms of new_tokens uncached prompt tokens after cached_tokens cached ones, "
-                                "batch 1, median of {} calls after one untimed call", plan.repeats),
+                                "batch 1, median of {} passes over the grid (one call a point each) after an untimed pass",
+                                plan.repeats),
                     fmt::format("model {} (sha256 {}), {} decoder", o.models[0].string(), sha, s.form),
                     fmt::format("measured by lite {} on {}, {} threads", r.environment.lite_version,
                                 r.environment.cpu_model, r.threads)};
@@ -119,7 +120,7 @@ void write_prefill_cost(const ProfileOptions& o, llm::Decoder& d, const llm::Gen
   // The fit cache-sim will make: of the file as written (its times rounded to 6 digits), not of the doubles here.
   const auto fit = cache::prefix::fit_prefill_model(cache::prefix::read_prefill_table(o.prefill_cost_out));
   r.prefill_cost = PrefillCostOut{o.prefill_cost_out.string(), fit.points, fit.model.a_ms, fit.model.b_ms_per_token,
-                                  fit.model.c_ms_per_token2, fit.max_relative_error};
+                                  fit.model.c_ms_per_token2, fit.model.d_ms_per_cached_token, fit.max_relative_error};
 }
 
 }  // namespace

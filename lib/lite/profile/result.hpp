@@ -82,7 +82,7 @@ struct Comparison {
 struct PrefillCostOut {
   std::string path;
   size_t points = 0;
-  double a_ms = 0, b_ms_per_token = 0, c_ms_per_token2 = 0;
+  double a_ms = 0, b_ms_per_token = 0, c_ms_per_token2 = 0, d_ms_per_cached_token = 0;
   double max_relative_error = 0;
 };
 

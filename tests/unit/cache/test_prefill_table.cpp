@@ -54,8 +54,14 @@ TEST_CASE("prefill table: the fit recovers known coefficients and keeps every on
   CHECK(fit.model.a_ms == doctest::Approx(5).epsilon(1e-6));
   CHECK(fit.model.b_ms_per_token == doctest::Approx(0.25).epsilon(1e-6));
   CHECK(fit.model.c_ms_per_token2 == doctest::Approx(1e-4).epsilon(1e-6));
+  CHECK(fit.model.d_ms_per_cached_token == doctest::Approx(0).epsilon(1e-9));
   CHECK(fit.max_relative_error < 1e-6);
   CHECK(fit.points == 16);
+  // A cost per cached token whatever the new ones (a cache copied by torch.cat): d, apart from attention's c.
+  const PrefillFit copying = fit_prefill_model(table_from({5, 0.25, 1e-4, 0.02}));
+  CHECK(copying.model.c_ms_per_token2 == doctest::Approx(1e-4).epsilon(1e-6));
+  CHECK(copying.model.d_ms_per_cached_token == doctest::Approx(0.02).epsilon(1e-6));
+  CHECK(copying.max_relative_error < 1e-6);
   // A constant time: the unconstrained fit could trade a negative c against b; the constrained one is a alone.
   PrefillTable flat;
   for (uint64_t n : {16, 64, 256}) flat.points.push_back({n, 0, 7.0});

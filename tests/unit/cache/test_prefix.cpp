@@ -123,6 +123,8 @@ TEST_CASE("prefill queueing with two instances") {
   CHECK(*alone.ttft_mean_ms == doctest::Approx(12.0 / 4));  // no queueing
   // the attention term: a + b*new + c*new*(cached + new/2) = 1 + 0 + 0.5*4*(0 + 2) = 5 for a 4-token miss
   CHECK(PrefillModel{1, 0, 0.5}.ms(0, 4) == doctest::Approx(5));
+  // the cached-token term: + d*cached = 1 + 0.5*4*(6 + 2) + 0.25*6 = 18.5 for 4 new tokens after 6 cached
+  CHECK(PrefillModel{1, 0, 0.5, 0.25}.ms(6, 4) == doctest::Approx(18.5));
 }
 
 namespace {

@@ -74,6 +74,7 @@ std::vector<Variation> variations() {
       {"another prefill b", [](PrefixConfig& c) { c.prefill->b_ms_per_token = 0.02; }},
       {"a prefill a", [](PrefixConfig& c) { c.prefill->a_ms = 1; }},
       {"a prefill c", [](PrefixConfig& c) { c.prefill->c_ms_per_token2 = 1e-3; }},
+      {"a prefill d", [](PrefixConfig& c) { c.prefill->d_ms_per_cached_token = 1e-2; }},
       {"2 instances", [](PrefixConfig& c) { c.instances = 2; }},
       {"kv bytes per token", kv},
       {"other kv bytes per token", [](PrefixConfig& c) { c.kv_bytes_per_token = 512; }},
@@ -203,7 +204,7 @@ TEST_CASE("prefix results folder: the key's two halves") {
   const nlohmann::json k = prefix_options_key(c, t);
   CHECK(k.at("format") == "tokens");
   CHECK(k.at("block_tokens") == 16);
-  CHECK(k.at("prefill") == nlohmann::json{1.0, 2.0, 3.0});
+  CHECK(k.at("prefill") == nlohmann::json{1.0, 2.0, 3.0, 0.0});
   CHECK(k.at("engine") == "sglang");
   CHECK(k.at("decode_ms") == 7.0);
   CHECK(k.at("instances") == 4);

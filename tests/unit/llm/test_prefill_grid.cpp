@@ -20,17 +20,24 @@ std::set<int64_t> new_lengths(const Points& p) {
 }
 }  // namespace
 
-TEST_CASE("the full grid of a 1024-position model is 9 new lengths x 0, 64 and 256 cached, the screen half of it") {
+TEST_CASE("the full grid of a 1024-position model is 9 new lengths x 0, 64, 256 and 512 cached, the screen half of it") {
   llm::PrefillGridPlan plan = llm::prefill_grid_defaults(1024);
+  CHECK(plan.cached_tokens == std::vector<int64_t>{0, 64, 256, 512});  // 1024 does not fit; half the context does
   const Points full = llm::prefill_grid_points(plan, 1024);
-  CHECK(full.size() == 27);
+  CHECK(full.size() == 36);
   plan.checkerboard = true;
   const Points screen = llm::prefill_grid_points(plan, 1024);
-  CHECK(screen.size() == 14);
+  CHECK(screen.size() == 18);
   CHECK(new_lengths(screen) == new_lengths(full));  // every length stays
   std::set<int64_t> cached;
   for (const auto& [n, k] : screen) cached.insert(k);
-  CHECK(cached == std::set<int64_t>{0, 64, 256});
+  CHECK(cached == std::set<int64_t>{0, 64, 256, 512});
+}
+
+TEST_CASE("the cached axis reaches half the context up to 4096, and adds nothing where a rung already covers it") {
+  CHECK(llm::prefill_grid_defaults(2048).cached_tokens == std::vector<int64_t>{0, 64, 256, 1024});
+  CHECK(llm::prefill_grid_defaults(4096).cached_tokens == std::vector<int64_t>{0, 64, 256, 1024, 2048});
+  CHECK(llm::prefill_grid_defaults(32768).cached_tokens == std::vector<int64_t>{0, 64, 256, 1024, 4096});
 }
 
 TEST_CASE("a 128-position model's grid keeps the points that fit, the checkerboard alternating along both axes") {

@@ -46,17 +46,20 @@ PrefillPoint parse_row(const std::string& line, const std::string& where) {
   return p;
 }
 
-// The three regressors of PrefillModel::ms: 1, new, new x (cached + new/2).
-std::array<double, 3> regressors(const PrefillPoint& p) {
-  const double n = double(p.new_tokens);
-  return {1.0, n, n * (double(p.cached_tokens) + n / 2)};
+constexpr int kCoefficients = 4;
+using Coefficients = std::array<double, kCoefficients>;
+
+// The regressors of PrefillModel::ms: 1, new, new x (cached + new/2), cached.
+Coefficients regressors(const PrefillPoint& p) {
+  const double n = double(p.new_tokens), k = double(p.cached_tokens);
+  return {1.0, n, n * (k + n / 2), k};
 }
 
 // Weighted least squares over the coefficients in `used` (a bit per coefficient), the others 0; weights 1/ms^2 so the
 // fit minimises relative error (short prompts count as much as long ones). nullopt when singular.
-std::optional<std::array<double, 3>> solve_subset(const std::vector<PrefillPoint>& points, unsigned used) {
+std::optional<Coefficients> solve_subset(const std::vector<PrefillPoint>& points, unsigned used) {
   std::vector<int> idx;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < kCoefficients; ++i)
     if (used & (1u << i)) idx.push_back(i);
   const size_t m = idx.size();
   std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0.0));
@@ -80,7 +83,7 @@ std::optional<std::array<double, 3>> solve_subset(const std::vector<PrefillPoint
       for (size_t c = col; c <= m; ++c) a[r][c] -= f * a[col][c];
     }
   }
-  std::array<double, 3> coef{0, 0, 0};
+  Coefficients coef{};
   for (size_t r = 0; r < m; ++r) coef[idx[r]] = a[r][m] / a[r][r];
   return coef;
 }
@@ -138,10 +141,10 @@ PrefillFit fit_prefill_model(const PrefillTable& table) {
   PrefillFit best;
   best.points = table.points.size();
   double best_error = std::numeric_limits<double>::infinity();
-  for (unsigned used = 1; used < 8; ++used) {  // every subset of {a, b, c}: the best fit with no negative coefficient
-    const auto coef = solve_subset(table.points, used);
-    if (!coef || (*coef)[0] < 0 || (*coef)[1] < 0 || (*coef)[2] < 0) continue;
-    const PrefillModel model{(*coef)[0], (*coef)[1], (*coef)[2]};
+  for (unsigned used = 1; used < (1u << kCoefficients); ++used) {  // every subset of {a, b, c, d}: the best fit with
+    const auto coef = solve_subset(table.points, used);                // no negative coefficient
+    if (!coef || std::any_of(coef->begin(), coef->end(), [](double v) { return v < 0; })) continue;
+    const PrefillModel model{(*coef)[0], (*coef)[1], (*coef)[2], (*coef)[3]};
     double sum = 0, worst = 0;
     for (const auto& p : table.points) {
       const double e = relative_error(model, p);

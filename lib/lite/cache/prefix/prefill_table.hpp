@@ -29,7 +29,7 @@ std::string prefill_table_text(const PrefillTable& table);
 // is not three plain decimal numbers, new_tokens of 0, a negative or non-finite time, or fewer than 3 points.
 PrefillTable read_prefill_table(const std::filesystem::path& path);
 
-// The cost model fitted to the table by least squares with every coefficient >= 0 (a, b, c of
+// The cost model fitted to the table by least squares with every coefficient >= 0 (a, b, c, d of
 // PrefillModel), and how well it fits: the largest relative error over the table's points.
 struct PrefillFit {
   PrefillModel model;

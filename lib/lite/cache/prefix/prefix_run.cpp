@@ -39,7 +39,7 @@ std::vector<std::string> policy_list(const PrefixConfig& c) {
 void check_prefill(const PrefixConfig& c) {
   if (c.prefill) {
     const PrefillModel& m = *c.prefill;
-    for (double v : {m.a_ms, m.b_ms_per_token, m.c_ms_per_token2})
+    for (double v : {m.a_ms, m.b_ms_per_token, m.c_ms_per_token2, m.d_ms_per_cached_token})
       if (!(v >= 0) || !std::isfinite(v))
         throw OptionError("prefill", fmt::format("coefficient {} is not a finite number of ms, 0 or more", v),
                           "e.g. --prefill-ms-per-token 0.05, or --prefill-cost a=20,b=0.05,c=2e-6");

@@ -17,7 +17,8 @@ nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohma
 nlohmann::json prefix_options_key(const PrefixConfig& c, const TraceFacts& trace) {
   const EngineSpec engine = parse_engine(c.engine);
   nlohmann::json prefill;  // null: no prefill model
-  if (c.prefill) prefill = {c.prefill->a_ms, c.prefill->b_ms_per_token, c.prefill->c_ms_per_token2};
+  if (c.prefill)
+    prefill = {c.prefill->a_ms, c.prefill->b_ms_per_token, c.prefill->c_ms_per_token2, c.prefill->d_ms_per_cached_token};
   return {{"mode", "prefix"},
           {"format", trace.format},
           {"block_tokens", trace.block_tokens},
