@@ -2,6 +2,7 @@
 // then every (mode, KV format) pair with the prefix cache sized for the TTFT target. Torch-free.
 #include <fmt/format.h>
 
+#include "lite/cache/prefix/prefill_table.hpp"
 #include "lite/core/text.hpp"
 #include "lite/optimize/decoder_search_report.hpp"
 
@@ -10,8 +11,7 @@ namespace lite::optimize {
 namespace {
 nlohmann::json prefill_json(const std::optional<cache::prefix::PrefillModel>& m) {
   if (!m) return nullptr;
-  return {{"a_ms", m->a_ms}, {"b_ms_per_token", m->b_ms_per_token}, {"c_ms_per_token2", m->c_ms_per_token2},
-          {"d_ms_per_cached_token", m->d_ms_per_cached_token}};
+  return cache::prefix::prefill_model_json(*m);
 }
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lite/cache/prefix/prefill_table.hpp"
 #include "lite/core/text.hpp"
 
 namespace lite::profile {
@@ -84,8 +85,7 @@ nlohmann::json decoder_json(const ProfileResult& r) {
     const auto& p = *r.prefill_cost;
     j["prefill_cost"] = {{"path", p.path},
                          {"points", p.points},
-                         {"fit", {{"a_ms", p.a_ms}, {"b_ms_per_token", p.b_ms_per_token}, {"c_ms_per_token2", p.c_ms_per_token2},
-                                  {"d_ms_per_cached_token", p.d_ms_per_cached_token}}},
+                         {"fit", cache::prefix::prefill_model_json(p.model)},
                          {"max_relative_error", p.max_relative_error}};
   }
   return j;
@@ -98,10 +98,9 @@ void add_decoder_views(const ProfileResult& r, report::Report& rep) {
   rep.notes = r.notes;
   if (r.prefill_cost) {
     const auto& p = *r.prefill_cost;
-    rep.notes.push_back(fmt::format("wrote the prefill-cost table {} ({} points): fitted {:.4g} + {:.4g} x new + {:.4g} x new "
-                                    "x (cached + new/2) + {:.4g} x cached ms, largest error {:.1f}%; lite cache-sim "
-                                    "--prefill-cost-from reads it",
-                                    p.path, p.points, p.a_ms, p.b_ms_per_token, p.c_ms_per_token2, p.d_ms_per_cached_token,
+    rep.notes.push_back(fmt::format("wrote the prefill-cost table {} ({} points): fitted {}, largest error {:.1f}%; "
+                                    "lite cache-sim --prefill-cost-from reads it",
+                                    p.path, p.points, cache::prefix::prefill_model_text(p.model),
                                     100 * p.max_relative_error));
   }
   rep.notes.push_back("TTFT: the prompt's prefill and the first token's choice; time per output token: one decode step "

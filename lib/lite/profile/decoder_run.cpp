@@ -119,8 +119,7 @@ void write_prefill_cost(const ProfileOptions& o, llm::Decoder& d, const llm::Gen
   write_file_atomically(o.prefill_cost_out, cache::prefix::prefill_table_text(table));
   // The fit cache-sim will make: of the file as written (its times rounded to 6 digits), not of the doubles here.
   const auto fit = cache::prefix::fit_prefill_model(cache::prefix::read_prefill_table(o.prefill_cost_out));
-  r.prefill_cost = PrefillCostOut{o.prefill_cost_out.string(), fit.points, fit.model.a_ms, fit.model.b_ms_per_token,
-                                  fit.model.c_ms_per_token2, fit.model.d_ms_per_cached_token, fit.max_relative_error};
+  r.prefill_cost = PrefillCostOut{o.prefill_cost_out.string(), fit.points, fit.model, fit.max_relative_error};
 }
 
 }  // namespace

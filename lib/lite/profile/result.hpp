@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lite/cache/prefix/prefix_cache.hpp"
 #include "lite/core/report.hpp"
 #include "lite/core/stats.hpp"
 #include "lite/llm/generation_stats.hpp"
@@ -82,7 +83,7 @@ struct Comparison {
 struct PrefillCostOut {
   std::string path;
   size_t points = 0;
-  double a_ms = 0, b_ms_per_token = 0, c_ms_per_token2 = 0, d_ms_per_cached_token = 0;
+  cache::prefix::PrefillModel model;
   double max_relative_error = 0;
 };
 

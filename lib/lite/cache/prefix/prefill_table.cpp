@@ -95,6 +95,16 @@ double relative_error(const PrefillModel& model, const PrefillPoint& p) {
 
 }  // namespace
 
+nlohmann::json prefill_model_json(const PrefillModel& m) {
+  return {{"a_ms", m.a_ms}, {"b_ms_per_token", m.b_ms_per_token}, {"c_ms_per_token2", m.c_ms_per_token2},
+          {"d_ms_per_cached_token", m.d_ms_per_cached_token}};
+}
+
+std::string prefill_model_text(const PrefillModel& m) {
+  return fmt::format("{:.4g} + {:.4g} x new + {:.4g} x new x (cached + new/2) + {:.4g} x cached ms", m.a_ms,
+                     m.b_ms_per_token, m.c_ms_per_token2, m.d_ms_per_cached_token);
+}
+
 std::string prefill_table_text(const PrefillTable& table) {
   std::string out;
   for (const auto& c : table.comments) out += "# " + c + "\n";

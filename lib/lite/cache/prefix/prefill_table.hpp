@@ -29,6 +29,11 @@ std::string prefill_table_text(const PrefillTable& table);
 // is not three plain decimal numbers, new_tokens of 0, a negative or non-finite time, or fewer than 3 points.
 PrefillTable read_prefill_table(const std::filesystem::path& path);
 
+// The cost model as every report states it: its coefficients as JSON (a_ms, b_ms_per_token, c_ms_per_token2,
+// d_ms_per_cached_token) and as a formula ("20 + 0.05 x new + ... ms").
+nlohmann::json prefill_model_json(const PrefillModel& model);
+std::string prefill_model_text(const PrefillModel& model);
+
 // The cost model fitted to the table by least squares with every coefficient >= 0 (a, b, c, d of
 // PrefillModel), and how well it fits: the largest relative error over the table's points.
 struct PrefillFit {

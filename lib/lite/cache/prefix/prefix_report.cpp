@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "lite/cache/prefix/capacity.hpp"
+#include "lite/cache/prefix/prefill_table.hpp"
 #include "lite/cache/prefix/prefix_run.hpp"
 #include "lite/cache/report_cells.hpp"
 #include "lite/core/environment.hpp"
@@ -94,11 +95,11 @@ void to_json(nlohmann::json& j, const PrefixResult& r) {
                     {"mean_request_hit_ratio", r.unbounded.mean_request_hit_ratio}};
   j["kv_formats"] = nlohmann::json::array();
   for (const auto& f : r.kv_formats) j["kv_formats"].push_back({{"dtype", f.dtype}, {"bytes_per_token", f.bytes_per_token}});
-  if (r.prefill)
-    j["prefill_model"] = {{"a_ms", r.prefill->a_ms}, {"b_ms_per_token", r.prefill->b_ms_per_token},
-                          {"c_ms_per_token2", r.prefill->c_ms_per_token2},
-                          {"d_ms_per_cached_token", r.prefill->d_ms_per_cached_token}, {"instances", r.instances},
-                          {"source", r.prefill_source.empty() ? "given" : r.prefill_source}};
+  if (r.prefill) {
+    j["prefill_model"] = prefill_model_json(*r.prefill);
+    j["prefill_model"]["instances"] = r.instances;
+    j["prefill_model"]["source"] = r.prefill_source.empty() ? "given" : r.prefill_source;
+  }
   j["engine"] = r.engine;
   j["records"] = r.rows;
   if (r.curve)
@@ -243,10 +244,7 @@ void add_notes(const PrefixResult& r, report::Report& rep) {
     rep.notes.push_back(fmt::format("KV {}: {} per token, {} per block", f.dtype, format_bytes(f.bytes_per_token),
                                     format_bytes(f.bytes_per_token * r.trace.block_tokens)));
   if (r.prefill)
-    rep.notes.push_back(fmt::format("prefill model: {:.4g} + {:.4g} x new + {:.4g} x new x (cached + new/2) + {:.4g} x "
-                                    "cached ms{}{}",
-                                    r.prefill->a_ms, r.prefill->b_ms_per_token, r.prefill->c_ms_per_token2,
-                                    r.prefill->d_ms_per_cached_token,
+    rep.notes.push_back(fmt::format("prefill model: {}{}{}", prefill_model_text(*r.prefill),
                                     r.prefill_source.empty() ? "" : ", " + r.prefill_source,
                                     r.instances ? fmt::format("; {} instances serve FCFS by arrival", r.instances)
                                                 : std::string("; no queueing (each request served at once)")));
