@@ -193,6 +193,7 @@ class BadInput(PrefixTestCase):
             (["--instances", "4"], ["--instances", "--prefill"]),
             (["--target-ttft-p99", "100"], ["--target-ttft-p99", "--prefill"]),
             (["--prefill-cost", "a=1,e=2"], ["--prefill-cost", "e=2"]),
+            (["--prefill-cost", "b=0.01,d=-1"], ["--prefill", "-1"]),
             (["--prefill-ms-per-token", "-1"], ["--prefill"]),
         ]
         for args, needles in cases:
