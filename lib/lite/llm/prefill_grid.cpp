@@ -12,7 +12,21 @@
 namespace lite::llm {
 
 namespace {
+
 constexpr int64_t kLongestExtraCached = 4096;
+
+// One timed prefill of `fresh` after `cached` ids (prefilled anew, untimed, before the call, so a model that updates
+// its cache in place starts from the same state every time), in ms.
+double time_call(Decoder& d, const torch::Tensor& cached, const torch::Tensor& fresh) {
+  throw_if_interrupted();
+  const bool has_context = cached.size(1) > 0;
+  const Step context = has_context ? d.prefill(cached) : Step{};
+  const auto start = Clock::now();
+  const Step step = has_context ? d.extend(fresh, context.cache) : d.prefill(fresh);
+  step.last_logits.argmax(-1);
+  return 1000 * seconds_since(start);
+}
+
 }  // namespace
 
 PrefillGridPlan prefill_grid_defaults(int64_t max_context) {
@@ -31,22 +45,6 @@ PrefillGridPlan prefill_grid_defaults(int64_t max_context) {
   if (!p.cached_tokens.empty() && half > p.cached_tokens.back()) p.cached_tokens.push_back(half);
   return p;
 }
-
-namespace {
-
-// One timed prefill of `fresh` after `cached` ids (prefilled anew, untimed, before the call, so a model that updates
-// its cache in place starts from the same state every time), in ms.
-double time_call(Decoder& d, const torch::Tensor& cached, const torch::Tensor& fresh) {
-  throw_if_interrupted();
-  const bool has_context = cached.size(1) > 0;
-  const Step context = has_context ? d.prefill(cached) : Step{};
-  const auto start = Clock::now();
-  const Step step = has_context ? d.extend(fresh, context.cache) : d.prefill(fresh);
-  step.last_logits.argmax(-1);
-  return 1000 * seconds_since(start);
-}
-
-}  // namespace
 
 std::vector<std::pair<int64_t, int64_t>> prefill_grid_points(const PrefillGridPlan& plan, int64_t max_context) {
   std::vector<std::pair<int64_t, int64_t>> points;

@@ -42,7 +42,7 @@ void check_prefill(const PrefixConfig& c) {
     for (double v : {m.a_ms, m.b_ms_per_token, m.c_ms_per_token2, m.d_ms_per_cached_token})
       if (!(v >= 0) || !std::isfinite(v))
         throw OptionError("prefill", fmt::format("coefficient {} is not a finite number of ms, 0 or more", v),
-                          "e.g. --prefill-ms-per-token 0.05, or --prefill-cost a=20,b=0.05,c=2e-6");
+                          "e.g. --prefill-ms-per-token 0.05, or --prefill-cost a=20,b=0.05,c=2e-6,d=0.001");
   }
   if (c.instances && !c.prefill && c.routes.empty())
     throw OptionError("instances", "queues prefills, which needs their time",
