@@ -144,3 +144,32 @@ TEST_CASE("object mode on cloudPhysics: the issue-15 policies reproduce libCache
       CHECK(r.records[p * 4 + s].counters.n_miss == ref[p].second[s]);
     }
 }
+
+TEST_CASE("LIRS at the smallest capacities reproduces libCacheSim's counts, objects and bytes" *
+          doctest::skip(traces_absent())) {
+  // Tiny caches take LIRS's rare paths (one HIR slot, objects larger than a limit, S's bottom evicted while a
+  // step still works on it), which lite's one-node-per-key LIRS must walk as libCacheSim's three sub-caches do.
+  // build/peers/bin/cache_sim_peer_counts cloudPhysicsIO.oracleGeneral.bin oracleGeneral lirs - SIZES 1|0
+  SimulationConfig o;
+  o.trace = (traces() / "cloudPhysicsIO.oracleGeneral.bin").string();
+  o.policies = parse_policies("lirs");
+  o.sizes = parse_sizes("1,2,3,5,10,20,50", false);
+  auto objects = simulate(o);
+  const std::vector<uint64_t> object_misses = {113872, 109662, 109636, 108767, 106339, 104107, 100341};
+  REQUIRE(objects.records.size() == object_misses.size());
+  for (size_t s = 0; s < object_misses.size(); ++s) {
+    CAPTURE(s);
+    CHECK(objects.records[s].counters.n_miss == object_misses[s]);
+  }
+  o.sizes = parse_sizes("64KiB,200KiB,1MiB,8MiB", true);
+  o.bytes = true;
+  auto bytes = simulate(o);
+  const std::vector<uint64_t> misses = {112623, 109143, 95645, 94223};
+  const std::vector<uint64_t> miss_bytes = {4367400960ULL, 4362236416ULL, 4308294144ULL, 4282104832ULL};
+  REQUIRE(bytes.records.size() == misses.size());
+  for (size_t s = 0; s < misses.size(); ++s) {
+    CAPTURE(s);
+    CHECK(bytes.records[s].counters.n_miss == misses[s]);
+    CHECK(bytes.records[s].counters.n_miss_byte == miss_bytes[s]);
+  }
+}
