@@ -25,6 +25,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "lite/cache/prefetch.hpp"
+
 namespace lite::cache::detail {
 
 // position -> counter for the non-zero counters of a large sketch: linear probing over one flat
@@ -113,7 +115,7 @@ class FrequencySketch {
     if (dense_.empty()) return;
     uint32_t pos[kMaxHashes];
     positions(key, pos);
-    for (int i = 0; i < hashes_; ++i) __builtin_prefetch(&dense_[pos[i]]);
+    for (int i = 0; i < hashes_; ++i) prefetch_line(&dense_[pos[i]]);
   }
 
   // Counts one occurrence of `key` (all k counters; with the doorkeeper the first goes there).

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "lite/cache/mrc_internal.hpp"
+#include "lite/cache/prefetch.hpp"
 
 namespace lite::cache::detail {
 
@@ -230,7 +231,7 @@ void LruProfiler::run(const Batch& b) {
   if (deferred) pending_.clear();
   for (size_t i = 0; i < b.n; ++i) {
     // only the keys this profiler keeps (a key partition keeps 1/N of them)
-    if (i + 8 < b.n && b.hash[i + 8] - lo_ < threshold_) __builtin_prefetch(&slots_[b.hash[i + 8] & mask_]);
+    if (i + 8 < b.n && b.hash[i + 8] - lo_ < threshold_) prefetch_line(&slots_[b.hash[i + 8] & mask_]);
     const double d = access(b.key[i], b.hash[i], b.size[i]);
     if (d <= 0) continue;
     if (!deferred) {
@@ -249,7 +250,7 @@ void LruProfiler::run(const Batch& b) {
   const size_t n = pending_.size();
   double* h = hist_req_.data();
   for (size_t i = 0; i < n; ++i) {
-    if (i + 16 < n) __builtin_prefetch(h + pending_[i + 16], 1);
+    if (i + 16 < n) prefetch_line_for_write(h + pending_[i + 16]);
     h[pending_[i]] += 1.0;
   }
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lite/cache/huge_pages.hpp"
+#include "lite/cache/prefetch.hpp"
 
 namespace lite::cache::detail {
 
@@ -117,13 +118,13 @@ class ObjectTable {
     free_.back() = from;
   }
 
-  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[static_cast<uint32_t>(hash) & mask_]); }
+  void prefetch(uint64_t hash) const { prefetch_line(&slots_[static_cast<uint32_t>(hash) & mask_]); }
   // The second stage, a few requests after prefetch(hash) brought the slot in: fetch the node its home
   // slot points to (a key found past its home slot is left to the lookup itself).
   void prefetch_node(uint64_t hash) const {
     const uint64_t s = slots_[static_cast<uint32_t>(hash) & mask_];
     if (s != 0 && static_cast<uint32_t>(s >> 32) == static_cast<uint32_t>(hash))
-      __builtin_prefetch(&nodes_[static_cast<uint32_t>(s) - 1]);
+      prefetch_line(&nodes_[static_cast<uint32_t>(s) - 1]);
   }
 
   // The third stage, a few requests after prefetch_node: the node's list neighbours, which a hit that
@@ -132,15 +133,15 @@ class ObjectTable {
     const uint64_t s = slots_[static_cast<uint32_t>(hash) & mask_];
     if (s == 0 || static_cast<uint32_t>(s >> 32) != static_cast<uint32_t>(hash)) return;
     const Node& node = nodes_[static_cast<uint32_t>(s) - 1];
-    if (node.prev != kNil) __builtin_prefetch(&nodes_[node.prev]);
-    if (node.next != kNil) __builtin_prefetch(&nodes_[node.next]);
+    if (node.prev != kNil) prefetch_line(&nodes_[node.prev]);
+    if (node.next != kNil) prefetch_line(&nodes_[node.next]);
   }
   // The next eviction from a list's tail reads the tail's older neighbour (to unlink the tail) and, when
   // it erases the object, the tail key's index slot: fetched once the tail is known, requests earlier.
   void prefetch_victim(uint32_t tail, bool slot) const {
     if (tail == kNil) return;
     const Node& node = nodes_[tail];
-    if (node.prev != kNil) __builtin_prefetch(&nodes_[node.prev]);
+    if (node.prev != kNil) prefetch_line(&nodes_[node.prev]);
     if (slot) prefetch(hash_key(node.key));
   }
 

@@ -115,7 +115,7 @@ class Lhd {
     while (window_ < int64_t(candidates())) {
       ahead_ = lcg(ahead_);
       ++window_;
-      if (n != 0) __builtin_prefetch(&tags_[static_cast<uint32_t>(ahead_ % n)]);
+      if (n != 0) prefetch_line(&tags_[static_cast<uint32_t>(ahead_ % n)]);
     }
   }
   static uint32_t hit_age_class(age_t age) {
@@ -156,7 +156,7 @@ class Lhd {
     const uint64_t n_tags = tags_.size();
     for (uint32_t i = 0; i < candidates; i++) drawn[i] = static_cast<uint32_t>(next_rand() % n_tags);
     for (uint32_t i = 0; i < kAdmissions; i++)
-      if (recent_valid_[i]) __builtin_prefetch(&tags_[recent_node_[i]]);
+      if (recent_valid_[i]) prefetch_line(&tags_[recent_node_[i]]);
     for (uint32_t i = 0; i < candidates; i++) {
       const rank_t r = hit_density(tags_[drawn[i]]);
       if (r < victim_rank) {

@@ -260,7 +260,7 @@ class Lirs {
     const uint32_t size = table_[t].q_size;
     hirs_count_ -= size;
     q_remove(t);
-    if (q_.tail != kNil) __builtin_prefetch(&table_[q_.tail]);
+    if (q_.tail != kNil) prefetch_line(&table_[q_.tail]);
     if (table_[t].sets & kInS) {
       table_[t].resident = false;
       nh_add(t, size);
@@ -300,9 +300,9 @@ class Lirs {
   void fetch_next_nh_victim() const {
     if (nh_.tail == kNil) return;
     const LirsNode& v = table_[nh_.tail];
-    if (v.prev != kNil) __builtin_prefetch(&table_[v.prev]);
-    if (v.next != kNil) __builtin_prefetch(&table_[v.next]);
-    if (v.nh.prev != kNil) __builtin_prefetch(&table_[v.nh.prev]);
+    if (v.prev != kNil) prefetch_line(&table_[v.prev]);
+    if (v.next != kNil) prefetch_line(&table_[v.next]);
+    if (v.nh.prev != kNil) prefetch_line(&table_[v.nh.prev]);
     table_.prefetch(hash_key(v.key));
   }
   // S's bottom is what prune and evict_lir read next: its node, its older neighbour and its index slot.

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "lite/cache/prefetch.hpp"
 #include "lite/cache/prefix/block_trace.hpp"
 
 namespace lite::cache::prefix {
@@ -26,7 +27,7 @@ class KeyTable {
     while (want < 2 * n) want *= 2;
     if (want > slots_.size()) rehash(want);
   }
-  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[slot(key)]); }
+  void prefetch(uint64_t key) const { detail::prefetch_line(&slots_[slot(key)]); }
   // The id of `key`, or kNoBlock.
   uint32_t find(uint64_t key) const {
     for (size_t i = slot(key);; i = (i + 1) & mask_) {
