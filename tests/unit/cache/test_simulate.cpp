@@ -58,6 +58,23 @@ TEST_CASE("batches of 16K requests and 1 or 2 threads give exactly the in-memory
   }
 }
 
+TEST_CASE("one simulation with 2 threads: the reader runs beside its worker and the counts stay exact") {
+  ScratchDir d;
+  auto trace = zipf(150000, 5000, 0.9, 1, 47);  // > 2 batches, so both buffers are refilled
+  auto path = write_txt(d, trace);
+  for (const char* policy : {"lru", "wtinylfu", "lirs"}) {
+    CAPTURE(policy);
+    auto o = options(path, policy, "300");
+    o.threads = 2;
+    auto r = simulate(o);
+    CHECK(r.threads == 1);  // one simulation: one worker (the reader is the calling thread)
+    REQUIRE(r.records.size() == 1);
+    auto expect = simulate_requests(parse_policies(policy)[0], 300, trace);
+    CHECK(r.records[0].counters.n_req == expect.n_req);
+    CHECK(r.records[0].counters.n_miss == expect.n_miss);
+  }
+}
+
 TEST_CASE("sizes: auto fractions of the working set, explicit fractions, sorted and deduplicated") {
   ScratchDir d;
   auto trace = zipf(5000, 1000, 0.8, 1, 43);
