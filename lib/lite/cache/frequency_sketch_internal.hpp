@@ -17,7 +17,10 @@
 // 8 GiB it leaves to lazy zero pages); the map holds only what k positions per seen key touch.
 // Counters stay 32-bit (libCacheSim's are unbounded ints, and the counts depend on them), so speed
 // comes from elsewhere: positions reduce by a multiply instead of k divisions (Lemire's fastmod, exact
-// for every 32-bit value), and prefetch() fetches a coming request's k counters ahead of its add.
+// for every 32-bit value), prefetch() fetches a coming request's k counters ahead of its add, and the
+// positions it computed wait in a small memo for that add (and for a victim's estimate and add), so a
+// key's two hashes and k reductions run once where they ran up to three times (a pure function of the
+// key, so the memo cannot change a count).
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -113,15 +116,13 @@ class FrequencySketch {
   // Starts loading the counters a coming add() or estimate() of `key` reads (dense storage only).
   void prefetch(uint64_t key) const {
     if (dense_.empty()) return;
-    uint32_t pos[kMaxHashes];
-    positions(key, pos);
+    const uint32_t* pos = positions(key);
     for (int i = 0; i < hashes_; ++i) prefetch_line(&dense_[pos[i]]);
   }
 
   // Counts one occurrence of `key` (all k counters; with the doorkeeper the first goes there).
   void add(uint64_t key) {
-    uint32_t pos[kMaxHashes];
-    positions(key, pos);
+    const uint32_t* pos = positions(key);
     if (doorkeeper_ && !door_contains(pos)) {
       for (int i = 0; i < hashes_; ++i) door_.insert(pos[i]);
       return;
@@ -133,14 +134,13 @@ class FrequencySketch {
   }
   // Minimum of the key's counters (+1 when the doorkeeper holds it).
   uint32_t estimate(uint64_t key) const {
-    uint32_t pos[kMaxHashes];
-    positions(key, pos);
+    const uint32_t* pos = positions(key);
     uint32_t m = UINT_MAX;
     for (int i = 0; i < hashes_; ++i) m = std::min(m, counter(pos[i]));
     if (doorkeeper_ && door_contains(pos)) ++m;
     return m;
   }
-  // Aging: every counter halves; the doorkeeper forgets.
+  // Aging: every counter halves; the doorkeeper forgets (the positions memo stays: it depends on keys only).
   void decay() {
     for (auto& c : dense_) c >>= 1;
     if (sparse_.size() != 0) sparse_.halve();
@@ -154,7 +154,29 @@ class FrequencySketch {
 
  private:
   static constexpr int kMaxHashes = 64;
-  void positions(uint64_t key, uint32_t* pos) const {
+  static constexpr int kMemoHashes = 16;  // libCacheSim's sizing gives k = 10; a larger k skips the memo
+  static constexpr int kMemoBits = 8;     // 256 keys: the 16 prefetched requests and the victims, rarely colliding
+  struct Memo {
+    uint64_t key = 0;
+    bool valid = false;
+    uint32_t pos[kMemoHashes];
+  };
+  // The key's k counter positions, from the memo when a recent call computed them. The pointer is valid
+  // until the next call.
+  const uint32_t* positions(uint64_t key) const {
+    if (hashes_ > kMemoHashes) {
+      compute_positions(key, scratch_);
+      return scratch_;
+    }
+    Memo& m = memo_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits)];
+    if (!m.valid || m.key != key) {
+      compute_positions(key, m.pos);
+      m.key = key;
+      m.valid = true;
+    }
+    return m.pos;
+  }
+  void compute_positions(uint64_t key, uint32_t* pos) const {
     const uint32_t a = static_cast<uint32_t>(xxh64_u64(key, kSeed0));
     const uint32_t b = static_cast<uint32_t>(xxh64_u64(key, kSeed1));
     for (int i = 0; i < hashes_; ++i) pos[i] = mod(a + uint32_t(i) * b);
@@ -179,6 +201,8 @@ class FrequencySketch {
   uint32_t counters_ = 1;
   uint64_t mod_magic_ = 0;  // ceil(2^64 / counters_), mod()'s multiplier
   std::vector<uint32_t> dense_;
+  mutable std::vector<Memo> memo_ = std::vector<Memo>(size_t(1) << kMemoBits);  // a cache of a pure function
+  mutable uint32_t scratch_[kMaxHashes];
   SparseCounters sparse_;
   std::unordered_set<uint32_t> door_;
 };
