@@ -22,6 +22,7 @@ int run_replay(const lite::cache::CacheSimOptions& o) {
   using namespace lite::cache;
   const bench::InMemoryTrace t = bench::load_trace(o.trace, o.format, o.bytes);
   const bench::ProbeResult p = bench::probe_memory_bound(t);
+  const bench::SketchProbe sketch = bench::probe_sketch(t, std::stoull(o.sizes));
   nlohmann::json policies = nlohmann::json::array();
   for (const PolicySpec& spec : parse_policies(lite::join(o.policies, ","))) {
     if (find_policy(spec.name).needs_next_access) continue;  // Belady's next accesses are the engine's pass
@@ -35,6 +36,9 @@ int run_replay(const lite::cache::CacheSimOptions& o) {
                                  {"independent_ns", p.independent_ns},
                                  {"table_bytes", p.table_bytes},
                                  {"checksum", p.checksum}}},
+                      {"sketch_probe", {{"add_ns", sketch.add_ns},
+                                        {"hashes", sketch.hashes},
+                                        {"counter_bytes", sketch.counter_bytes}}},
                       {"policies", policies}};
   std::cout << j.dump() << std::endl;
   return 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "lite/cache/engine_internal.hpp"
+#include "lite/cache/frequency_sketch_internal.hpp"
 #include "lite/cache/trace_internal.hpp"
 
 namespace lite::cache::bench {
@@ -76,6 +77,23 @@ ProbeResult probe_memory_bound(const InMemoryTrace& t) {
   r.independent_ns = seconds_between(t1, t2) * 1e9 / n;
   r.checksum = v + sum;
   return r;
+}
+
+SketchProbe probe_sketch(const InMemoryTrace& t, uint64_t capacity) {
+  // W-TinyLFU's main cache: the capacity less the 1% window (policy_wtinylfu.cpp, window=0.01).
+  const auto window = static_cast<int64_t>(double(capacity) * 0.01);
+  detail::FrequencySketch sketch(static_cast<int64_t>(capacity) - window, 0.001);
+  constexpr size_t kAhead = 16;  // as the replay loop prefetches a request's counters
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const Batch& b : t.batches) {
+    const uint64_t* k = b.key.data();
+    for (size_t i = 0; i < b.n; ++i) {
+      if (i + kAhead < b.n) sketch.prefetch(k[i + kAhead]);
+      sketch.add(k[i]);
+    }
+  }
+  const double s = seconds_between(t0, std::chrono::steady_clock::now());
+  return {s * 1e9 / double(t.n_req > 0 ? t.n_req : 1), sketch.hashes(), uint64_t(sketch.counters()) * sizeof(uint32_t)};
 }
 
 ReplayResult replay(const InMemoryTrace& t, const PolicySpec& spec, uint64_t capacity, bool bytes) {

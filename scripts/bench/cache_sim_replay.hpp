@@ -26,6 +26,16 @@ struct ProbeResult {
 };
 ProbeResult probe_memory_bound(const InMemoryTrace& trace);
 
+struct SketchProbe {
+  double add_ns = 0;  // per request: one add of its key to the sketch (its k counters), prefetched ahead
+  int hashes = 0;     // k: counters per add
+  uint64_t counter_bytes = 0;
+};
+// W-TinyLFU's floor: the frequency sketch it sizes for `capacity` (libCacheSim's sizing), one add per
+// request, prefetched as its replay loop does. Nearly every W-TinyLFU request adds its key (a miss on
+// insertion, a main-cache hit), so no exact W-TinyLFU can run faster than this.
+SketchProbe probe_sketch(const InMemoryTrace& trace, uint64_t capacity);
+
 struct ReplayResult {
   std::string policy;
   double ns_per_request = 0;
