@@ -226,6 +226,20 @@ class QuantizeDecoder(LiteTestCase):
                 self.assert_bad_input(run_lite("quantize", str(model), "-o", str(out), *args), *needles)
                 self.assertFalse(out.exists())
 
+    def test_bf16_asked_where_onednn_has_no_bf16_kernels_names_them(self):
+        """Under ONEDNN_MAX_CPU_ISA=AVX2 oneDNN has no bf16 kernels; on a CPU with AVX-512 ATen still sends bf16
+        linear layers to it, and the decoder's first forward fails. The error names the missing kernels and the
+        variable (not oneDNN's primitive message and a fix about token ids); where bf16 runs emulated, it works."""
+        out = self.folder / "bf16_avx2.pt"
+        r = run_lite("quantize", self.model, "--mode", "bf16", "--generate", "4", "--iterations", "2", "--warmup",
+                     "1", "--allow-slower", "-o", out, env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
+        if r.returncode == 0:
+            self.assertTrue(out.exists())
+        else:
+            self.assert_bad_input(r, "bf16", "--mode", "fails on this CPU", "(ISA avx2) have no native bf16",
+                                  "unset ONEDNN_MAX_CPU_ISA")
+            self.assertFalse(out.exists())
+
 
 if __name__ == "__main__":
     unittest.main()

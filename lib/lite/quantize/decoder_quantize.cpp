@@ -62,6 +62,10 @@ DecoderCandidate try_mode(Context& c, const ModeEntry& mode, const DecoderRun& r
   } catch (const Interrupted&) {
     throw;
   } catch (const Error& e) {
+    if (const std::string lack = asked ? missing_kernels(mode) : ""; !lack.empty())
+      throw InputError(c.source.path.string(), fmt::format("{} quantization fails on this CPU: {} (its decoder fails "
+                                                           "where frozen float runs)", mode.name, lack),
+                       "try another {mode}, or unset ONEDNN_MAX_CPU_ISA where it caps oneDNN below the CPU");
     if (asked) throw;
     cand.problem = e.what();
   } catch (const std::exception& e) {

@@ -184,6 +184,9 @@ Built build(Context& c, const ModeEntry& mode, const Plan& plan, bool decoder = 
 // Runs `work` on a candidate; a failure of the mode's model is recorded as the candidate's problem (auto) or ends the
 // run (an explicit mode) with the reason.
 void guarded(Context& c, const ModeEntry& requested, Candidate& cand, const std::function<void()>& work);
+// For an explicit mode whose model fails where the scheme would not be tried on this CPU (bf16 where oneDNN has no
+// bf16 ISA, as under ONEDNN_MAX_CPU_ISA=AVX2): the kernels it lacks, for the error; "" when the CPU has them.
+std::string missing_kernels(const ModeEntry& mode);
 // Times a built candidate against frozen float on a fresh copy of it.
 void time_candidate(Context& c, Candidate& cand, const Built& b, bool stop_when_slower);
 // Every planned mode built (and for an explicit mode judged and timed; auto judges later). Under {budget_s}, auto
