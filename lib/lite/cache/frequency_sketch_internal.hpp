@@ -149,7 +149,8 @@ class FrequencySketch {
   int hashes() const { return hashes_; }
   uint32_t counters() const { return counters_; }
   size_t memory_bytes() const {
-    return dense_.capacity() * sizeof(uint32_t) + sparse_.memory_bytes() + door_.size() * 16;
+    return dense_.capacity() * sizeof(uint32_t) + sparse_.memory_bytes() + door_.size() * 16 +
+           memo_.capacity() * sizeof(Memo);
   }
 
  private:
