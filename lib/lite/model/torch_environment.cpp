@@ -93,6 +93,15 @@ void add_torch_environment(Environment& env) {
   env.quantized_engine = current_quantized_engine();
 }
 
+const Environment& cpu_rule_environment() {
+  static const Environment env = [] {
+    Environment e = host_environment();
+    add_torch_environment(e);
+    return e;
+  }();
+  return env;
+}
+
 report::Report torch_verb_report(const std::string& command, nlohmann::json result) {
   report::Report rep;
   rep.command = command;

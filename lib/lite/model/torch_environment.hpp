@@ -12,6 +12,9 @@ std::string libtorch_version();
 
 // Adds libtorch version, thread counts and the quantized engine to `env`.
 void add_torch_environment(Environment& env);
+// This machine with libtorch's facts, read once per process: what a mode's CPU rule (Scheme::cpu_problem) judges
+// (CPU features and oneDNN's ISA do not change while it runs; the thread counts are the first call's).
+const Environment& cpu_rule_environment();
 // A torch verb's report, opened: its command, this machine's environment with libtorch's facts, and its result
 // record (everything --json prints); the verb adds its tables, findings and notes.
 report::Report torch_verb_report(const std::string& command, nlohmann::json result);

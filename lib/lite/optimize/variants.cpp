@@ -24,12 +24,7 @@ namespace lite::optimize::detail {
 
 std::string mode_cpu_problem(const OptimizeOptions& o, const std::string& mode) {
   if (mode == "float" || o.modes != OptimizeOptions{}.modes) return {};
-  static const Environment env = [] {
-    Environment e = host_environment();
-    add_torch_environment(e);
-    return e;
-  }();
-  return quantize::find_mode(mode).scheme->cpu_problem(env);
+  return quantize::find_mode(mode).scheme->cpu_problem(cpu_rule_environment());
 }
 
 namespace fs = std::filesystem;

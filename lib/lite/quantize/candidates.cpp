@@ -79,16 +79,12 @@ Built build(Context& c, const ModeEntry& mode, const Plan& plan, bool decoder) {
   return out;
 }
 
-// oneDNN's own message names a primitive descriptor, not the cause.
+// The scheme's CPU rule decides (oneDNN's own message names a primitive descriptor, not the cause).
 std::string missing_kernels(const ModeEntry& mode) {
-  static const Environment env = [] {
-    Environment e = host_environment();
-    add_torch_environment(e);
-    return e;
-  }();
+  const Environment& env = cpu_rule_environment();
   if (mode.scheme->cpu_problem(env).empty()) return {};
-  return fmt::format("oneDNN's kernels here (ISA {}) have no native {}", env.onednn_isa.empty() ? "unknown" : env.onednn_isa,
-                     mode.name);
+  return fmt::format("oneDNN's kernels here (ISA {}) have no native {}",
+                     env.onednn_isa.empty() ? "unknown" : env.onednn_isa, mode.name);
 }
 
 // Runs `work` on a candidate; a failure of the mode's model is recorded as the candidate's problem (auto) or ends the
@@ -104,7 +100,8 @@ void guarded(Context& c, const ModeEntry& requested, Candidate& cand, const std:
     cand.built = false;
     cand.problem = "builds a model that fails where the float model runs (" + e.inputs() + "): " + e.reason();
     if (const std::string lack = requested.scheme ? missing_kernels(requested) : ""; !lack.empty())
-      throw InputError(c.source.path.string(), name + " quantization fails on this CPU: " + lack + " (" + e.reason() + ")",
+      throw InputError(c.source.path.string(),
+                       name + " quantization fails on this CPU: " + lack + " (" + e.reason() + ")",
                        "try another {mode}, or unset ONEDNN_MAX_CPU_ISA where it caps oneDNN below the CPU");
     if (requested.scheme)
       throw InputError(c.source.path.string(), name + " quantization " + cand.problem,

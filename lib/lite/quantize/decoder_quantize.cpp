@@ -191,8 +191,7 @@ void run_decoder(Context& c, const ModeEntry& requested, QuantizeResult& r) {
   run.decoder_result.generated_tokens = run.plan.new_tokens;
 
   std::map<std::string, Built> built;
-  Environment env = host_environment();
-  add_torch_environment(env);
+  const Environment& env = cpu_rule_environment();
   for (const ModeEntry* mode : modes_to_try(requested)) {
     std::string problem = mode->scheme->needs_calibration() ? "needs activation calibration; a decoder takes the weight modes"
                           : requested.scheme ? "" : mode->scheme->cpu_problem(env);

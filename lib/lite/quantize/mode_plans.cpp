@@ -39,8 +39,7 @@ void plan_without_data(const ModeEntry& m, const QuantizeOptions& o, const Quant
 Planned plan_modes(const std::vector<const ModeEntry*>& todo, const ModeEntry& requested, const QuantizeOptions& o,
                    const QuantizeResult& r, const model::LoadedModel& source, const std::string& calib_problem) {
   Planned out;
-  Environment env = host_environment();
-  add_torch_environment(env);
+  const Environment& env = cpu_rule_environment();
   for (const ModeEntry* m : todo) {
     std::string problem = m->scheme->engine_problem(r.engine);
     if (problem.empty() && !requested.scheme) problem = m->scheme->cpu_problem(env);
