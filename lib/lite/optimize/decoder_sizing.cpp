@@ -53,17 +53,8 @@ prefix::TraceFacts read_trace_facts(const OptimizeOptions& o) {
   c.policies = {"lru"};
   c.sizes = "1";
   c.threads = 1;
-  try {
-    return prefix::run_study(c).trace;
-  } catch (const InputError& e) {
-    // The reader's fix offers cache-sim's {skip_bad_lines}, which lite optimize has not: its search sizes caches on
-    // every line of the trace.
-    std::string message = e.what();
-    const std::string offer = ", or pass {skip_bad_lines} to skip malformed lines";
-    if (const auto at = message.find(offer); at != std::string::npos)
-      message.replace(at, offer.size(), " (lite optimize sizes caches on every line of the trace)");
-    throw InputError(message);
-  }
+  c.bad_line_fix = "fix the line (lite optimize sizes caches on every line of the trace)";  // no {skip_bad_lines}
+  return prefix::run_study(c).trace;
 }
 
 std::vector<std::string> prefix_policies(const OptimizeOptions& o) {

@@ -125,7 +125,7 @@ class TraceBuilder {
     } catch (const LineError& e) {
       if (!o_.skip_bad_lines)
         throw InputError(fmt::format("{}:{}", name_, line_number), fmt::format("field '{}' {}", e.field, e.what()),
-                         "fix the line, or pass {skip_bad_lines} to skip malformed lines");
+                         o_.bad_line_fix);
       ++facts_.bad_lines_skipped;
     }
   }

@@ -38,6 +38,8 @@ struct BlockTraceOptions {
   PrefixFormat format = PrefixFormat::mooncake;
   uint32_t block_tokens = 0;        // 0 = the format's default
   bool skip_bad_lines = false;
+  // What a malformed line's error tells the user to do (lite optimize, which has no {skip_bad_lines}, says why).
+  std::string bad_line_fix = "fix the line, or pass {skip_bad_lines} to skip malformed lines";
 };
 
 // The format's default block size: Mooncake's 512 tokens; vLLM's 16 for token ids.

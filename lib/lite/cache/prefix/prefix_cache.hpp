@@ -45,6 +45,7 @@ struct PrefixConfig {
   std::string trace, format = "auto";
   uint32_t block_tokens = 0;               // 0 = the format's own (512 for mooncake, 16 for token ids)
   bool skip_bad_lines = false;
+  std::string bad_line_fix;                // a malformed line's fix; "" = the reader's (fix it or skip it)
   std::vector<std::string> policies;       // prefix policy names (policy table in prefix_policies.cpp)
   std::string engine = "ideal";            // "ideal", or an engine and its decode time: "vllm:decode-ms=20"
   std::string sizes = "auto";              // blocks, tokens ("3Mtok"), bytes ("64GiB"), or shares ("10%")

@@ -286,6 +286,7 @@ PrefixResult run_study(const PrefixConfig& c, Progress& progress, const StudySha
   to.path = c.trace;
   to.block_tokens = c.block_tokens;
   to.skip_bad_lines = c.skip_bad_lines;
+  if (!c.bad_line_fix.empty()) to.bad_line_fix = c.bad_line_fix;
   if (!detect_prefix_format(c.trace, c.format, to.format)) throw InternalError("run_study: not a prefix trace");
   const BlockTrace trace = read_block_trace(to, result.trace);
   result.read_seconds = seconds_since(start);
