@@ -202,6 +202,17 @@ class LiteTestCase(unittest.TestCase):
             self.assertIn(str(n), lines[0])
         self.assertEqual(result.stdout.strip(), "", "a failed command must not print a result")
 
+    def assert_bf16_written_or_refused_for_kernels(self, result, out):
+        """`lite quantize --mode bf16` under ONEDNN_MAX_CPU_ISA=AVX2: where bf16 runs emulated it writes `out`; where
+        oneDNN then has no bf16 kernel it is refused in one line naming the missing kernels and the variable, and
+        writes nothing."""
+        if result.returncode == 0:
+            self.assertTrue(pathlib.Path(out).exists())
+            return
+        self.assert_bad_input(result, "bf16", "--mode", "fails on this CPU", "(ISA avx2) have no native bf16",
+                              "unset ONEDNN_MAX_CPU_ISA")
+        self.assertFalse(pathlib.Path(out).exists())
+
     def assert_no_new_files(self, folder, before):
         after = sorted(p.name for p in pathlib.Path(folder).iterdir())
         self.assertEqual(after, before, "a failed command must not write files (also no temporaries)")
