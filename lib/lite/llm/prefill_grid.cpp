@@ -59,8 +59,18 @@ std::vector<std::pair<int64_t, int64_t>> prefill_grid_points(const PrefillGridPl
   return points;
 }
 
+namespace {
+cache::prefix::PrefillTable table_of(const std::vector<std::pair<int64_t, int64_t>>& points,
+                                     const std::vector<std::vector<double>>& ms) {
+  cache::prefix::PrefillTable table;
+  for (size_t i = 0; i < points.size(); ++i)
+    table.points.push_back({uint64_t(points[i].first), uint64_t(points[i].second), stats::median(ms[i])});
+  return table;
+}
+}  // namespace
+
 cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const PrefillGridPlan& plan, int64_t max_context,
-                                                 Progress& progress) {
+                                                 Progress& progress, const GridSettled& settled) {
   const auto points = prefill_grid_points(plan, max_context);
   std::vector<torch::Tensor> fresh;  // per point; a row's points share its cached ids (points are cached-major)
   std::map<int64_t, torch::Tensor> cached;
@@ -72,6 +82,7 @@ cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const Prefill
   // drift in the machine's speed spreads over the grid instead of falling on a few neighbouring points (on a VM here
   // 5 calls in a row at one point moved 5-15% between visits). A row's context is prefilled once per pass.
   std::vector<std::vector<double>> ms(points.size());
+  std::vector<double> pass_total_ms;
   ProgressPhase phase(progress, "prefill-cost grid", points.size() * size_t(plan.repeats + 1));
   for (int pass = 0; pass <= plan.repeats; ++pass) {
     std::optional<Step> row;
@@ -83,11 +94,13 @@ cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const Prefill
       if (pass > 0) ms[i].push_back(t);
       phase.advance();
     }
+    if (pass == 0) continue;
+    double total = 0;
+    for (const auto& point : ms) total += point.back();
+    pass_total_ms.push_back(total);
+    if (settled && pass < plan.repeats && settled(table_of(points, ms), pass_total_ms)) break;
   }
-  cache::prefix::PrefillTable table;
-  for (size_t i = 0; i < points.size(); ++i)
-    table.points.push_back({uint64_t(points[i].first), uint64_t(points[i].second), stats::median(ms[i])});
-  return table;
+  return table_of(points, ms);
 }
 
 }  // namespace lite::llm

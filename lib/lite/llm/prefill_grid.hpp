@@ -3,6 +3,7 @@
 // whose KV it already holds, measured over a grid of both, written as cache-sim's prefill-cost table
 // (cache/prefix/prefill_table.hpp), so a prefix-cache study's TTFT comes from this model on this machine.
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,12 @@ std::vector<std::pair<int64_t, int64_t>> prefill_grid_points(const PrefillGridPl
 
 // Measures every (new, cached) point of the plan that fits in max_context (prefill_grid_points). A stateless decoder holds no cache, so
 // its "cached" tokens are recomputed: the table says what that model costs.
+// `settled`, when given, is asked after each timed pass but the last with the table so far (each point's median over
+// the passes so far) and each timed pass's total ms (their spread is the machine's drift between passes); true ends
+// the measurement there.
+using GridSettled =
+    std::function<bool(const cache::prefix::PrefillTable& so_far, const std::vector<double>& pass_total_ms)>;
 cache::prefix::PrefillTable measure_prefill_grid(Decoder& decoder, const PrefillGridPlan& plan, int64_t max_context,
-                                                 Progress& progress);
+                                                 Progress& progress, const GridSettled& settled = {});
 
 }  // namespace lite::llm
