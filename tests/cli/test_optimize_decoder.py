@@ -140,7 +140,7 @@ class OptimizeDecoder(LiteTestCase):
             self.assertEqual((d["trace_format"], d["block_tokens"], d["requests"]), ("mooncake", 4, 200))
         full_points = {w["mode"]: w["prefill_points"] for w in grid["weights"]}
         for w in grid["weights"]:
-            self.assertEqual((w["timing"], w["prefill_grid"]), ("full", "full"), w)
+            self.assertEqual((w["timing"], w["prefill_grid"], w["prefill_passes"]), ("full", "full", 5), w)
         self.assertTrue(all(not p["quality_predicted"] for p in grid["pairs"]))
         self.assertEqual((grid["race"], grid["refitted"]), (None, []))
         raced = set(search["race"]["modes"]) if search["race"] else set()
@@ -149,6 +149,9 @@ class OptimizeDecoder(LiteTestCase):
             self.assertEqual(w["prefill_grid"], "full" if w["mode"] in search["refitted"] else "screen", w)
             if w["prefill_grid"] == "screen":  # every other point of the same grid, enough for three coefficients
                 self.assertTrue(3 <= w["prefill_points"] < full_points[w["mode"]], (w, full_points))
+                self.assertEqual(w["prefill_passes"], 1, w)
+            else:  # a refit ends from its second pass on, once settled beyond its margin
+                self.assertTrue(2 <= w["prefill_passes"] <= 5, w)
         predicted = [p for p in search["pairs"] if p["quality_predicted"]]
         self.assertTrue(predicted)  # the quantized modes' int8 and fp8 pairs, until chosen
         self.assertTrue(all(p["mode"] != "float" and p["kv_format"] in ("int8", "fp8") for p in predicted), predicted)

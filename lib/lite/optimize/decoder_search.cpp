@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -72,16 +74,30 @@ llm::PrefillGridPlan screen_grid(llm::PrefillGridPlan full) {
   return full;
 }
 
-void fit_prefill(SearchContext& c, llm::Decoder& d, DecoderWeights& w, bool full) {
-  const int64_t context = d.max_positions().value_or(kGridContextWithoutLimit);
-  llm::PrefillGridPlan plan = llm::prefill_grid_defaults(context);
+llm::PrefillGridPlan grid_plan(const SearchContext& c, llm::Decoder& d, bool full) {
+  llm::PrefillGridPlan plan = llm::prefill_grid_defaults(d.max_positions().value_or(kGridContextWithoutLimit));
   if (!full) plan = screen_grid(plan);
   plan.vocab = c.vocab;
-  const auto fit = cache::prefix::fit_prefill_model(llm::measure_prefill_grid(d, plan, context, c.progress));
+  return plan;
+}
+
+// `settled` may end a full grid before its last pass (confirm_prefill); the fit's passes are recorded.
+void fit_prefill(SearchContext& c, llm::Decoder& d, DecoderWeights& w, bool full, const llm::GridSettled& settled = {}) {
+  const int64_t context = d.max_positions().value_or(kGridContextWithoutLimit);
+  const llm::PrefillGridPlan plan = grid_plan(c, d, full);
+  int passes = plan.repeats;
+  const llm::GridSettled counted = [&](const cache::prefix::PrefillTable& so_far, const std::vector<double>& totals) {
+    if (!settled(so_far, totals)) return false;
+    passes = int(totals.size());
+    return true;
+  };
+  const auto table = llm::measure_prefill_grid(d, plan, context, c.progress, settled ? counted : llm::GridSettled{});
+  const auto fit = cache::prefix::fit_prefill_model(table);
   w.prefill = fit.model;
   w.prefill_fit_error = fit.max_relative_error;
   w.prefill_grid = full ? "full" : "screen";
   w.prefill_points = fit.points;
+  w.prefill_passes = passes;
 }
 
 DecoderWeights measure_float(SearchContext& c, llm::Decoder& reference, const torch::jit::Module& frozen,
@@ -219,10 +235,28 @@ LoadedDecoder load_decoder(const SearchContext& c, const DecoderWeights& w, torc
   return l;
 }
 
+// Whether a fit from `so_far` sizes every pair of `mode` beyond a fit error's reach: no size up to `largest_useful`
+// where its TTFT is within `margin` of the target.
+bool beyond_fit_error(SearchContext& c, DecoderSearch& s, const std::string& mode,
+                      const cache::prefix::PrefillTable& so_far, double largest_useful, double margin) {
+  const auto fit = cache::prefix::fit_prefill_model(so_far);
+  std::vector<double> replayed;  // KV bytes per token: int8 and fp8 pairs hold the same blocks, so size alike
+  for (const DecoderChoice& p : s.choices) {
+    if (p.mode != mode || (p.status != "met" && p.status != "not reached")) continue;
+    if (std::find(replayed.begin(), replayed.end(), p.kv_bytes_per_token) != replayed.end()) continue;
+    replayed.push_back(p.kv_bytes_per_token);
+    DecoderChoice again = p;
+    size_prefix_cache(c.o, s, fit.model, again);
+    if (size_a_fit_error_could_change(s, again, largest_useful, margin)) return false;
+  }
+  return true;
+}
+
 // The screen's prefill fits replaced by the full grid's one mode at a time, the most promising first (the mode
 // whose fit error could bring a pair to the smallest size), its pairs sized again and the pair chosen again, until
 // the choice rests on no screened fit that an error of kFitMargin could change. One at a time: a refit that moves the
-// choice to a smaller cache leaves the others' screened fits unable to matter.
+// choice to a smaller cache leaves the others' screened fits unable to matter. A refit ends after any pass whose fit
+// puts every pair of the mode beyond refit_margin of the target.
 void confirm_prefill(SearchContext& c, DecoderSearch& s, torch::jit::Module& frozen) {
   if (c.o.exhaustive) return;
   while (true) {
@@ -231,12 +265,21 @@ void confirm_prefill(SearchContext& c, DecoderSearch& s, torch::jit::Module& fro
     for (const DecoderChoice& p : s.choices) {
       if (weights_of(s, p.mode).prefill_grid != "screen") continue;
       const auto at = size_a_fit_error_could_change(s, p, largest_useful, kFitMargin);
-      if (at && (!next || *at < next->first)) next = std::make_pair(*at, p.mode);
+      if (!at || loses_a_tie_at_best(s, p, *at, kRaceBand)) continue;
+      if (!next || *at < next->first) next = std::make_pair(*at, p.mode);
     }
     if (!next) return;
     DecoderWeights& w = weights_of(s, next->second);
     const auto start = Clock::now();
-    fit_prefill(c, *load_decoder(c, w, frozen).decoder, w, true);
+    const LoadedDecoder loaded = load_decoder(c, w, frozen);
+    const int64_t context = loaded.decoder->max_positions().value_or(kGridContextWithoutLimit);
+    const double screen_calls = double(llm::prefill_grid_points(grid_plan(c, *loaded.decoder, false), context).size());
+    const double pass_calls = double(llm::prefill_grid_points(grid_plan(c, *loaded.decoder, true), context).size());
+    fit_prefill(c, *loaded.decoder, w, true, [&](const cache::prefix::PrefillTable& so_far,
+                                                  const std::vector<double>& totals) {
+      const auto margin = refit_margin(totals, kFitMargin, screen_calls / pass_calls);
+      return margin && beyond_fit_error(c, s, w.mode, so_far, largest_useful, *margin);
+    });
     w.measure_s += seconds_since(start);
     s.refitted.push_back(w.mode);
     for (DecoderChoice& p : s.choices)

@@ -38,6 +38,9 @@ struct DecoderWeights {
   // no fit error of kFitMargin could change what the search chooses (decoder_search.cpp, confirm_prefill).
   std::string prefill_grid;
   size_t prefill_points = 0;
+  // Timed calls per point the fit's medians are over: 1 for the screen, 5 for the full grid, fewer where a refit
+  // settled its mode's sizes early (confirm_prefill).
+  int prefill_passes = 0;
   uint64_t file_bytes = 0;
   double build_s = 0, measure_s = 0;
 };

@@ -36,6 +36,16 @@ size_t weight_index(const DecoderSearch& search, const std::string& mode);
 // TTFT is within `margin` of the target: a prefill fit off by that much could size it differently there.
 std::optional<size_t> size_a_fit_error_could_change(const DecoderSearch& search, const DecoderChoice& pair,
                                                     double largest_useful, double margin);
+// Whether `pair`, its prefill refitted, could at best reach the chosen pair's cache (`at`, its first size within a
+// fit error's reach, is the chosen one's) and would lose the tie there: decoding more than `band` slower than the
+// chosen mode, so that no race would line it up. The chosen mode's own pairs never do (an error could lose its size).
+bool loses_a_tie_at_best(const DecoderSearch& search, const DecoderChoice& pair, size_t at, double band);
+// How far from the target a refit's TTFT may still be its error after the passes over the full grid timed so far
+// (each pass's total ms): `screen_margin` for the screen's calls, shrinking as 1/sqrt(calls) (`screen_share`: the
+// screen's calls over one pass's), but never under twice the standard error of the passes' mean total: the
+// machine's drift moves whole passes together (on a VM here consecutive passes of one grid took 445 to 801 ms),
+// which more calls a pass do not average out. None before two passes.
+std::optional<double> refit_margin(const std::vector<double>& pass_total_ms, double screen_margin, double screen_share);
 // The weights (indices into search.weights) of the feasible pairs that need the chosen pair's cache and decode
 // within `band` of the chosen's speed: those a short timing cannot tell apart. Empty without a choice.
 std::vector<size_t> tied_weights(const DecoderSearch& search, double band);

@@ -22,6 +22,7 @@ void to_json(nlohmann::json& j, const DecoderWeights& w) {
        {"tpot_p50_ms", w.tpot_p50_ms}, {"decode_tokens_per_s", w.decode_tokens_per_s}, {"timing", w.timing},
        {"prefill_model", prefill_json(w.prefill)}, {"prefill_fit_max_error", w.prefill_fit_error},
        {"prefill_grid", w.prefill_grid}, {"prefill_points", w.prefill_points},
+       {"prefill_passes", w.prefill_passes},
        {"file_bytes", w.file_bytes}, {"build_s", w.build_s}, {"measure_s", w.measure_s}};
 }
 

@@ -150,6 +150,24 @@ std::optional<size_t> size_a_fit_error_could_change(const DecoderSearch& search,
   return std::nullopt;
 }
 
+bool loses_a_tie_at_best(const DecoderSearch& search, const DecoderChoice& pair, size_t at, double band) {
+  if (!search.chosen) return false;
+  const DecoderChoice& chosen = search.choices[*search.chosen];
+  if (pair.mode == chosen.mode || search.cache_bytes[at] < chosen.cache_bytes) return false;
+  const double fastest = search.weights[weight_index(search, chosen.mode)].decode_tokens_per_s;
+  return search.weights[weight_index(search, pair.mode)].decode_tokens_per_s < (1 - band) * fastest;
+}
+
+std::optional<double> refit_margin(const std::vector<double>& pass_total_ms, double screen_margin, double screen_share) {
+  const size_t m = pass_total_ms.size();
+  if (m < 2) return std::nullopt;
+  double mean = 0, var = 0;
+  for (double t : pass_total_ms) mean += t / double(m);
+  for (double t : pass_total_ms) var += (t - mean) * (t - mean) / double(m - 1);
+  const double from_calls = screen_margin * std::sqrt(screen_share / double(m));
+  return std::max(from_calls, 2 * std::sqrt(var / double(m)) / mean);
+}
+
 size_t weight_index(const DecoderSearch& search, const std::string& mode) {
   const auto it = std::find_if(search.weights.begin(), search.weights.end(),
                                [&](const DecoderWeights& w) { return w.mode == mode; });

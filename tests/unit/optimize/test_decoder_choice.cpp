@@ -3,6 +3,8 @@
 // either is measured further.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "lite/optimize/decoder_search_internal.hpp"
 
 using namespace lite::optimize;
@@ -78,4 +80,30 @@ TEST_CASE("a pair chosen again after its mode is timed further is the only one c
   s.choices[0].cache_bytes = 5e5;  // a refit that sizes float smaller wins whatever its speed
   s.choices[0].status = "met";
   CHECK(choose_pair(s) == std::optional<size_t>(0));
+}
+
+TEST_CASE("a refit is spared a mode that could at best tie the choice's cache and would lose the tie on decode speed") {
+  DecoderSearch s = search_of({weights("float", 1000), weights("dynamic", 500), weights("fp16", 950),
+                               weights("weight-int8", 2000)},
+                              {met("float", "float32", 2e6), met("dynamic", "int8", 4e6), met("fp16", "int8", 4e6),
+                               met("weight-int8", "int8", 4e6)});
+  CHECK_FALSE(loses_a_tie_at_best(s, s.choices[1], 1, 0.15));  // nothing chosen yet: any refit could matter
+  REQUIRE(choose_pair(s) == std::optional<size_t>(0));         // float, 2 MB
+  CHECK(loses_a_tie_at_best(s, s.choices[1], 1, 0.15));        // dynamic at best ties at 2 MB, decoding 50% slower
+  CHECK_FALSE(loses_a_tie_at_best(s, s.choices[1], 0, 0.15));  // ... but at 1 MB it would win outright
+  CHECK_FALSE(loses_a_tie_at_best(s, s.choices[2], 1, 0.15));  // fp16 5% slower: a race could pick it
+  CHECK_FALSE(loses_a_tie_at_best(s, s.choices[3], 1, 0.15));  // weight-int8 decodes faster: it would win the tie
+  CHECK_FALSE(loses_a_tie_at_best(s, s.choices[0], 1, 0.15));  // the chosen mode's own fit could lose its size
+}
+
+TEST_CASE("a refit's margin needs two passes, shrinks with calls, and never goes under the drift between passes") {
+  CHECK_FALSE(refit_margin({}, 0.05, 0.5).has_value());
+  CHECK_FALSE(refit_margin({500}, 0.05, 0.5).has_value());
+  // Steady passes: the screen's 5% over 2 passes of twice its calls, 5% x sqrt(0.5 / 2) = 2.5%.
+  CHECK(*refit_margin({500, 500}, 0.05, 0.5) == doctest::Approx(0.025));
+  CHECK(*refit_margin({500, 500, 500, 500, 500}, 0.05, 0.5) == doctest::Approx(0.05 * std::sqrt(0.1)));
+  // Passes of 445 and 801 ms: sd 251.7, standard error 178, mean 623: twice that is 57% of the mean.
+  CHECK(*refit_margin({445, 801}, 0.05, 0.5) == doctest::Approx(2 * 178.0 / 623.0).epsilon(0.01));
+  // A 2% drift between passes: twice the standard error (1% of the mean over 2 passes) is 2%, under the calls' 2.5%.
+  CHECK(*refit_margin({495, 505}, 0.05, 0.5) == doctest::Approx(0.025));
 }
