@@ -48,7 +48,57 @@ void judge_trust(GateResult& g, const Measured& m, bool implausible) {
   g.detail += "; " + why + ": rerun on a quiet machine, or accept it with {allow_noisy}";
 }
 
+// A decoder's gates, in the terms lite quantize judges one by: quality lost (perplexity % on real tokens, else % of
+// next tokens changed), next-token agreement, decode tokens/s over the frozen original's, time per output token.
+void decoder_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
+  const DecoderEvaluation& e = *m.decoder;
+  const std::string on = fmt::format("{} prompt + {} generated tokens, {} thread(s)", e.prompt_tokens,
+                                     e.generated_tokens, e.threads);
+  if (b.max_accuracy_drop) {
+    auto g = gate("max_accuracy_drop", "<=", *b.max_accuracy_drop, "%");
+    measured(g, e.quality_loss_pct(),
+             e.real_tokens ? fmt::format("perplexity {:.3f} -> {:.3f} on {}", e.original.perplexity.value_or(0),
+                                         e.final_model.perplexity.value_or(0), e.quality_data)
+                           : fmt::format("% of next tokens changed on {}", e.quality_data));
+    out.push_back(g);
+  }
+  if (b.min_agreement) {
+    auto g = gate("min_agreement", ">=", *b.min_agreement, "%");
+    measured(g, 100 * e.final_model.agreement,
+             fmt::format("next-token agreement with the original on {} positions of {}", e.scored_tokens,
+                         e.quality_data));
+    out.push_back(g);
+  }
+  if (b.min_speedup) {
+    auto g = gate("min_speedup", ">=", *b.min_speedup, "x");
+    if (e.original.decode_tokens_per_s > 0)
+      measured(g, e.final_model.decode_tokens_per_s / e.original.decode_tokens_per_s,
+               fmt::format("decode tokens/s {:.1f} -> {:.1f} over the frozen original, each the faster of two "
+                           "rounds in turn, {}", e.original.decode_tokens_per_s, e.final_model.decode_tokens_per_s, on));
+    else
+      measured(g, std::nullopt, "the original decoded nothing");
+    judge_trust(g, m, g.value && measure::implausible_speedup(*g.value));
+    out.push_back(g);
+  }
+  if (b.max_p99_ms) {
+    auto g = gate("max_p99_ms", "<=", *b.max_p99_ms, "ms");
+    measured(g, e.final_model.tpot_p99_ms, fmt::format("p99 time per output token of the final decoder, {}", on));
+    judge_trust(g, m, false);
+    out.push_back(g);
+  }
+}
+
 void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
+  if (m.decoder) {
+    decoder_gates(b, m, out);
+    if (b.max_size_bytes) {
+      auto g = gate("max_size", "<=", double(*b.max_size_bytes), "bytes");
+      measured(g, m.final_bytes ? std::optional<double>(double(m.final_bytes)) : std::nullopt,
+               fmt::format("the final model's file ({})", format_bytes(double(m.final_bytes))));
+      out.push_back(g);
+    }
+    return;
+  }
   const profile::ProfileResult* e = m.evaluation ? &*m.evaluation : nullptr;
   const bool compared = e && e->models.size() == 2 && e->comparison;
   const std::string on = compared ? fmt::format("batch {}, {} thread(s)", e->batch, e->threads) : "";
@@ -178,7 +228,7 @@ void cache_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
 }  // namespace
 
 void check_gates(RunResult& result, const Measured& m) {
-  if (m.evaluation && m.load.oversubscribed())
+  if ((m.evaluation || m.decoder) && m.load.oversubscribed())
     result.findings.push_back(measure::oversubscription_finding(
         m.load, "the evaluation of the final artifact",
         m.allow_noisy ? "its latencies and speedup are untrusted"
@@ -186,9 +236,11 @@ void check_gates(RunResult& result, const Measured& m) {
                         "accepts them)",
         m.allow_noisy));
   const bool compared = m.evaluation && m.evaluation->comparison;
-  const std::optional<double> speedup = m.speedup    ? std::optional<double>(m.speedup->estimate)
-                                        : compared ? std::optional<double>(m.evaluation->comparison->speedup.estimate)
-                                                   : std::nullopt;
+  std::optional<double> speedup = m.speedup    ? std::optional<double>(m.speedup->estimate)
+                                  : compared ? std::optional<double>(m.evaluation->comparison->speedup.estimate)
+                                             : std::nullopt;
+  if (m.decoder && m.decoder->original.decode_tokens_per_s > 0)
+    speedup = m.decoder->final_model.decode_tokens_per_s / m.decoder->original.decode_tokens_per_s;
   if (speedup && measure::implausible_speedup(*speedup))
     result.findings.push_back(
         measure::implausible_speedup_finding(*speedup, "the final artifact against the original"));

@@ -8,6 +8,7 @@
 #include "lite/core/text.hpp"
 #include "lite/recipe/report_internal.hpp"
 #include "lite/recipe/runner.hpp"
+#include "lite/recipe/runner_internal.hpp"
 
 namespace lite::recipe {
 
@@ -57,6 +58,32 @@ void to_json(nlohmann::json& j, const GateResult& g) {
        {"passed", g.passed},
        {"detail", g.detail}};
 }
+
+namespace detail {
+double DecoderEvaluation::quality_loss_pct() const {
+  if (real_tokens && original.perplexity && final_model.perplexity && *original.perplexity > 0)
+    return 100 * (*final_model.perplexity / *original.perplexity - 1);
+  return 100 * (1 - final_model.agreement);
+}
+
+void to_json(nlohmann::json& j, const DecoderEvaluation& e) {
+  j = {{"kind", "decoder"},
+       {"quality_data", e.quality_data},
+       {"real_tokens", e.real_tokens},
+       {"scored_tokens", e.scored_tokens},
+       {"quality_loss_pct", e.quality_loss_pct()},
+       {"prompt_tokens", e.prompt_tokens},
+       {"generated_tokens", e.generated_tokens},
+       {"threads", e.threads},
+       {"original", e.original},
+       {"final", e.final_model},
+       {"decode_speedup", e.original.decode_tokens_per_s > 0
+                              ? nlohmann::json(e.final_model.decode_tokens_per_s / e.original.decode_tokens_per_s)
+                              : nlohmann::json(nullptr)},
+       {"load", e.load},
+       {"notes", e.notes}};
+}
+}  // namespace detail
 
 void to_json(nlohmann::json& j, const StepRecord& s) {
   j = {{"step", s.key_path}, {"verb", s.verb},     {"options", s.options},         {"artifact", s.artifact},

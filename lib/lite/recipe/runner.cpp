@@ -141,7 +141,10 @@ void check(const Recipe& recipe, const RunOptions& options) {
     });
     step_runner(step.verb)(opts, c);
   }
-  if (recipe.last_model_step() >= 0)
+  if (recipe.last_model_step() < 0) return;
+  if (is_decoder_recipe(recipe))
+    check_decoder_evaluation(recipe);
+  else
     evaluate(evaluation_options(recipe, recipe.model.string(), recipe.model.string()), true, no_progress());
 }
 
@@ -192,13 +195,20 @@ std::string run_steps(const Recipe& recipe, const RunOptions& options, const Run
     const auto bytes = fs::file_size(final_model, ec);
     measured.final_bytes = ec ? 0 : uint64_t(bytes);
     const fs::path baseline = frozen_original(recipe, result.work_dir, context.command_line, result.notes);
-    const nlohmann::json eval_options = evaluation_options(recipe, baseline.string(), final_model);
-    measured.evaluation = evaluate(eval_options, false, progress);
-    result.evaluation = nlohmann::json(*measured.evaluation);
-    measured.load = measured.evaluation->load;
-    if (recipe.gates.min_speedup)
-      measured.speedup = speedup_over_fastest_float(recipe, final_model, eval_options, *measured.evaluation,
-                                                    result.notes, progress, measured.load);
+    if (is_decoder_recipe(recipe)) {
+      measured.decoder = evaluate_decoder(recipe, baseline, final_model, progress);
+      result.evaluation = nlohmann::json(*measured.decoder);
+      measured.load = measured.decoder->load;
+      result.notes.insert(result.notes.end(), measured.decoder->notes.begin(), measured.decoder->notes.end());
+    } else {
+      const nlohmann::json eval_options = evaluation_options(recipe, baseline.string(), final_model);
+      measured.evaluation = evaluate(eval_options, false, progress);
+      result.evaluation = nlohmann::json(*measured.evaluation);
+      measured.load = measured.evaluation->load;
+      if (recipe.gates.min_speedup)
+        measured.speedup = speedup_over_fastest_float(recipe, final_model, eval_options, *measured.evaluation,
+                                                      result.notes, progress, measured.load);
+    }
   }
   check_gates(result, measured);
   return final_model;

@@ -16,6 +16,7 @@
 #include "lite/cache/cache_sim.hpp"
 #include "lite/profile/options.hpp"
 #include "lite/profile/result.hpp"
+#include "lite/prune/decoder_result.hpp"
 #include "lite/recipe/runner.hpp"
 
 namespace lite::recipe::detail {
@@ -73,9 +74,32 @@ std::optional<stats::Interval> speedup_over_fastest_float(const Recipe& recipe, 
                                                           std::vector<std::string>& notes, Progress& progress,
                                                           measure::MachineLoad& load);
 
+// A decoder recipe's evaluation (evaluate_decoder.cpp): the final artifact against the frozen original in the
+// decoder's terms.
+struct DecoderEvaluation {
+  std::string quality_data;  // what quality was judged on
+  bool real_tokens = false;  // held-out token ids (perplexity means something), not seeded random sequences
+  int64_t scored_tokens = 0, prompt_tokens = 0, generated_tokens = 0;
+  int threads = 0;
+  prune::DecoderFigures original, final_model;  // agreement and perplexity, speed (the faster of two rounds), bytes
+  measure::MachineLoad load;
+  std::vector<std::string> notes;
+  // Quality lost as lite quantize counts it: perplexity increase in % on real tokens, else the % of next tokens
+  // that changed.
+  double quality_loss_pct() const;
+};
+void to_json(nlohmann::json& j, const DecoderEvaluation& e);
+// Whether the recipe's model is a decoder lite drives (its forward takes a KV cache; llm::takes_kv_cache).
+bool is_decoder_recipe(const Recipe& recipe);
+// The evaluation's options as a decoder's (lite profile's keys), before any step: OptionError under "evaluate.".
+void check_decoder_evaluation(const Recipe& recipe);
+DecoderEvaluation evaluate_decoder(const Recipe& recipe, const std::filesystem::path& baseline,
+                                   const std::string& candidate, Progress& progress);
+
 // What the gates read: the comparison of the final artifact with the original, the last cache-sim step.
 struct Measured {
   std::optional<profile::ProfileResult> evaluation;
+  std::optional<DecoderEvaluation> decoder;  // instead of `evaluation` for a decoder recipe
   std::optional<stats::Interval> speedup;  // over the fastest float original (see speedup_over_fastest_float)
   std::optional<cache::CacheSimResult> cache_sim;
   std::string cache_sim_step;    // its key path
