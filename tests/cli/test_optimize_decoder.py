@@ -183,6 +183,30 @@ class OptimizeDecoder(LiteTestCase):
         bf16 = next(w for w in doc["result"]["decoder"]["weights"] if w["mode"] == "bf16")
         self.assertNotEqual(bf16["status"], "skipped", bf16)
 
+    def test_the_emitted_recipe_rebuilds_the_choice_and_lite_run_gates_it_on_the_same_ttft(self):
+        """--emit-recipe writes the chosen mode as a quantize step and a cache-sim step at the chosen policy and size
+        with that mode's fitted prefill cost; lite run replays it and gets the search's own TTFT p99 (the replay is
+        deterministic), judged against the same target, and the quality budget on the final decoder."""
+        recipe, out = self.folder / "emitted.json", self.folder / "emitted.pt"
+        # weight-int8 alone (float's pairs are left out when --modes does not name it): the recipe has a model step
+        code, doc, err = lite_json_result("optimize", self.model, "--trace", self.trace, "--eval", self.tokens,
+                                          "--duration", "0.3", "--modes", "weight-int8", "--target-p99", "1000",
+                                          "-o", out, "--emit-recipe", recipe)
+        self.assertEqual(code, 0, err)
+        d = doc["result"]["decoder"]
+        self.assertEqual(doc["result"]["emitted_recipe"], str(recipe))
+        emitted = json.loads(recipe.read_text())
+        self.assertEqual(d["chosen"]["mode"], "weight-int8")
+        self.assertEqual([next(iter(step)) for step in emitted["steps"]], ["quantize", "cache-sim"])
+        self.assertEqual(emitted["gates"]["max_cache_p99_ms"], 1000)
+        code, ran, err = lite_json_result("run", recipe, "-o", self.folder / "rebuilt.pt")
+        self.assertEqual(code, 0, err)
+        gates = {g["gate"]: g for g in ran["result"]["gates"]}
+        self.assertEqual(set(gates), {"max_accuracy_drop", "max_cache_p99_ms", "min_hit_ratio"})
+        self.assertTrue(all(g["passed"] for g in gates.values()), gates)
+        self.assertAlmostEqual(gates["max_cache_p99_ms"]["value"], d["chosen"]["ttft_p99_ms"], places=6)
+        self.assertEqual(ran["result"]["evaluation"]["kind"], "decoder")
+
     def test_an_unreachable_target_exits_1_and_writes_nothing(self):
         out = self.folder / "never.pt"
         code, doc, err = self.optimize("--target-p99", "0.0001", "-o", out)
@@ -208,7 +232,7 @@ class OptimizeDecoder(LiteTestCase):
             (base + ["--target-speedup", "2"], ["--target-speedup", "time-to-first-token"]),
             (base + ["--target-p99", "100", "--hit-latency", "0.1"], ["--hit-latency", "prefill"]),
             (base + ["--target-p99", "100", "--prune-ratios", "0.5"], ["--prune-ratios"]),
-            (base + ["--target-p99", "100", "--emit-recipe", str(self.folder / "r.json")], ["--emit-recipe"]),
+            (base + ["--target-p99", "100", "--plot", str(self.folder / "p.svg")], ["--plot"]),
             # 4-token blocks read as 8: hash_ids cannot match input_length (the fix names no flag optimize lacks)
             (base + ["--target-p99", "100", "--block-tokens", "-3"], ["--block-tokens", "whole number of tokens"]),
             (["optimize", str(self.model), "--trace", str(self.mooncake), "--block-tokens", "8", "--target-p99", "100"],

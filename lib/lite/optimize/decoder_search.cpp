@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "lite/cache/prefix/prefill_table.hpp"
+#include "lite/core/atomic_file.hpp"
 #include "lite/core/clock.hpp"
 #include "lite/core/error.hpp"
 #include "lite/core/interrupt.hpp"
@@ -29,6 +30,7 @@
 #include "lite/model/artifact.hpp"
 #include "lite/model/load.hpp"
 #include "lite/optimize/decoder_search_internal.hpp"
+#include "lite/optimize/outputs.hpp"
 #include "lite/optimize/search_internal.hpp"
 #include "lite/optimize/verb.hpp"
 #include "lite/quantize/decoder_quantize.hpp"
@@ -461,7 +463,12 @@ void run_decoder_search(const OptimizeOptions& o, Progress& progress, const RunC
   r.decoder = s;
   if (s.chosen) {
     write_choice(c, s, frozen.module, r);
+    if (!o.emit_recipe.empty()) {
+      write_file_atomically(o.emit_recipe, emitted_decoder_recipe(r, o).dump(2) + "\n");
+      r.emitted_recipe = o.emit_recipe.string();
+    }
   } else {
+    if (!o.emit_recipe.empty()) r.notes.push_back("no recipe emitted: nothing met the target");
     r.gates.fail("target");
   }
   if (c.positions && facts.requests && double(facts.prompt_tokens) / double(facts.requests) > double(*c.positions))

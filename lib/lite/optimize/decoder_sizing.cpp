@@ -36,9 +36,8 @@ void validate_prefix_search(const OptimizeOptions& o) {
     if (ratio > 0 && o.prune_ratios != OptimizeOptions{}.prune_ratios)
       throw OptionError("prune_ratios", "prunes a classifier's channels; a decoder search tries weight modes and KV "
                         "formats", "pass {prune_ratios} 0");
-  // lite run drives no decoder yet (its evaluation times a forward call), so a recipe would not rebuild this choice
-  if (!o.emit_recipe.empty() || !o.plot.empty())
-    throw OptionError(o.plot.empty() ? "emit_recipe" : "plot", "is not written for a decoder search yet",
+  if (!o.plot.empty())
+    throw OptionError("plot", "is not written for a decoder search yet",
                       "drop it: the report and --json hold every pair and the choice");
   if (o.prune_sensitivity || o.data)
     throw OptionError(o.data ? "data" : "prune_sensitivity", "belongs to pruning, which a decoder search does not do",

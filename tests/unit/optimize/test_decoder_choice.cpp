@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include "lite/optimize/decoder_search_internal.hpp"
+#include "lite/optimize/outputs.hpp"
 
 using namespace lite::optimize;
 using namespace lite::optimize::detail;
@@ -106,4 +108,45 @@ TEST_CASE("a refit's margin needs two passes, shrinks with calls, and never goes
   CHECK(*refit_margin({445, 801}, 0.05, 0.5) == doctest::Approx(2 * 178.0 / 623.0).epsilon(0.01));
   // A 2% drift between passes: twice the standard error (1% of the mean over 2 passes) is 2%, under the calls' 2.5%.
   CHECK(*refit_margin({495, 505}, 0.05, 0.5) == doctest::Approx(0.025));
+}
+
+TEST_CASE("the emitted decoder recipe rebuilds the chosen pair: its mode, its cache in blocks, its prefill cost exactly") {
+  DecoderWeights int8 = weights("weight-int8", 1000);
+  int8.prefill = lite::cache::prefix::PrefillModel{1.25, 0.0123456789012345, 3.5e-6, 0};
+  DecoderChoice chosen = met("weight-int8", "fp8", 1e6);
+  chosen.kv_bytes_per_token = 544;
+  chosen.policy = "radix-lru";
+  chosen.token_hit_ratio = 0.41279;
+  OptimizeResult r;
+  r.decoder = search_of({weights("float", 900), int8}, {met("float", "float32", 8e6), chosen});
+  r.decoder->block_tokens = 16;
+  r.decoder->percentile = "p99";
+  r.decoder->chosen = 1;
+  OptimizeOptions o;
+  o.model = "/m/lm.pt";
+  o.trace = "/t/trace.jsonl";
+  o.eval = "/t/heldout.pt";
+  nlohmann::json recipe = emitted_decoder_recipe(r, o);
+  REQUIRE(recipe["steps"].size() == 2);
+  CHECK(recipe["steps"][0]["quantize"]["mode"] == "weight-int8");
+  const nlohmann::json& sim = recipe["steps"][1]["cache-sim"];
+  CHECK(sim["sizes"] == "114");  // 1e6 bytes / (16 tokens x 544 bytes) = 114.9 blocks
+  CHECK(sim["policies"] == nlohmann::json::array({"radix-lru"}));
+  // Written to 17 significant digits: every coefficient reads back as the same double.
+  const std::string cost = sim["prefill_cost"];
+  CHECK(cost.rfind("a=1.25,b=", 0) == 0);
+  CHECK(std::stod(cost.substr(cost.find("b=") + 2)) == 0.0123456789012345);
+  CHECK(std::stod(cost.substr(cost.find("c=") + 2)) == 3.5e-6);
+  CHECK(cost.substr(cost.find("d=")) == "d=0");
+  CHECK(recipe["gates"] == nlohmann::json{{"max_accuracy_drop", 1.0}, {"max_cache_p99_ms", 100.0},
+                                          {"min_hit_ratio", 0.412}});
+  // Float chosen under a p50 target: no model step and so no quality gate, no p99 gate.
+  r.decoder->chosen = 0;
+  r.decoder->percentile = "p50";
+  r.decoder->weights[0].prefill = lite::cache::prefix::PrefillModel{};
+  r.decoder->choices[0].kv_bytes_per_token = 2048;
+  recipe = emitted_decoder_recipe(r, o);
+  REQUIRE(recipe["steps"].size() == 1);
+  CHECK(recipe["steps"][0].contains("cache-sim"));
+  CHECK(recipe["gates"] == nlohmann::json{{"min_hit_ratio", 0.0}});
 }
