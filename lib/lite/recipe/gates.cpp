@@ -4,7 +4,8 @@
 // simulated size (the size the recipe chose), taking the best deployable policy (Belady, an offline bound, is
 // left out) and, with miss_latency_from, the best model variant; on a prefix trace, the token hit ratio and TTFT
 // p99 at the largest capacity (the offline radix-reference left out). A gate that cannot be measured fails and says
-// why. A step's own failed gate (quantize's tolerance, distill's NaN guard) fails the run too.
+// why. A step's own failed gate (quantize's tolerance, distill's NaN guard) fails the run too. A decoder's final
+// artifact is judged in the decoder's terms instead (decoder_gates, evaluate_decoder.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -46,6 +47,14 @@ void judge_trust(GateResult& g, const Measured& m, bool implausible) {
   }
   g.passed = false;
   g.detail += "; " + why + ": rerun on a quiet machine, or accept it with {allow_noisy}";
+}
+
+void size_gate(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
+  if (!b.max_size_bytes) return;
+  auto g = gate("max_size", "<=", double(*b.max_size_bytes), "bytes");
+  measured(g, m.final_bytes ? std::optional<double>(double(m.final_bytes)) : std::nullopt,
+           fmt::format("the final model's file ({})", format_bytes(double(m.final_bytes))));
+  out.push_back(g);
 }
 
 // A decoder's gates, in the terms lite quantize judges one by: quality lost (perplexity % on real tokens, else % of
@@ -91,12 +100,7 @@ void decoder_gates(const GateBounds& b, const Measured& m, std::vector<GateResul
 void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>& out) {
   if (m.decoder) {
     decoder_gates(b, m, out);
-    if (b.max_size_bytes) {
-      auto g = gate("max_size", "<=", double(*b.max_size_bytes), "bytes");
-      measured(g, m.final_bytes ? std::optional<double>(double(m.final_bytes)) : std::nullopt,
-               fmt::format("the final model's file ({})", format_bytes(double(m.final_bytes))));
-      out.push_back(g);
-    }
+    size_gate(b, m, out);
     return;
   }
   const profile::ProfileResult* e = m.evaluation ? &*m.evaluation : nullptr;
@@ -147,12 +151,7 @@ void model_gates(const GateBounds& b, const Measured& m, std::vector<GateResult>
     judge_trust(g, m, false);
     out.push_back(g);
   }
-  if (b.max_size_bytes) {
-    auto g = gate("max_size", "<=", double(*b.max_size_bytes), "bytes");
-    measured(g, m.final_bytes ? std::optional<double>(double(m.final_bytes)) : std::nullopt,
-             fmt::format("the final model's file ({})", format_bytes(double(m.final_bytes))));
-    out.push_back(g);
-  }
+  size_gate(b, m, out);
 }
 
 // One deployable configuration at the largest size the cache-sim step simulated: what the cache gates read.
