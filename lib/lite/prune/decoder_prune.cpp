@@ -53,14 +53,6 @@ void fill_counts(DecoderFigures& f, const DecoderParts& parts, bool after) {
   for (const auto& p : parts.mlp) f.mlp_width += after ? p.cut.kept : p.cut.width;
 }
 
-void fill_speed(DecoderFigures& f, const llm::GenerationStats& s) {
-  f.ttft_p50_ms = s.ttft_ms.p50;
-  f.tpot_p50_ms = s.tpot_ms.count ? s.tpot_ms.p50 : 0;
-  f.tpot_p99_ms = s.tpot_ms.count ? s.tpot_ms.p99 : 0;
-  f.decode_tokens_per_s = s.decode_tokens_per_s;
-  f.kv_bytes_per_token = s.cache.bytes_per_token;
-  f.kv_formula_bytes_per_token = s.cache.formula_bytes_per_token();
-}
 
 // The pruned decoder must prefill and take a decode step before anything is judged or written.
 void check_decoder_runs(llm::Decoder& pruned) {
@@ -154,6 +146,15 @@ void write_decoder_artifact(const PruneOptions& o, const model::LoadedModel& sou
 }
 
 }  // namespace
+
+void fill_speed(DecoderFigures& f, const llm::GenerationStats& s) {
+  f.ttft_p50_ms = s.ttft_ms.p50;
+  f.tpot_p50_ms = s.tpot_ms.count ? s.tpot_ms.p50 : 0;
+  f.tpot_p99_ms = s.tpot_ms.count ? s.tpot_ms.p99 : 0;
+  f.decode_tokens_per_s = s.decode_tokens_per_s;
+  f.kv_bytes_per_token = s.cache.bytes_per_token;
+  f.kv_formula_bytes_per_token = s.cache.formula_bytes_per_token();
+}
 
 bool is_decoder_run(const PruneOptions& o, const torch::jit::Module& module) {
   return o.heads || o.decoder.given() || llm::takes_kv_cache(module);

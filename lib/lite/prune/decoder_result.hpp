@@ -9,6 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+namespace lite::llm {
+struct GenerationStats;
+}  // namespace lite::llm
+
 namespace lite::prune {
 
 // One attention: its KV heads, each removed with the query heads that read it (its group).
@@ -45,6 +49,10 @@ struct DecoderPruneResult {
   std::vector<MlpCut> mlp;
   DecoderFigures before, after;
 };
+
+// A decoder's speed figures (TTFT, time per token, decode tokens/s, KV bytes per token) from one timed generation:
+// lite prune's before and after, lite run's original and final (decoder_prune.cpp).
+void fill_speed(DecoderFigures& f, const llm::GenerationStats& s);
 
 void to_json(nlohmann::json& j, const AttentionCut& c);
 void to_json(nlohmann::json& j, const MlpCut& c);

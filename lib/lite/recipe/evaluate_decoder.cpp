@@ -25,14 +25,9 @@ namespace {
 constexpr int64_t kScoreBatch = 4;
 constexpr int kRounds = 2;
 
-void fill_speed(prune::DecoderFigures& f, const llm::GenerationStats& s) {
-  if (f.decode_tokens_per_s >= s.decode_tokens_per_s) return;  // the faster round
-  f.ttft_p50_ms = s.ttft_ms.p50;
-  f.tpot_p50_ms = s.tpot_ms.count ? s.tpot_ms.p50 : 0;
-  f.tpot_p99_ms = s.tpot_ms.count ? s.tpot_ms.p99 : 0;
-  f.decode_tokens_per_s = s.decode_tokens_per_s;
-  f.kv_bytes_per_token = s.cache.bytes_per_token;
-  f.kv_formula_bytes_per_token = s.cache.formula_bytes_per_token();
+// Each decoder keeps its faster round.
+void keep_faster(prune::DecoderFigures& f, const llm::GenerationStats& s) {
+  if (f.decode_tokens_per_s < s.decode_tokens_per_s) prune::fill_speed(f, s);
 }
 
 uint64_t file_bytes(const fs::path& p) {
@@ -93,8 +88,8 @@ DecoderEvaluation evaluate_decoder(const Recipe& recipe, const fs::path& baselin
                                 plan.new_tokens, o.timing.duration_s));
   measure::LoadWatch load(e.threads);
   for (int round = 0; round < kRounds; ++round) {
-    fill_speed(e.original, llm::time_generation(original, plan, progress));
-    fill_speed(e.final_model, llm::time_generation(final_model, plan, progress));
+    keep_faster(e.original, llm::time_generation(original, plan, progress));
+    keep_faster(e.final_model, llm::time_generation(final_model, plan, progress));
   }
   e.load = load.result();
   return e;
